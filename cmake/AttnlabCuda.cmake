@@ -1,0 +1,35 @@
+# ATTNLAB_CUDA selects the CUDA backend:
+#   AUTO  compile the CUDA parts when a CUDA compiler is found (default)
+#   ON    require a CUDA compiler
+#   OFF   CPU only; CUDA tensors then fail at run time with "built without CUDA"
+# When enabled, kernels are compiled for sm_90 (Hopper) plus PTX for newer GPUs.
+set(ATTNLAB_CUDA "AUTO" CACHE STRING "Build the CUDA backend: AUTO, ON or OFF")
+set_property(CACHE ATTNLAB_CUDA PROPERTY STRINGS AUTO ON OFF)
+
+set(ATTNLAB_WITH_CUDA OFF)
+if(NOT ATTNLAB_CUDA STREQUAL "OFF")
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES "90-real;90-virtual")
+    endif()
+    enable_language(CUDA)
+    # CMake 3.25 predates nvcc 13 and does not know its C++20 flag: tell it.
+    if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    find_package(CUDAToolkit REQUIRED)
+    set(ATTNLAB_WITH_CUDA ON)
+  elseif(ATTNLAB_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "ATTNLAB_CUDA=ON but no CUDA compiler was found (set CMAKE_CUDA_COMPILER)")
+  else()
+    message(STATUS "attnlab: no CUDA compiler found, building the CPU backend only")
+  endif()
+endif()

@@ -1,0 +1,23 @@
+# Every dependency comes from a Debian package (scripts/setup.sh installs them).
+find_package(PkgConfig REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+find_package(fmt REQUIRED)
+find_package(Threads REQUIRED)
+
+# OpenBLAS, OpenMP flavour (libopenblas-openmp-dev): it shares the OpenMP thread pool with our kernels.
+pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+
+# Used by later layers; found here so that a missing package fails at configure time, not mid-build.
+find_package(Boost 1.74 REQUIRED COMPONENTS filesystem)
+pkg_check_modules(TOMLPLUSPLUS REQUIRED IMPORTED_TARGET tomlplusplus)
+pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+
+if(ATTNLAB_BUILD_TESTS)
+  find_package(doctest REQUIRED)
+endif()
+if(ATTNLAB_BUILD_BENCH)
+  find_package(benchmark QUIET)
+  if(NOT benchmark_FOUND)
+    message(STATUS "attnlab: Google Benchmark not found, bench/ is skipped")
+  endif()
+endif()

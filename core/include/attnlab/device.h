@@ -1,0 +1,36 @@
+#pragma once
+// Where a tensor's storage lives: the host, or one CUDA device.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace attnlab {
+
+enum class DeviceKind : std::uint8_t { cpu, cuda };
+inline constexpr std::array<std::string_view, 2> kDeviceKindNames = {"cpu", "cuda"};
+static_assert(kDeviceKindNames.size() == static_cast<std::size_t>(DeviceKind::cuda) + 1,
+              "kDeviceKindNames must name every DeviceKind");
+
+struct Device {
+  DeviceKind kind = DeviceKind::cpu;
+  int index = 0;
+
+  static Device cpu() { return {DeviceKind::cpu, 0}; }
+  static Device cuda(int index = 0) { return {DeviceKind::cuda, index}; }
+  // Parses "cpu", "cuda", "cuda:N"; throws an Error naming the text otherwise.
+  static Device parse(std::string_view text);
+
+  bool is_cpu() const { return kind == DeviceKind::cpu; }
+  bool is_cuda() const { return kind == DeviceKind::cuda; }
+  std::string str() const;  // "cpu" or "cuda:N"
+  friend bool operator==(const Device&, const Device&) = default;
+};
+
+// True when this build has the CUDA backend compiled in.
+bool cuda_built();
+// Number of visible CUDA devices; 0 on a build without CUDA or a machine without a GPU.
+int cuda_device_count();
+
+}  // namespace attnlab

@@ -1,0 +1,12 @@
+#pragma once
+// Pointwise activations; any shape, floating dtypes.
+#include "attnlab/tensor.h"
+
+namespace attnlab {
+
+// max(0, x); the gradient at exactly 0 is taken as 0.
+Tensor relu(const Tensor& x);
+// x * Phi(x) with the exact Gaussian CDF Phi(x) = (1 + erf(x / sqrt 2)) / 2.
+Tensor gelu(const Tensor& x);
+
+}  // namespace attnlab

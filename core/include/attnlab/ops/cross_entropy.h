@@ -1,0 +1,21 @@
+#pragma once
+// Token-level cross-entropy with label smoothing and ignored (padding) targets.
+//   logits  [N, V] floating; targets [N] i32/i64 in [0, V) or == ignore_index.
+// With smoothing eps the target distribution is q = (1 - eps) * onehot(y) + eps / V, and the
+// loss of a token is -sum_k q_k log softmax(logits)_k (eps = 0: the ordinary negative
+// log-likelihood). Ignored tokens contribute nothing and receive zero gradient.
+#include <cstdint>
+
+#include "attnlab/tensor.h"
+
+namespace attnlab {
+
+struct CrossEntropyResult {
+  Tensor loss_sum;       // shape [], differentiable w.r.t. logits
+  std::int64_t tokens;   // number of targets that were not ignored
+};
+
+CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& targets,
+                                 double label_smoothing = 0.0, std::int64_t ignore_index = -1);
+
+}  // namespace attnlab

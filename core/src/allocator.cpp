@@ -1,0 +1,50 @@
+#include "attnlab/allocator.h"
+
+#include <atomic>
+#include <cstdlib>
+
+#include "attnlab/error.h"
+#include "cuda/runtime.h"
+#include "dispatch.h"
+
+namespace attnlab {
+namespace {
+
+class CpuAllocator final : public Allocator {
+ public:
+  void* allocate(std::size_t bytes) override {
+    const std::size_t rounded = (bytes + 63) / 64 * 64;
+    void* ptr = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    ATTNLAB_CHECK(ptr != nullptr, "cpu: out of memory allocating {} bytes", bytes);
+    in_use_ += bytes;
+    return ptr;
+  }
+  void deallocate(void* ptr, std::size_t bytes) override {
+    std::free(ptr);
+    in_use_ -= bytes;
+  }
+  Device device() const override { return Device::cpu(); }
+  std::size_t bytes_in_use() const override { return in_use_; }
+
+ private:
+  std::atomic<std::size_t> in_use_ = 0;
+};
+
+}  // namespace
+
+Allocator& allocator_for(Device device) {
+  if (device.is_cpu()) {
+    static CpuAllocator cpu;
+    return cpu;
+  }
+  ATTNLAB_CUDA_ONLY(fmt::format("allocating a tensor on {}", device.str()).c_str(),
+                    return cuda::allocator(device.index));
+}
+
+Storage::Storage(Device device, std::size_t bytes)
+    : device_(device), bytes_(bytes), allocator_(&allocator_for(device)),
+      data_(allocator_->allocate(bytes)) {}
+
+Storage::~Storage() { allocator_->deallocate(data_, bytes_); }
+
+}  // namespace attnlab

@@ -1,0 +1,34 @@
+#include "attnlab/device.h"
+
+#include <charconv>
+
+#include "attnlab/error.h"
+#include "cuda/runtime.h"
+#include "dispatch.h"
+
+namespace attnlab {
+
+Device Device::parse(std::string_view text) {
+  if (text == "cpu") return cpu();
+  if (text == "cuda") return cuda(0);
+  if (text.starts_with("cuda:")) {
+    auto digits = text.substr(5);
+    int index = -1;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    if (ec == std::errc() && end == digits.data() + digits.size() && index >= 0) return cuda(index);
+  }
+  throw Error(fmt::format("invalid device '{}' (expected cpu, cuda or cuda:N)", text));
+}
+
+std::string Device::str() const {
+  return is_cpu() ? std::string("cpu") : fmt::format("cuda:{}", index);
+}
+
+bool cuda_built() { return ATTNLAB_CUDA_BUILT; }
+
+int cuda_device_count() {
+  if (!cuda_built()) return 0;
+  ATTNLAB_CUDA_ONLY("cuda_device_count", return cuda::device_count());
+}
+
+}  // namespace attnlab
