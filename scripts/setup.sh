@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs attnlab's build dependencies from Debian packages (Debian 12 "bookworm").
+# Safe to run again: packages already present are not reinstalled.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libfmt-dev doctest-dev libbenchmark-dev
+  libopenblas-openmp-dev
+  libboost-dev libboost-filesystem-dev
+  libtomlplusplus-dev
+  libsentencepiece-dev sentencepiece
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all packages present"
+fi
+
+if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  echo "setup: CUDA compiler found: the CUDA backend will be compiled"
+else
+  echo "setup: no CUDA compiler: building the CPU backend only"
+fi
