@@ -5,9 +5,16 @@
 #include <vector>
 
 #include "attnlab/tensor.h"
+#include "attnlab/threads.h"
 #include "support/tolerance.h"
 
 namespace attnlab::testing {
+
+// Restores the thread count when a test scope ends, even after a failed check.
+struct ThreadCountGuard {
+  int saved = num_threads();
+  ~ThreadCountGuard() { set_num_threads(saved); }
+};
 
 // Uniform values in [lo, hi) from a fixed-seed generator (independent of the core's RNG).
 Tensor random_tensor(const Shape& shape, std::uint64_t seed, double lo = -1.0, double hi = 1.0,

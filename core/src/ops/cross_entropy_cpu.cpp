@@ -1,0 +1,106 @@
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "cpu/parallel.h"
+#include "ops/cross_entropy_kernels.h"
+#include "ops/op_util.h"
+
+namespace attnlab::detail {
+
+std::int64_t cross_entropy_check_targets_cpu(const Tensor& targets, std::int64_t vocab,
+                                             std::int64_t ignore_index) {
+  return dispatch_index("cross_entropy", targets.dtype(), [&](auto tag) -> std::int64_t {
+    using I = typename decltype(tag)::type;
+    const I* pt = targets.data<I>();
+    std::int64_t kept = 0;
+    for (std::int64_t n = 0; n < targets.numel(); ++n) {
+      const auto t = static_cast<std::int64_t>(pt[n]);
+      if (t == ignore_index) continue;
+      ATTNLAB_CHECK(t >= 0 && t < vocab,
+                    "cross_entropy: target {} at position {} is out of range for V = {} (targets must "
+                    "be in [0, {}) or equal ignore_index = {})",
+                    t, n, vocab, vocab, ignore_index);
+      ++kept;
+    }
+    return kept;
+  });
+}
+
+void cross_entropy_forward_cpu(const Tensor& logits, const Tensor& targets, double eps,
+                               std::int64_t ignore_index, Tensor& lse, Tensor& loss_sum) {
+  dispatch_float("cross_entropy", logits.dtype(), [&](auto ftag) {
+    using T = typename decltype(ftag)::type;
+    dispatch_index("cross_entropy", targets.dtype(), [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      const T* px = logits.data<T>();
+      const I* pt = targets.data<I>();
+      T* pl = lse.data<T>();
+      const std::int64_t rows = logits.dim(0);
+      const std::int64_t v = logits.dim(1);
+      const double smooth = v > 0 ? eps / static_cast<double>(v) : 0.0;
+      std::vector<double> row_loss(static_cast<std::size_t>(rows), 0.0);
+      cpu::parallel_for(rows, cpu::row_grain(v), [&](std::int64_t s, std::int64_t e) {
+        for (std::int64_t n = s; n < e; ++n) {
+          const auto t = static_cast<std::int64_t>(pt[n]);
+          if (t == ignore_index) {
+            pl[n] = T(0);
+            continue;
+          }
+          const T* x = px + n * v;
+          // Stable log-sum-exp: lse = m + log sum_k exp(x_k - m) with m = max_k x_k, so every
+          // exponent is <= 0 and the largest term is exactly 1.
+          const T m = *std::max_element(x, x + v);
+          double sum_exp = 0, sum_x = 0;
+          for (std::int64_t k = 0; k < v; ++k) {
+            sum_exp += static_cast<double>(std::exp(x[k] - m));
+            sum_x += static_cast<double>(x[k]);
+          }
+          const double l = static_cast<double>(m) + std::log(sum_exp);
+          pl[n] = static_cast<T>(l);
+          // -sum_k q_k (x_k - lse) with sum_k q_k = 1.
+          row_loss[static_cast<std::size_t>(n)] =
+              l - (1.0 - eps) * static_cast<double>(x[t]) - smooth * sum_x;
+        }
+      });
+      double total = 0;
+      for (double r : row_loss) total += r;
+      loss_sum.data<T>()[0] = static_cast<T>(total);
+    });
+  });
+}
+
+void cross_entropy_backward_cpu(const Tensor& logits, const Tensor& targets, const Tensor& lse, double eps,
+                                std::int64_t ignore_index, double g, Tensor& dlogits) {
+  dispatch_float("cross_entropy_backward", logits.dtype(), [&](auto ftag) {
+    using T = typename decltype(ftag)::type;
+    dispatch_index("cross_entropy_backward", targets.dtype(), [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      const T* px = logits.data<T>();
+      const I* pt = targets.data<I>();
+      const T* pl = lse.data<T>();
+      T* pd = dlogits.data<T>();
+      const std::int64_t rows = logits.dim(0);
+      const std::int64_t v = logits.dim(1);
+      const T gt = static_cast<T>(g);
+      const T smooth = static_cast<T>(v > 0 ? eps / static_cast<double>(v) : 0.0);
+      const T on_target = static_cast<T>(1.0 - eps);
+      cpu::parallel_for(rows, cpu::row_grain(v), [&](std::int64_t s, std::int64_t e) {
+        for (std::int64_t n = s; n < e; ++n) {
+          T* d = pd + n * v;
+          const auto t = static_cast<std::int64_t>(pt[n]);
+          if (t == ignore_index) {
+            std::fill(d, d + v, T(0));
+            continue;
+          }
+          const T* x = px + n * v;
+          const T l = pl[n];
+          for (std::int64_t k = 0; k < v; ++k) d[k] = gt * (std::exp(x[k] - l) - smooth);
+          d[t] -= gt * on_target;
+        }
+      });
+    });
+  });
+}
+
+}  // namespace attnlab::detail

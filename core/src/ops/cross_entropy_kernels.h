@@ -1,0 +1,24 @@
+#pragma once
+// Backend kernels of cross_entropy.cpp. logits [N, V] floating, targets [N] i32/i64, same device.
+#include <cstdint>
+
+#include "attnlab/tensor.h"
+
+namespace attnlab::detail {
+
+// Throws an Error naming the first target that is neither ignore_index nor in [0, V), its
+// position and V. Returns the number of kept (not ignored) targets.
+std::int64_t cross_entropy_check_targets_cpu(const Tensor& targets, std::int64_t vocab,
+                                             std::int64_t ignore_index);
+// Targets already checked. lse [N] (logits dtype) receives log sum_k exp(logits[n, k]) for kept
+// rows; loss_sum (one element) receives sum over kept rows of
+//   lse_n - (1 - eps) * logits[n, y_n] - (eps / V) * sum_k logits[n, k],
+// summed in row order so that it does not depend on the thread count.
+void cross_entropy_forward_cpu(const Tensor& logits, const Tensor& targets, double eps,
+                               std::int64_t ignore_index, Tensor& lse, Tensor& loss_sum);
+// dlogits[n, k] = g * (exp(logits[n, k] - lse_n) - q_nk) with q_n = (1 - eps) onehot(y_n) + eps / V
+// for kept rows, 0 for ignored rows.
+void cross_entropy_backward_cpu(const Tensor& logits, const Tensor& targets, const Tensor& lse, double eps,
+                                std::int64_t ignore_index, double g, Tensor& dlogits);
+
+}  // namespace attnlab::detail

@@ -1,0 +1,16 @@
+#pragma once
+// Backend kernels of embedding.cpp. weight [V, D] floating, ids any shape i32/i64, same device.
+#include "attnlab/tensor.h"
+
+namespace attnlab::detail {
+
+// Throws an Error naming the first (in row-major order) id outside [0, V), its position and V.
+void embedding_check_ids_cpu(const Tensor& ids, std::int64_t vocab);
+// out [ids.numel(), D] (any shape with that many elements): out[n, :] = weight[ids[n], :].
+// ids already checked.
+void embedding_forward_cpu(const Tensor& weight, const Tensor& ids, Tensor& out);
+// dweight [V, D] = 0, then dweight[ids[n], :] += dout[n, :] for every n. Each row sums its
+// contributions in increasing n, so the result does not depend on the thread count.
+void embedding_backward_cpu(const Tensor& dout, const Tensor& ids, Tensor& dweight);
+
+}  // namespace attnlab::detail

@@ -1,0 +1,134 @@
+#include <cmath>
+#include <vector>
+
+#include "cpu/parallel.h"
+#include "ops/layer_norm_kernels.h"
+#include "ops/op_util.h"
+
+namespace attnlab::detail {
+namespace {
+
+template <typename T>
+void forward_rows(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, Tensor& y,
+                  Tensor& mean, Tensor& rstd) {
+  const std::int64_t d = x.dim(-1);
+  if (d == 0 || x.numel() == 0) return;
+  const std::int64_t rows = x.numel() / d;
+  const T* px = x.data<T>();
+  const T* pg = gamma.defined() ? gamma.data<T>() : nullptr;
+  const T* pb = beta.defined() ? beta.data<T>() : nullptr;
+  T* py = y.data<T>();
+  T* pmean = mean.data<T>();
+  T* prstd = rstd.data<T>();
+  cpu::parallel_for(rows, cpu::row_grain(d), [&](std::int64_t s, std::int64_t e) {
+    for (std::int64_t r = s; r < e; ++r) {
+      const T* xr = px + r * d;
+      T* yr = py + r * d;
+      // Two passes in double: the mean, then the biased variance around it (no cancellation).
+      double sum = 0;
+      for (std::int64_t j = 0; j < d; ++j) sum += xr[j];
+      const double mu = sum / static_cast<double>(d);
+      double sq = 0;
+      for (std::int64_t j = 0; j < d; ++j) {
+        const double c = xr[j] - mu;
+        sq += c * c;
+      }
+      const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d) + eps);
+      pmean[r] = static_cast<T>(mu);
+      prstd[r] = static_cast<T>(inv);
+      const T m_t = static_cast<T>(mu);
+      const T r_t = static_cast<T>(inv);
+      for (std::int64_t j = 0; j < d; ++j) {
+        T v = (xr[j] - m_t) * r_t;
+        if (pg) v *= pg[j];
+        if (pb) v += pb[j];
+        yr[j] = v;
+      }
+    }
+  });
+}
+
+template <typename T>
+void backward_rows(const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
+                   const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  const std::int64_t d = x.dim(-1);
+  const std::int64_t rows = d == 0 ? 0 : x.numel() / d;
+  const T* px = x.data<T>();
+  const T* pg = gamma.defined() ? gamma.data<T>() : nullptr;
+  const T* pmean = mean.data<T>();
+  const T* prstd = rstd.data<T>();
+  const T* pdy = dy.data<T>();
+
+  if (dx.defined() && rows > 0) {
+    T* pdx = dx.data<T>();
+    cpu::parallel_for(rows, cpu::row_grain(d), [&](std::int64_t s, std::int64_t e) {
+      for (std::int64_t r = s; r < e; ++r) {
+        const T* xr = px + r * d;
+        const T* gr = pdy + r * d;
+        T* dr = pdx + r * d;
+        const T mu = pmean[r];
+        const T inv = prstd[r];
+        // a = mean_j(g_j), b = mean_j(g_j xhat_j) with g = dy * gamma.
+        double a = 0, b = 0;
+        for (std::int64_t j = 0; j < d; ++j) {
+          const double g = pg ? gr[j] * pg[j] : gr[j];
+          a += g;
+          b += g * static_cast<double>((xr[j] - mu) * inv);
+        }
+        const T a_t = static_cast<T>(a / static_cast<double>(d));
+        const T b_t = static_cast<T>(b / static_cast<double>(d));
+        for (std::int64_t j = 0; j < d; ++j) {
+          const T g = pg ? gr[j] * pg[j] : gr[j];
+          const T xhat = (xr[j] - mu) * inv;
+          dr[j] = inv * (g - a_t - xhat * b_t);
+        }
+      }
+    });
+  }
+
+  if (dgamma.defined() || dbeta.defined()) {
+    T* pdg = dgamma.defined() ? dgamma.data<T>() : nullptr;
+    T* pdb = dbeta.defined() ? dbeta.data<T>() : nullptr;
+    // Columns are split across threads and every thread walks all rows in order, so each sum is
+    // formed in the same order whatever the thread count.
+    cpu::parallel_for(d, cpu::row_grain(rows), [&](std::int64_t s, std::int64_t e) {
+      std::vector<double> acc_g(static_cast<std::size_t>(pdg ? e - s : 0), 0.0);
+      std::vector<double> acc_b(static_cast<std::size_t>(pdb ? e - s : 0), 0.0);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const T* xr = px + r * d;
+        const T* gr = pdy + r * d;
+        const T mu = pmean[r];
+        const T inv = prstd[r];
+        for (std::int64_t j = s; j < e; ++j) {
+          const auto k = static_cast<std::size_t>(j - s);
+          if (pdg) acc_g[k] += static_cast<double>(gr[j]) * static_cast<double>((xr[j] - mu) * inv);
+          if (pdb) acc_b[k] += gr[j];
+        }
+      }
+      for (std::int64_t j = s; j < e; ++j) {
+        const auto k = static_cast<std::size_t>(j - s);
+        if (pdg) pdg[j] = static_cast<T>(acc_g[k]);
+        if (pdb) pdb[j] = static_cast<T>(acc_b[k]);
+      }
+    });
+  }
+}
+
+}  // namespace
+
+void layer_norm_forward_cpu(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
+                            Tensor& y, Tensor& mean, Tensor& rstd) {
+  dispatch_float("layer_norm", x.dtype(), [&](auto tag) {
+    forward_rows<typename decltype(tag)::type>(x, gamma, beta, eps, y, mean, rstd);
+  });
+}
+
+void layer_norm_backward_cpu(const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                             const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
+                             Tensor& dbeta) {
+  dispatch_float("layer_norm", x.dtype(), [&](auto tag) {
+    backward_rows<typename decltype(tag)::type>(x, gamma, mean, rstd, dy, dx, dgamma, dbeta);
+  });
+}
+
+}  // namespace attnlab::detail

@@ -1,0 +1,17 @@
+#pragma once
+// Backend kernels of layer_norm.cpp. x is viewed as [rows, D]; gamma, beta are [D] or undefined;
+// mean and rstd are [rows]; all share dtype and device.
+#include "attnlab/tensor.h"
+
+namespace attnlab::detail {
+
+// y = (x - mean) * rstd * gamma + beta, with mean and rstd = 1 / sqrt(var + eps) written per row.
+void layer_norm_forward_cpu(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
+                            Tensor& y, Tensor& mean, Tensor& rstd);
+// Writes the gradients that are defined on entry (dx, dgamma, dbeta may each be undefined).
+// dgamma and dbeta are summed over rows in row order, independent of the thread count.
+void layer_norm_backward_cpu(const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                             const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
+                             Tensor& dbeta);
+
+}  // namespace attnlab::detail

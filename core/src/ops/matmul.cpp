@@ -1,0 +1,215 @@
+// matmul (batched, optional transposes, a rank-2 b shared by the batch) and linear.
+#include "attnlab/ops/matmul.h"
+
+#include "attnlab/autograd.h"
+#include "dispatch.h"
+#include "ops/matmul_kernels.h"
+#include "ops/op_util.h"
+
+namespace attnlab {
+namespace {
+
+using detail::GemmSpec;
+
+Tensor run_gemm(const GemmSpec& spec, const Tensor& a, const Tensor& b, const Shape& out_shape) {
+  Tensor out = Tensor::empty(out_shape, a.dtype(), a.device());
+  ATTNLAB_DISPATCH_CPU(a.device(), detail::gemm, spec, a, b, out);
+  return out;
+}
+
+std::string flags(bool trans_a, bool trans_b) {
+  return fmt::format("trans_a = {}, trans_b = {}", trans_a, trans_b);
+}
+
+// Validates the operands and returns the forward product's spec.
+GemmSpec matmul_spec(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
+  detail::check_defined("matmul", a, "a");
+  detail::check_defined("matmul", b, "b");
+  detail::check_same_device("matmul", a, b);
+  detail::check_same_dtype("matmul", a, b);
+  detail::check_floating("matmul", a);
+  const Shape& sa = a.shape();
+  const Shape& sb = b.shape();
+  ATTNLAB_CHECK(sa.rank() >= 2 && sb.rank() >= 2,
+                "matmul: a {} and b {} must both have rank >= 2 (matrices, optionally batched)",
+                sa.str(), sb.str());
+  GemmSpec s;
+  s.op = "matmul";
+  s.trans_a = trans_a;
+  s.trans_b = trans_b;
+  s.m = trans_a ? sa[-1] : sa[-2];
+  s.k = trans_a ? sa[-2] : sa[-1];
+  const std::int64_t kb = trans_b ? sb[-1] : sb[-2];
+  s.n = trans_b ? sb[-2] : sb[-1];
+  ATTNLAB_CHECK(s.k == kb, "matmul: inner extents differ ({} vs {}) for a {} and b {} ({})", s.k,
+                kb, sa.str(), sb.str(), flags(trans_a, trans_b));
+  s.b_shared = sb.rank() == 2;
+  if (!s.b_shared) {
+    bool same_batch = sa.rank() == sb.rank();
+    for (int i = 0; same_batch && i < sa.rank() - 2; ++i) same_batch = sa[i] == sb[i];
+    ATTNLAB_CHECK(same_batch,
+                  "matmul: batch axes differ for a {} and b {} (b must have a's leading axes or "
+                  "rank 2)",
+                  sa.str(), sb.str());
+  }
+  s.batch = sa.outer(sa.rank() - 2);
+  return s;
+}
+
+Shape matmul_shape(const Shape& sa, std::int64_t m, std::int64_t n) {
+  std::vector<std::int64_t> dims = sa.dims();
+  dims[dims.size() - 2] = m;
+  dims[dims.size() - 1] = n;
+  return Shape(std::move(dims));
+}
+
+// C = op(A) op(B) per batch entry, with G = dL/dC:
+//   d op(A) = G op(B)^T  and  d op(B) = op(A)^T G.
+// Undoing the transposes of the stored operands:
+//   dA = G op(B)^T           (A stored as op(A))     dA = op(B) G^T   (trans_a: A = op(A)^T)
+//   dB = op(A)^T G           (B stored as op(B))     dB = G^T op(A)   (trans_b: B = op(B)^T)
+// Each is one more batched GEMM with transpose flags instead of materialized transposes. A
+// rank-2 B shared by the batch receives the sum of the per-entry gradients (spec.reduce); when
+// it appears as the left factor (dA with trans_a) it is a shared left operand.
+class MatmulNode final : public Node {
+ public:
+  MatmulNode(const GemmSpec& spec, const Tensor& a, const Tensor& b)
+      : spec_(spec), a_shape_(a.shape()), b_shape_(b.shape()) {
+    if (b.requires_grad()) a_ = a.detach();  // dB needs A
+    if (a.requires_grad()) b_ = b.detach();  // dA needs B
+  }
+  std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
+    const GemmSpec& f = spec_;
+    const Tensor g = detail::grad_or_zeros(grads, 0, output_shapes[0], output_dtypes[0], device);
+    Tensor ga, gb;
+    if (next[0].node) {
+      GemmSpec s;
+      s.op = "matmul backward";
+      s.batch = f.batch;
+      if (!f.trans_a) {  // dA [M, K] = G [M, N] op(B)^T [N, K]
+        s.m = f.m, s.n = f.k, s.k = f.n;
+        s.trans_a = false, s.trans_b = !f.trans_b, s.b_shared = f.b_shared;
+        ga = run_gemm(s, g, b_, a_shape_);
+      } else {  // dA [K, M] = op(B) [K, N] G^T [N, M]
+        s.m = f.k, s.n = f.m, s.k = f.n;
+        s.trans_a = f.trans_b, s.trans_b = true, s.a_shared = f.b_shared;
+        ga = run_gemm(s, b_, g, a_shape_);
+      }
+    }
+    if (next[1].node) {
+      GemmSpec s;
+      s.op = "matmul backward";
+      s.batch = f.batch;
+      s.reduce = f.b_shared;
+      if (!f.trans_b) {  // dB [K, N] = op(A)^T [K, M] G [M, N]
+        s.m = f.k, s.n = f.n, s.k = f.m;
+        s.trans_a = !f.trans_a, s.trans_b = false;
+        gb = run_gemm(s, a_, g, b_shape_);
+      } else {  // dB [N, K] = G^T [N, M] op(A) [M, K]
+        s.m = f.n, s.n = f.k, s.k = f.m;
+        s.trans_a = true, s.trans_b = f.trans_a;
+        gb = run_gemm(s, g, a_, b_shape_);
+      }
+    }
+    return {ga, gb};
+  }
+  void release() override { a_ = b_ = Tensor(); }
+  std::string_view name() const override { return "matmul"; }
+
+ private:
+  GemmSpec spec_;
+  Shape a_shape_, b_shape_;
+  Tensor a_, b_;
+};
+
+// y = x W^T + bias with x viewed as [R, in] (R = rows), W [out, in], G = dL/dy [R, out]:
+//   dx = G W            [R, out] [out, in]
+//   dW = G^T x          [out, R] [R, in]   (sums over the rows: one GEMM over the flat x)
+//   db = sum_r G[r, :]
+class LinearNode final : public Node {
+ public:
+  LinearNode(const Tensor& x, const Tensor& weight, bool has_bias)
+      : x_shape_(x.shape()), w_shape_(weight.shape()), has_bias_(has_bias) {
+    if (weight.requires_grad()) x_ = x.detach();
+    if (x.requires_grad()) w_ = weight.detach();
+  }
+  std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
+    const Tensor g = detail::grad_or_zeros(grads, 0, output_shapes[0], output_dtypes[0], device);
+    const std::int64_t out = w_shape_[0], in = w_shape_[1];
+    const std::int64_t rows = x_shape_.numel() / std::max<std::int64_t>(1, in);
+    Tensor gx, gw, gb;
+    if (next[0].node) {
+      GemmSpec s;
+      s.op = "linear backward";
+      s.m = rows, s.n = in, s.k = out;
+      gx = run_gemm(s, g, w_, x_shape_);
+    }
+    if (next[1].node) {
+      GemmSpec s;
+      s.op = "linear backward";
+      s.m = out, s.n = in, s.k = rows;
+      s.trans_a = true;
+      gw = run_gemm(s, g, x_, w_shape_);
+    }
+    if (has_bias_ && next[2].node) gb = detail::sum_to_shape(g, Shape{out});
+    return {gx, gw, gb};
+  }
+  void release() override { x_ = w_ = Tensor(); }
+  std::string_view name() const override { return "linear"; }
+
+ private:
+  Shape x_shape_, w_shape_;
+  bool has_bias_;
+  Tensor x_, w_;
+};
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
+  const GemmSpec spec = matmul_spec(a, b, trans_a, trans_b);
+  Tensor out = run_gemm(spec, a, b, matmul_shape(a.shape(), spec.m, spec.n));
+  if (any_requires_grad({&a, &b})) record(std::make_shared<MatmulNode>(spec, a, b), {&a, &b}, out);
+  return out;
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  detail::check_defined("linear", x, "x");
+  detail::check_defined("linear", weight, "weight");
+  detail::check_same_device("linear", x, weight);
+  detail::check_same_dtype("linear", x, weight);
+  detail::check_floating("linear", x);
+  const Shape& sx = x.shape();
+  const Shape& sw = weight.shape();
+  ATTNLAB_CHECK(sw.rank() == 2, "linear: weight {} must be [out, in] (x {})", sw.str(), sx.str());
+  ATTNLAB_CHECK(sx.rank() >= 1 && sx[-1] == sw[1],
+                "linear: x {} must end with the weight's in extent {} (weight {} is [out, in])",
+                sx.str(), sw[1], sw.str());
+  const bool has_bias = bias.defined();
+  if (has_bias) {
+    detail::check_same_device("linear", x, bias);
+    detail::check_same_dtype("linear", x, bias);
+    ATTNLAB_CHECK(bias.shape() == Shape{sw[0]}, "linear: bias {} must be [out] = [{}] (weight {})",
+                  bias.shape().str(), sw[0], sw.str());
+  }
+  const std::int64_t out_features = sw[0], in_features = sw[1];
+  std::vector<std::int64_t> dims = sx.dims();
+  dims.back() = out_features;
+  Tensor y = Tensor::empty(Shape(std::move(dims)), x.dtype(), x.device());
+
+  GemmSpec s;
+  s.op = "linear";
+  s.m = sx.outer(sx.rank() - 1), s.n = out_features, s.k = in_features;
+  s.trans_b = true;  // x [R, in] @ W^T [in, out]
+  if (has_bias && y.numel() > 0) {
+    ATTNLAB_DISPATCH_CPU(x.device(), detail::fill_rows, bias, y);
+    s.accumulate = true;
+  }
+  ATTNLAB_DISPATCH_CPU(x.device(), detail::gemm, s, x, weight, y);
+
+  if (any_requires_grad({&x, &weight, &bias})) {
+    record(std::make_shared<LinearNode>(x, weight, has_bias), {&x, &weight, &bias}, y);
+  }
+  return y;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,127 @@
+// GEMM kernels on the host: OpenBLAS cblas_sgemm / cblas_dgemm, row-major.
+//
+// Threading: one large product runs as a single BLAS call that OpenBLAS threads itself. A batch
+// of small products (attention's [B*h, T, d_head] matrices) is split over the batch with
+// cpu::parallel_for instead: OpenBLAS (OpenMP build) sees it is inside a parallel region and runs
+// each call single-threaded, so the threads do not oversubscribe.
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <type_traits>
+
+#include "cpu/parallel.h"
+#include "ops/matmul_kernels.h"
+#include "ops/op_util.h"
+
+namespace attnlab::detail {
+namespace {
+
+// Products below this many multiply-adds (m * n * k) thread poorly inside OpenBLAS; a batch of
+// them is parallelized over its entries.
+constexpr std::int64_t kSmallGemm = std::int64_t{1} << 21;  // 128^3
+// A batch is split only when each thread gets at least this many multiply-adds.
+constexpr std::int64_t kBatchGrainMacs = std::int64_t{1} << 16;
+
+bool fits_blas_int(std::int64_t v) { return v <= static_cast<std::int64_t>(INT_MAX); }
+
+template <typename T>
+void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const T* a,
+               const T* b, T beta, T* c) {
+  // Row-major leading dimensions: the stored row length of each operand (at least 1).
+  const auto lda = static_cast<blasint>(std::max<std::int64_t>(1, ta ? m : k));
+  const auto ldb = static_cast<blasint>(std::max<std::int64_t>(1, tb ? k : n));
+  const auto ldc = static_cast<blasint>(std::max<std::int64_t>(1, n));
+  const auto op_a = ta ? CblasTrans : CblasNoTrans;
+  const auto op_b = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, op_a, op_b, static_cast<blasint>(m), static_cast<blasint>(n),
+                static_cast<blasint>(k), 1.0f, a, lda, b, ldb, beta, c, ldc);
+  } else {
+    cblas_dgemm(CblasRowMajor, op_a, op_b, static_cast<blasint>(m), static_cast<blasint>(n),
+                static_cast<blasint>(k), 1.0, a, lda, b, ldb, beta, c, ldc);
+  }
+}
+
+template <typename T>
+void gemm_typed(const GemmSpec& s, const T* a, const T* b, T* c) {
+  const std::int64_t a_stride = s.a_shared ? 0 : s.m * s.k;
+  const std::int64_t b_stride = s.b_shared ? 0 : s.k * s.n;
+  const std::int64_t c_stride = s.reduce ? 0 : s.m * s.n;
+  const T beta = s.accumulate ? T(1) : T(0);
+
+  if (s.k == 0) {  // empty sums: the products are zero
+    if (!s.accumulate) std::memset(c, 0, static_cast<std::size_t>((s.reduce ? 1 : s.batch) * s.m * s.n) * sizeof(T));
+    return;
+  }
+
+  if (!s.reduce) {
+    // A shared, untransposed b against a batch of untransposed a: the a matrices stacked are one
+    // [batch * m, k] matrix, so the whole batch is one GEMM (the linear-layer case).
+    if (s.b_shared && !s.a_shared && !s.trans_a && s.batch > 1 && fits_blas_int(s.batch * s.m)) {
+      blas_gemm<T>(false, s.trans_b, s.batch * s.m, s.n, s.k, a, b, beta, c);
+      return;
+    }
+    const std::int64_t macs = s.m * s.n * s.k;
+    const int threads = omp_get_max_threads();
+    const bool split = threads > 1 && s.batch > 1 &&
+                       (macs < kSmallGemm || s.batch >= 4 * threads || s.batch % threads == 0);
+    const std::int64_t grain =
+        split ? std::max<std::int64_t>(1, kBatchGrainMacs / std::max<std::int64_t>(1, macs)) : s.batch;
+    cpu::parallel_for(s.batch, grain, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        blas_gemm<T>(s.trans_a, s.trans_b, s.m, s.n, s.k, a + i * a_stride, b + i * b_stride, beta,
+                     c + i * c_stride);
+      }
+    });
+    return;
+  }
+
+  // reduce: c = sum_i op(a[i]) op(b[i]). With a transposed and b not, the sum over the batch is
+  // one product over a longer inner axis: [a[0]; a[1]; ...]^T [b[0]; b[1]; ...], and the stacked
+  // matrices are the flat buffers (the weight gradient of a linear layer).
+  if (s.batch == 1 ||
+      (s.trans_a && !s.trans_b && !s.a_shared && !s.b_shared && fits_blas_int(s.batch * s.k))) {
+    blas_gemm<T>(s.trans_a, s.trans_b, s.m, s.n, s.batch * s.k, a, b, beta, c);
+    return;
+  }
+  // Otherwise accumulate one product after the other; each call is threaded by OpenBLAS.
+  for (std::int64_t i = 0; i < s.batch; ++i) {
+    blas_gemm<T>(s.trans_a, s.trans_b, s.m, s.n, s.k, a + i * a_stride, b + i * b_stride,
+                 i == 0 ? beta : T(1), c);
+  }
+}
+
+}  // namespace
+
+void gemm_cpu(const GemmSpec& spec, const Tensor& a, const Tensor& b, Tensor& out) {
+  if (spec.m == 0 || spec.n == 0 || spec.batch == 0) {
+    if (spec.reduce && !spec.accumulate && out.numel() > 0) {  // a sum over nothing
+      std::memset(out.raw_data(), 0, out.nbytes());
+    }
+    return;
+  }
+  ATTNLAB_CHECK(fits_blas_int(spec.m) && fits_blas_int(spec.n) && fits_blas_int(spec.k),
+                "{}: extents m = {}, n = {}, k = {} exceed the BLAS integer range", spec.op, spec.m,
+                spec.n, spec.k);
+  dispatch_float(spec.op, out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    gemm_typed<T>(spec, a.data<T>(), b.data<T>(), out.data<T>());
+  });
+}
+
+void fill_rows_cpu(const Tensor& row, Tensor& out) {
+  dispatch_float("fill_rows", out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* pr = row.data<T>();
+    T* po = out.data<T>();
+    const std::int64_t cols = row.numel();
+    const std::int64_t rows = cols == 0 ? 0 : out.numel() / cols;
+    cpu::parallel_for(rows, cpu::row_grain(cols), [&](std::int64_t s, std::int64_t e) {
+      for (std::int64_t r = s; r < e; ++r) std::memcpy(po + r * cols, pr, static_cast<std::size_t>(cols) * sizeof(T));
+    });
+  });
+}
+
+}  // namespace attnlab::detail
