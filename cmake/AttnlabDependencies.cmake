@@ -8,7 +8,7 @@ find_package(Threads REQUIRED)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 
 # Used by later layers; found here so that a missing package fails at configure time, not mid-build.
-find_package(Boost 1.74 REQUIRED COMPONENTS filesystem)
+find_package(Boost 1.74 REQUIRED)  # headers only: Boost.DLL over std::filesystem
 pkg_check_modules(TOMLPLUSPLUS REQUIRED IMPORTED_TARGET tomlplusplus)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
 

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libfmt-dev doctest-dev libbenchmark-dev
   libopenblas-openmp-dev
-  libboost-dev libboost-filesystem-dev
+  libboost-dev
   libtomlplusplus-dev
   libsentencepiece-dev sentencepiece
 )

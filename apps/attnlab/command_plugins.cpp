@@ -1,0 +1,76 @@
+// attnlab plugins: list what the loader finds, or check one library with the conformance kit.
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include "attnlab/commands.h"
+#include "attnlab/plugin/conformance.h"
+#include "attnlab/plugin/loader.h"
+
+namespace attnlab::app {
+namespace {
+
+std::string describe_options(const std::vector<OptionSpec>& options) {
+  if (options.empty()) return "      options: none\n";
+  std::string out = "      options:\n";
+  for (const auto& o : options)
+    out += fmt::format("        {} ({}{}): {}\n", o.name, kOptionTypeNames[static_cast<std::size_t>(o.type)],
+                       o.default_value ? ", default " + option_value_str(*o.default_value) : ", required",
+                       o.doc);
+  return out;
+}
+
+void print_plugins(const Registry& registry) {
+  for (std::size_t f = 0; f < kPluginFamilyNames.size(); ++f) {
+    const auto family = static_cast<PluginFamily>(f);
+    const auto plugins = registry.list(family);
+    fmt::print("{} ({})\n", family_name(family), plugins.size());
+    for (const auto& p : plugins) {
+      fmt::print("  {} {}  {}\n      file: {}\n", p.name, p.version, p.description, p.source);
+      fmt::print("{}", describe_options(p.options));
+    }
+  }
+}
+
+}  // namespace
+
+int command_plugins(const Args& args) {
+  PluginLoader loader;
+  std::string check_file;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if ((args[i] == "--path" || args[i] == "--check") && i + 1 >= args.size())
+      throw Error(fmt::format("{} needs a value", args[i]));
+    if (args[i] == "--path") loader.add_search_path(args[++i]);
+    else if (args[i] == "--check") check_file = args[++i];
+    else throw Error(fmt::format("unknown option '{}' (options: --path DIR, --check FILE)", args[i]));
+  }
+  Registry& registry = Registry::global();
+
+  if (check_file.empty()) {
+    loader.load_all();
+    fmt::print("search path: {}\n\n", fmt::join(loader.search_path(), ":"));
+    print_plugins(registry);
+    for (const auto& f : loader.failures()) fmt::print(stderr, "not loaded: {}\n", f.message);
+    return loader.failures().empty() ? 0 : 1;
+  }
+
+  // Load the library under test first, so its own names win; then the installed plugins for
+  // what it needs around it (a dropout plugin), skipping a second copy of the same file.
+  const LoadedLibrary lib = loader.load(check_file);
+  fmt::print("loaded {} {} from {}\n  build id {}\n", lib.name, lib.version, lib.path, lib.build_id);
+  std::vector<PluginInfo> under_test;
+  for (const auto& p : registry.list())
+    if (p.source == lib.path) under_test.push_back(p);
+  loader.load_all();
+  for (const auto& f : loader.failures()) fmt::print("note: not loaded: {}\n", f.message);
+  bool all_passed = !under_test.empty();
+  for (const auto& p : under_test) {
+    const ConformanceReport report = run_conformance(registry, p.family, p.name);
+    fmt::print("{} {} ({} checks): {}\n{}", family_name(p.family), p.name, report.checks.size(),
+               report.passed() ? "PASS" : "FAIL", report.summary());
+    all_passed = all_passed && report.passed();
+  }
+  if (under_test.empty()) fmt::print("{} registered no plugins\n", lib.path);
+  return all_passed ? 0 : 1;
+}
+
+}  // namespace attnlab::app

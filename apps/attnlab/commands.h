@@ -1,0 +1,12 @@
+#pragma once
+// The subcommands of the attnlab program; each returns the process exit code.
+#include <string>
+#include <vector>
+
+namespace attnlab::app {
+
+using Args = std::vector<std::string>;
+
+int command_plugins(const Args& args);
+
+}  // namespace attnlab::app

@@ -1,0 +1,53 @@
+// attnlab: the command-line program.
+#include <cstdio>
+#include <exception>
+
+#include <fmt/core.h>
+
+#include "attnlab/build_info.h"
+#include "attnlab/device.h"
+#include "attnlab/error.h"
+#include "attnlab/version.h"
+#include "attnlab/commands.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: attnlab <command> [options]
+
+commands:
+  plugins [--path DIR]... [--check FILE]
+                 list every plugin found (family, name, version, file, description, options);
+                 --check FILE loads one plugin library and runs the conformance kit on it
+  version        print the version, build id and CUDA availability
+)";
+
+int command_version() {
+  fmt::print("attnlab {}\nbuild id: {}\ncuda: {}\n", ATTNLAB_VERSION_STRING, attnlab::core_build_id(),
+             attnlab::cuda_built() ? fmt::format("built, {} device(s) visible", attnlab::cuda_device_count())
+                                   : std::string("not built"));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string command = argv[1];
+  attnlab::app::Args args(argv + 2, argv + argc);
+  try {
+    if (command == "plugins") return attnlab::app::command_plugins(args);
+    if (command == "version" || command == "--version") return command_version();
+    if (command == "help" || command == "--help" || command == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    fmt::print(stderr, "attnlab: unknown command '{}'\n\n{}", command, kUsage);
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "attnlab {}: error: {}\n", command, e.what());
+    return 1;
+  }
+}

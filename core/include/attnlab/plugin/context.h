@@ -1,0 +1,58 @@
+#pragma once
+// What a plugin is built with: the model's dimensions, dropout rates, device, dtype, seed and
+// the plugin's own validated options.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "attnlab/device.h"
+#include "attnlab/dtype.h"
+#include "attnlab/plugin/options.h"
+#include "attnlab/random.h"
+
+namespace attnlab {
+
+class Registry;
+class Dropout;
+
+struct ModelDims {
+  std::int64_t d_model = 512;
+  std::int64_t n_heads = 8;
+  std::int64_t d_k = 64;         // per-head query/key size; may differ from d_model / n_heads
+  std::int64_t d_v = 64;         // per-head value size; h * d_v need not equal d_model
+  std::int64_t d_ff = 2048;
+  std::int64_t max_length = 1024;  // longest sequence a positional encoding must serve
+};
+
+// The paper's dropout sites. residual: on each sub-layer output before the residual add;
+// embedding: on the sums of embeddings and positional encodings; attention: on the attention
+// weights; ffn: on the hidden activation of the feed-forward network.
+struct DropoutRates {
+  double residual = 0.1;
+  double embedding = 0.1;
+  double attention = 0.0;
+  double ffn = 0.0;
+};
+
+struct BuildContext {
+  ModelDims dims;
+  DropoutRates dropout;
+  Device device = Device::cpu();
+  DType dtype = DType::f32;
+  std::uint64_t seed = 1;
+  // Draws for parameter initialisation; plugins take their initial values from it in a fixed
+  // order so that the same seed gives the same weights.
+  Generator* init = nullptr;
+  // Shared by every dropout of the model during training.
+  Generator* dropout_rng = nullptr;
+  // The plugin's own options, validated against its declaration.
+  Options options;
+  // The registry the plugin was found in, and the dropout plugin to use at every site.
+  const Registry* registry = nullptr;
+  std::string dropout_plugin = "standard";
+
+  // A dropout module of the configured dropout plugin with rate p.
+  std::shared_ptr<Dropout> make_dropout(double p) const;
+};
+
+}  // namespace attnlab

@@ -1,0 +1,19 @@
+#pragma once
+// The plugin families: the interchangeable parts of the Transformer.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace attnlab {
+
+enum class PluginFamily : std::uint8_t { attention, positional, ffn, dropout };
+inline constexpr std::array<std::string_view, 4> kPluginFamilyNames = {"attention", "positional",
+                                                                      "ffn", "dropout"};
+static_assert(kPluginFamilyNames.size() == static_cast<std::size_t>(PluginFamily::dropout) + 1);
+
+std::string_view family_name(PluginFamily family);
+// Throws an Error listing the families for an unknown name.
+PluginFamily family_from_name(std::string_view name);
+
+}  // namespace attnlab

@@ -1,0 +1,102 @@
+#include "attnlab/plugin/registry.h"
+
+#include "attnlab/error.h"
+
+namespace attnlab {
+
+Registry& Registry::global() {
+  static Registry registry;
+  return registry;
+}
+
+void Registry::add(Entry entry) {
+  entry.info.source = current_source_;
+  ATTNLAB_CHECK(!entry.info.name.empty(), "a {} plugin was registered without a name",
+                family_name(entry.info.family));
+  for (const Entry& e : entries_) {
+    ATTNLAB_CHECK(!(e.info.family == entry.info.family && e.info.name == entry.info.name),
+                  "{} plugin '{}' is registered twice: by {} and by {}", family_name(e.info.family),
+                  e.info.name, e.info.source, entry.info.source);
+  }
+  entries_.push_back(std::move(entry));
+}
+
+void Registry::add_attention(PluginInfo info, PluginFactory<Attention> factory) {
+  info.family = PluginFamily::attention;
+  add({std::move(info), std::move(factory), {}, {}, {}});
+}
+void Registry::add_positional(PluginInfo info, PluginFactory<PositionalEncoding> factory) {
+  info.family = PluginFamily::positional;
+  add({std::move(info), {}, std::move(factory), {}, {}});
+}
+void Registry::add_ffn(PluginInfo info, PluginFactory<FeedForward> factory) {
+  info.family = PluginFamily::ffn;
+  add({std::move(info), {}, {}, std::move(factory), {}});
+}
+void Registry::add_dropout(PluginInfo info, PluginFactory<Dropout> factory) {
+  info.family = PluginFamily::dropout;
+  add({std::move(info), {}, {}, {}, std::move(factory)});
+}
+
+const Registry::Entry& Registry::entry(PluginFamily family, const std::string& name) const {
+  std::vector<std::string> known;
+  for (const Entry& e : entries_) {
+    if (e.info.family != family) continue;
+    if (e.info.name == name) return e;
+    known.push_back(fmt::format("{} ({})", e.info.name, e.info.source));
+  }
+  if (known.empty())
+    throw Error(fmt::format("unknown {} plugin '{}': no {} plugins are loaded (check the plugin "
+                            "search path: ATTNLAB_PLUGIN_PATH or the experiment's plugin_paths)",
+                            family_name(family), name, family_name(family)));
+  throw Error(fmt::format("unknown {} plugin '{}'; available: {}", family_name(family), name,
+                          fmt::join(known, ", ")));
+}
+
+const PluginInfo& Registry::find(PluginFamily family, const std::string& name) const {
+  return entry(family, name).info;
+}
+
+bool Registry::contains(PluginFamily family, const std::string& name) const {
+  for (const Entry& e : entries_)
+    if (e.info.family == family && e.info.name == name) return true;
+  return false;
+}
+
+std::vector<PluginInfo> Registry::list() const {
+  std::vector<PluginInfo> out;
+  for (const Entry& e : entries_) out.push_back(e.info);
+  return out;
+}
+
+std::vector<PluginInfo> Registry::list(PluginFamily family) const {
+  std::vector<PluginInfo> out;
+  for (const Entry& e : entries_)
+    if (e.info.family == family) out.push_back(e.info);
+  return out;
+}
+
+std::shared_ptr<Attention> Registry::make_attention(const std::string& name,
+                                                    const BuildContext& ctx) const {
+  return entry(PluginFamily::attention, name).attention(ctx);
+}
+std::shared_ptr<PositionalEncoding> Registry::make_positional(const std::string& name,
+                                                              const BuildContext& ctx) const {
+  return entry(PluginFamily::positional, name).positional(ctx);
+}
+std::shared_ptr<FeedForward> Registry::make_ffn(const std::string& name, const BuildContext& ctx) const {
+  return entry(PluginFamily::ffn, name).ffn(ctx);
+}
+std::shared_ptr<Dropout> Registry::make_dropout(const std::string& name, const BuildContext& ctx) const {
+  return entry(PluginFamily::dropout, name).dropout(ctx);
+}
+
+std::shared_ptr<Dropout> BuildContext::make_dropout(double p) const {
+  ATTNLAB_CHECK(registry != nullptr, "BuildContext::make_dropout: no registry in the context");
+  BuildContext inner = *this;
+  inner.options = Options::with_defaults(registry->find(PluginFamily::dropout, dropout_plugin).options,
+                                         {{"rate", p}});
+  return registry->make_dropout(dropout_plugin, inner);
+}
+
+}  // namespace attnlab

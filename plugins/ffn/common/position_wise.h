@@ -1,0 +1,35 @@
+#pragma once
+// The position-wise feed-forward network FFN(x) = act(x W1 + b1) W2 + b2 (paper, sec. 3.3), with
+// dropout on the hidden activation at the context's ffn rate. Shared by the ffn plugins, which
+// differ only in the activation.
+#include "attnlab/nn/linear.h"
+#include "attnlab/plugin/registry.h"
+
+namespace attnlab::plugins {
+
+template <Tensor (*Activation)(const Tensor&)>
+class PositionWiseFfn final : public FeedForward {
+ public:
+  explicit PositionWiseFfn(const BuildContext& ctx) : d_model_(ctx.dims.d_model) {
+    ATTNLAB_CHECK(ctx.init != nullptr, "ffn: the build context has no init generator");
+    ATTNLAB_CHECK(ctx.dims.d_ff > 0, "ffn: d_ff must be positive, got {}", ctx.dims.d_ff);
+    w1_ = register_module("w1", std::make_shared<nn::Linear>(d_model_, ctx.dims.d_ff, true, *ctx.init,
+                                                            ctx.dtype, ctx.device));
+    w2_ = register_module("w2", std::make_shared<nn::Linear>(ctx.dims.d_ff, d_model_, true, *ctx.init,
+                                                            ctx.dtype, ctx.device));
+    dropout_ = register_module("dropout", ctx.make_dropout(ctx.dropout.ffn));
+  }
+
+  Tensor forward(const Tensor& x) override {
+    ATTNLAB_CHECK(x.rank() >= 1 && x.dim(-1) == d_model_, "ffn: input must be [..., d_model={}], got {}",
+                  d_model_, x.shape().str());
+    return w2_->forward(dropout_->forward(Activation(w1_->forward(x))));
+  }
+
+ private:
+  std::int64_t d_model_;
+  std::shared_ptr<nn::Linear> w1_, w2_;
+  std::shared_ptr<Dropout> dropout_;
+};
+
+}  // namespace attnlab::plugins
