@@ -47,7 +47,9 @@ int command_plugins(const Args& args) {
 
   if (check_file.empty()) {
     loader.load_all();
-    fmt::print("search path: {}\n\n", fmt::join(loader.search_path(), ":"));
+    std::vector<std::string> folders;
+    for (const auto& folder : loader.search_path()) folders.push_back(folder.string());
+    fmt::print("search path: {}\n\n", fmt::join(folders, ":"));
     print_plugins(registry);
     for (const auto& f : loader.failures()) fmt::print(stderr, "not loaded: {}\n", f.message);
     return loader.failures().empty() ? 0 : 1;

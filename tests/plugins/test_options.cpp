@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "attnlab/config/plugin_options.h"
+#include "attnlab/error.h"
 
 using namespace attnlab;
 
@@ -15,7 +16,7 @@ const std::vector<OptionSpec> kSpecs = {
 };
 
 Options parse(const std::string& text) {
-  toml::table doc = toml::parse(text, "exp.toml");
+  toml::table doc = toml::parse(std::string_view(text), std::string_view("exp.toml"));
   return config::plugin_options_from_toml(kSpecs, *doc["model"]["attention"].as_table(), "model.attention",
                                           "attention plugin 'local'");
 }

@@ -20,12 +20,12 @@ struct KVCache {
 };
 
 struct AttentionInputs {
-  Tensor query;  // [B, Tq, d_model]
-  Tensor key;    // [B, Tk, d_model]
-  Tensor value;  // [B, Tk, d_model]
+  Tensor query{};  // [B, Tq, d_model]
+  Tensor key{};    // [B, Tk, d_model]
+  Tensor value{};  // [B, Tk, d_model]
   // Additive key padding mask [B, Tk] of the compute dtype: 0 for real keys, -inf for padding.
   // Undefined: no padding.
-  Tensor key_padding_mask;
+  Tensor key_padding_mask{};
   // Query i may not see key j > i + (Tk - Tq) (decoder self-attention).
   bool causal = false;
   // Incremental decoding: when set, `key`/`value` hold only the new steps (self-attention) or
