@@ -49,8 +49,7 @@ class LocalWindowAttention final : public Attention {
       }
     }
     const std::int64_t tk = k.dim(2);
-    Tensor mask = window_mask(tq, tk);  // [1, 1, Tq, Tk]
-    if (in.key_padding_mask.defined()) mask = add(mask, in.key_padding_mask.reshape({b, 1, 1, tk}));
+    Tensor mask = window_mask(tq, tk, in.key_padding_mask);  // [B or 1, 1, Tq, Tk]
     Tensor scores = scale(matmul(q, k, false, true), 1.0 / std::sqrt(static_cast<double>(d_k_)));
     Tensor weights = dropout_->forward(softmax(scores, mask, in.causal));
     Tensor context = permute(matmul(weights, v), {0, 2, 1, 3}).reshape({b, tq, h_ * d_v_});
@@ -61,13 +60,20 @@ class LocalWindowAttention final : public Attention {
   Tensor heads(const Tensor& x, std::int64_t d) const {
     return permute(x.reshape({x.dim(0), x.dim(1), h_, d}), {0, 2, 1, 3});
   }
-  Tensor window_mask(std::int64_t tq, std::int64_t tk) const {
-    std::vector<double> m(static_cast<std::size_t>(tq * tk), 0.0);
-    for (std::int64_t i = 0; i < tq; ++i)
-      for (std::int64_t j = 0; j < tk; ++j)
-        if (std::abs(i + tk - tq - j) > window_)
-          m[static_cast<std::size_t>(i * tk + j)] = -std::numeric_limits<double>::infinity();
-    return Tensor::from_vector<double>({1, 1, tq, tk}, m).to(dtype_).to(device_);
+  // The window as an additive mask, combined with the key padding mask [B, Tk] when there is one.
+  Tensor window_mask(std::int64_t tq, std::int64_t tk, const Tensor& padding) const {
+    const std::int64_t rows = padding.defined() ? padding.dim(0) : 1;
+    const std::vector<double> pad = padding.defined() ? padding.to_vector<double>()
+                                                      : std::vector<double>(static_cast<std::size_t>(tk), 0.0);
+    std::vector<double> m(static_cast<std::size_t>(rows * tq * tk), 0.0);
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t i = 0; i < tq; ++i)
+        for (std::int64_t j = 0; j < tk; ++j) {
+          const bool outside = std::abs(i + tk - tq - j) > window_;
+          m[static_cast<std::size_t>((r * tq + i) * tk + j)] =
+              outside ? -std::numeric_limits<double>::infinity() : pad[static_cast<std::size_t>(r * tk + j)];
+        }
+    return Tensor::from_vector<double>({rows, 1, tq, tk}, m).to(dtype_).to(device_);
   }
 
   std::int64_t d_model_, h_, d_k_, d_v_, window_;

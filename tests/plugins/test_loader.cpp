@@ -91,10 +91,10 @@ TEST_CASE("load_all finds the in-tree plugins on ATTNLAB_PLUGIN_PATH and keeps g
   loader.add_search_path(ATTNLAB_TEST_PLUGIN_DIR);
   loader.add_search_path(ATTNLAB_TEST_FIXTURE_DIR);
   loader.load_all();
-  for (const char* name : {"scaled_dot"}) CHECK(registry.contains(PluginFamily::attention, name));
+  for (const char* name : {"scaled_dot", "additive"}) CHECK(registry.contains(PluginFamily::attention, name));
   for (const char* name : {"sinusoidal", "learned", "none", "fixture_shift"})
     CHECK(registry.contains(PluginFamily::positional, name));
-  for (const char* name : {"relu", "gelu"}) CHECK(registry.contains(PluginFamily::ffn, name));
+  for (const char* name : {"relu", "gelu", "swiglu"}) CHECK(registry.contains(PluginFamily::ffn, name));
   CHECK(registry.contains(PluginFamily::dropout, "standard"));
   // wrong_abi, stale_build, no_entry and twin_b fail; their errors are kept, the rest loads.
   CHECK(loader.failures().size() == 4);

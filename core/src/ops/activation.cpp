@@ -1,4 +1,4 @@
-// relu and gelu, forward and backward.
+// relu, gelu, tanh and silu, forward and backward.
 #include "attnlab/ops/activation.h"
 
 #include "attnlab/autograd.h"
@@ -9,44 +9,42 @@
 namespace attnlab {
 namespace {
 
-// Both activations differentiate pointwise from the saved input: dx = dy * f'(x).
+using detail::Activation;
+
+// Every activation differentiates pointwise from the saved input: dx = dy * f'(x).
 class ActivationNode final : public Node {
  public:
-  ActivationNode(bool is_gelu, const Tensor& x) : is_gelu_(is_gelu), x_(x.detach()) {}
+  ActivationNode(Activation kind, const Tensor& x) : kind_(kind), x_(x.detach()) {}
   std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
     Tensor dx = Tensor::empty_like(x_);
-    if (is_gelu_)
-      ATTNLAB_DISPATCH_CPU(x_.device(), detail::gelu_backward, x_, grads[0], dx);
-    else
-      ATTNLAB_DISPATCH_CPU(x_.device(), detail::relu_backward, x_, grads[0], dx);
+    ATTNLAB_DISPATCH_CPU(x_.device(), detail::activation_backward, kind_, x_, grads[0], dx);
     return {dx};
   }
   void release() override { x_ = Tensor(); }
-  std::string_view name() const override { return is_gelu_ ? "gelu" : "relu"; }
+  std::string_view name() const override {
+    return detail::kActivationNames[static_cast<std::size_t>(kind_)];
+  }
 
  private:
-  bool is_gelu_;
+  Activation kind_;
   Tensor x_;
 };
 
+Tensor activate(Activation kind, const Tensor& x) {
+  const auto name = detail::kActivationNames[static_cast<std::size_t>(kind)];
+  detail::check_defined(name, x, "x");
+  detail::check_floating(name, x);
+  Tensor y = Tensor::empty_like(x);
+  ATTNLAB_DISPATCH_CPU(x.device(), detail::activation_forward, kind, x, y);
+  if (any_requires_grad({&x})) record(std::make_shared<ActivationNode>(kind, x), {&x}, y);
+  return y;
+}
+
 }  // namespace
 
-Tensor relu(const Tensor& x) {
-  detail::check_defined("relu", x, "x");
-  detail::check_floating("relu", x);
-  Tensor y = Tensor::empty_like(x);
-  ATTNLAB_DISPATCH_CPU(x.device(), detail::relu_forward, x, y);
-  if (any_requires_grad({&x})) record(std::make_shared<ActivationNode>(false, x), {&x}, y);
-  return y;
-}
-
-Tensor gelu(const Tensor& x) {
-  detail::check_defined("gelu", x, "x");
-  detail::check_floating("gelu", x);
-  Tensor y = Tensor::empty_like(x);
-  ATTNLAB_DISPATCH_CPU(x.device(), detail::gelu_forward, x, y);
-  if (any_requires_grad({&x})) record(std::make_shared<ActivationNode>(true, x), {&x}, y);
-  return y;
-}
+Tensor relu(const Tensor& x) { return activate(Activation::relu, x); }
+Tensor gelu(const Tensor& x) { return activate(Activation::gelu, x); }
+Tensor tanh(const Tensor& x) { return activate(Activation::tanh, x); }
+Tensor silu(const Tensor& x) { return activate(Activation::silu, x); }
 
 }  // namespace attnlab

@@ -35,30 +35,66 @@ void unary_backward(const char* op, const Tensor& x, const Tensor& dy, Tensor& d
 constexpr double kInvSqrt2 = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 
+// 1 / (1 + e^-v), through e^-|v| so that the exponential never overflows.
+template <typename T>
+T sigmoid(T v) {
+  if (v >= T(0)) return T(1) / (T(1) + std::exp(-v));
+  const T e = std::exp(v);
+  return e / (T(1) + e);
+}
+
 }  // namespace
 
-void relu_forward_cpu(const Tensor& x, Tensor& y) {
-  unary("relu", x, y, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+void activation_forward_cpu(Activation kind, const Tensor& x, Tensor& y) {
+  const char* op = kActivationNames[static_cast<std::size_t>(kind)].data();
+  switch (kind) {
+    case Activation::relu:
+      unary(op, x, y, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+      return;
+    case Activation::gelu:
+      unary(op, x, y, [](auto v) {
+        using T = decltype(v);
+        return v * T(0.5) * (T(1) + std::erf(v * T(kInvSqrt2)));
+      });
+      return;
+    case Activation::tanh:
+      unary(op, x, y, [](auto v) { return std::tanh(v); });
+      return;
+    case Activation::silu:
+      unary(op, x, y, [](auto v) { return v * sigmoid(v); });
+      return;
+  }
 }
 
-void relu_backward_cpu(const Tensor& x, const Tensor& dy, Tensor& dx) {
-  unary_backward("relu", x, dy, dx, [](auto v) { return v > 0 ? decltype(v)(1) : decltype(v)(0); });
-}
-
-void gelu_forward_cpu(const Tensor& x, Tensor& y) {
-  unary("gelu", x, y, [](auto v) {
-    using T = decltype(v);
-    return v * T(0.5) * (T(1) + std::erf(v * T(kInvSqrt2)));
-  });
-}
-
-void gelu_backward_cpu(const Tensor& x, const Tensor& dy, Tensor& dx) {
-  unary_backward("gelu", x, dy, dx, [](auto v) {
-    using T = decltype(v);
-    const T cdf = T(0.5) * (T(1) + std::erf(v * T(kInvSqrt2)));
-    const T pdf = T(kInvSqrt2Pi) * std::exp(T(-0.5) * v * v);
-    return cdf + v * pdf;
-  });
+void activation_backward_cpu(Activation kind, const Tensor& x, const Tensor& dy, Tensor& dx) {
+  const char* op = kActivationNames[static_cast<std::size_t>(kind)].data();
+  switch (kind) {
+    case Activation::relu:  // [x > 0]
+      unary_backward(op, x, dy, dx, [](auto v) { return v > 0 ? decltype(v)(1) : decltype(v)(0); });
+      return;
+    case Activation::gelu:  // Phi(x) + x phi(x)
+      unary_backward(op, x, dy, dx, [](auto v) {
+        using T = decltype(v);
+        const T cdf = T(0.5) * (T(1) + std::erf(v * T(kInvSqrt2)));
+        const T pdf = T(kInvSqrt2Pi) * std::exp(T(-0.5) * v * v);
+        return cdf + v * pdf;
+      });
+      return;
+    case Activation::tanh:  // 1 - tanh(x)^2
+      unary_backward(op, x, dy, dx, [](auto v) {
+        using T = decltype(v);
+        const T t = std::tanh(v);
+        return T(1) - t * t;
+      });
+      return;
+    case Activation::silu:  // s (1 + x (1 - s)), s = sigmoid(x)
+      unary_backward(op, x, dy, dx, [](auto v) {
+        using T = decltype(v);
+        const T s = sigmoid(v);
+        return s * (T(1) + v * (T(1) - s));
+      });
+      return;
+  }
 }
 
 }  // namespace attnlab::detail

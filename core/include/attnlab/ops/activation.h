@@ -8,5 +8,9 @@ namespace attnlab {
 Tensor relu(const Tensor& x);
 // x * Phi(x) with the exact Gaussian CDF Phi(x) = (1 + erf(x / sqrt 2)) / 2.
 Tensor gelu(const Tensor& x);
+// The hyperbolic tangent, (e^x - e^-x) / (e^x + e^-x).
+Tensor tanh(const Tensor& x);
+// x * sigmoid(x) (SiLU / swish-1), with a sigmoid that does not overflow for large |x|.
+Tensor silu(const Tensor& x);
 
 }  // namespace attnlab

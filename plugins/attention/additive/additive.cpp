@@ -1,0 +1,125 @@
+// attention "additive": multi-head additive attention (Bahdanau et al. 2015), the compatibility
+// function the Transformer paper compares dot-product attention against (sec. 3.2.1):
+//   score_h(q_i, k_j) = v_h^T tanh(q_i W_h^Q + k_j W_h^K),   W_h^Q, W_h^K: d_model -> d_k,
+//   head_h = softmax(score_h) V W_h^V,   MultiHead = Concat(head_1..head_h) W^O,
+// with v a learned [h, d_k] parameter. Masking, dropout on the weights and the KV cache behave
+// exactly as in "scaled_dot". Composed from core ops, so autodiff is free; the pairwise sums
+// q_i + k_j are materialised, so memory grows as B * Tq * Tk * h * d_k.
+#include "attnlab/init.h"
+#include "attnlab/nn/linear.h"
+#include "attnlab/ops.h"
+#include "attnlab/plugin/plugin_api.h"
+#include "attnlab/plugin/registry.h"
+
+namespace {
+
+using namespace attnlab;
+
+class AdditiveAttention final : public Attention {
+ public:
+  explicit AdditiveAttention(const BuildContext& ctx)
+      : d_model_(ctx.dims.d_model), h_(ctx.dims.n_heads), d_k_(ctx.dims.d_k), d_v_(ctx.dims.d_v) {
+    ATTNLAB_CHECK(ctx.init != nullptr, "attention additive: the build context has no init generator");
+    ATTNLAB_CHECK(h_ > 0 && d_k_ > 0 && d_v_ > 0, "attention additive: h, d_k and d_v must be positive");
+    const bool bias = ctx.options.get_bool("bias");
+    // The key projection has no bias: inside tanh(q W^Q + b_q + k W^K + b_k) a second bias would
+    // only duplicate the query's.
+    w_q_ = register_module("w_q", std::make_shared<nn::Linear>(d_model_, h_ * d_k_, bias, *ctx.init, ctx.dtype, ctx.device));
+    w_k_ = register_module("w_k", std::make_shared<nn::Linear>(d_model_, h_ * d_k_, false, *ctx.init, ctx.dtype, ctx.device));
+    w_v_ = register_module("w_v", std::make_shared<nn::Linear>(d_model_, h_ * d_v_, bias, *ctx.init, ctx.dtype, ctx.device));
+    w_o_ = register_module("w_o", std::make_shared<nn::Linear>(h_ * d_v_, d_model_, bias, *ctx.init, ctx.dtype, ctx.device));
+    // v_h: Xavier-uniform as a [1, d_k] weight per head (fan_in d_k, fan_out 1).
+    v_ = register_parameter("v", xavier_uniform(h_, d_k_, *ctx.init, ctx.dtype, ctx.device));
+    dropout_ = register_module("dropout", ctx.make_dropout(ctx.dropout.attention));
+  }
+
+  Tensor forward(const AttentionInputs& in) override {
+    check_input("query", in.query);
+    const std::int64_t b = in.query.dim(0), tq = in.query.dim(1);
+    Tensor q = w_q_->forward(in.query);  // [B, Tq, h * d_k]
+    Tensor k, v;                         // [B, h, Tk, d_k], [B, h, Tk, d_v] (the cache's layout)
+    KVCache* cache = in.cache;
+    if (cache && cache->static_kv && cache->keys.defined()) {
+      k = cache->keys;
+      v = cache->values;
+    } else {
+      check_input("key", in.key);
+      check_input("value", in.value);
+      k = split_heads(w_k_->forward(in.key), d_k_);
+      v = split_heads(w_v_->forward(in.value), d_v_);
+      if (cache) {
+        if (!cache->static_kv && cache->keys.defined()) {
+          k = concat({cache->keys, k}, 2);
+          v = concat({cache->values, v}, 2);
+        }
+        cache->keys = k;
+        cache->values = v;
+      }
+    }
+    ATTNLAB_CHECK(k.dim(0) == b, "attention additive: query batch {} but key batch {}", b, k.dim(0));
+    const std::int64_t tk = k.dim(2);
+    Tensor scores = additive_scores(q, merge_heads(k, d_k_), b, tq, tk);  // [B, h, Tq, Tk]
+    Tensor mask;
+    if (in.key_padding_mask.defined()) {
+      ATTNLAB_CHECK(in.key_padding_mask.shape() == Shape({b, tk}),
+                    "attention additive: key_padding_mask {} should be [{}, {}] (batch, keys)",
+                    in.key_padding_mask.shape().str(), b, tk);
+      mask = in.key_padding_mask.reshape({b, 1, 1, tk});
+    }
+    Tensor weights = dropout_->forward(softmax(scores, mask, in.causal));  // [B, h, Tq, Tk]
+    Tensor context = matmul(weights, v);                                   // [B, h, Tq, d_v]
+    return w_o_->forward(merge_heads(context, d_v_));
+  }
+
+ private:
+  // q [B, Tq, H], k [B, Tk, H] with H = h * d_k -> scores [B, h, Tq, Tk],
+  //   scores[b, n, i, j] = sum_c v[n, c] tanh(q[b, i, n, c] + k[b, j, n, c]).
+  // The binary ops broadcast only a suffix, so both operands of the pairwise sum are expanded to
+  // [B, Tq, Tk, H] by a product with a row of ones (whose gradient sums the copies back).
+  Tensor additive_scores(const Tensor& q, const Tensor& k, std::int64_t b, std::int64_t tq,
+                         std::int64_t tk) const {
+    const std::int64_t hd = h_ * d_k_;
+    Tensor ones_k = Tensor::full({1, tk}, 1.0, q.dtype(), q.device());
+    Tensor ones_q = Tensor::full({1, tq}, 1.0, q.dtype(), q.device());
+    // [B, Tq, H, 1] x [1, Tk] -> [B, Tq, H, Tk] -> [B, Tq, Tk, H]: entry (i, j) holds q_i.
+    Tensor q_rep = transpose(matmul(q.reshape({b, tq, hd, 1}), ones_k), 2, 3);
+    // [B, Tk * H, 1] x [1, Tq] -> [B, Tk * H, Tq] -> [B, Tq, Tk * H]: entry (i, j) holds k_j.
+    Tensor k_rep = transpose(matmul(k.reshape({b, tk * hd, 1}), ones_q), 1, 2).reshape({b, tq, tk, hd});
+    Tensor e = mul(tanh(add(q_rep, k_rep)), v_.reshape({hd}));             // [B, Tq, Tk, H]
+    Tensor s = sum(e.reshape({b, tq, tk, h_, d_k_}), -1);                  // [B, Tq, Tk, h]
+    return permute(s, {0, 3, 1, 2});
+  }
+  // [B, T, h * d] -> [B, h, T, d]
+  Tensor split_heads(const Tensor& x, std::int64_t d) const {
+    return permute(x.reshape({x.dim(0), x.dim(1), h_, d}), {0, 2, 1, 3});
+  }
+  // [B, h, T, d] -> [B, T, h * d]
+  Tensor merge_heads(const Tensor& x, std::int64_t d) const {
+    return permute(x, {0, 2, 1, 3}).reshape({x.dim(0), x.dim(2), h_ * d});
+  }
+  void check_input(const char* what, const Tensor& x) const {
+    ATTNLAB_CHECK(x.defined() && x.rank() == 3 && x.dim(2) == d_model_,
+                  "attention additive: {} must be [batch, length, d_model={}], got {}", what,
+                  d_model_, x.defined() ? x.shape().str() : "undefined");
+  }
+
+  std::int64_t d_model_, h_, d_k_, d_v_;
+  std::shared_ptr<nn::Linear> w_q_, w_k_, w_v_, w_o_;
+  Tensor v_;  // [h, d_k]
+  std::shared_ptr<Dropout> dropout_;
+};
+
+void register_plugins(Registry& registry) {
+  registry.add_attention(
+      {.name = "additive",
+       .version = "1.0.0",
+       .description = "multi-head additive attention v^T tanh(W_q q + W_k k) (Bahdanau et al. 2015; "
+                      "Vaswani et al. 2017, sec. 3.2.1)",
+       .options = {{"bias", OptionType::boolean, OptionValue(true),
+                    "learn biases in the query, value and output projections"}}},
+      [](const BuildContext& ctx) { return std::make_shared<AdditiveAttention>(ctx); });
+}
+
+}  // namespace
+
+ATTNLAB_PLUGIN("additive", "1.0.0", "multi-head additive attention", register_plugins)
