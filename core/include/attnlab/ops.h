@@ -1,6 +1,7 @@
 #pragma once
 // Every core op.
 #include "attnlab/ops/activation.h"
+#include "attnlab/ops/adam.h"
 #include "attnlab/ops/binary.h"
 #include "attnlab/ops/cross_entropy.h"
 #include "attnlab/ops/dropout.h"

@@ -27,8 +27,13 @@ Options Options::with_defaults(const std::vector<OptionSpec>& specs,
       out.values_[spec.name] = *spec.default_value;
     }
   }
-  for (const auto& [name, value] : given)
-    if (!out.values_.count(name)) out.values_[name] = value;
+  for (const auto& [name, value] : given) {
+    if (out.values_.count(name)) continue;
+    std::vector<std::string> valid;
+    for (const auto& spec : specs) valid.push_back(spec.name);
+    throw Error(fmt::format("unknown option '{}' (valid options: {})", name,
+                            valid.empty() ? std::string("none") : fmt::format("{}", fmt::join(valid, ", "))));
+  }
   return out;
 }
 

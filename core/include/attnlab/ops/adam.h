@@ -1,0 +1,22 @@
+#pragma once
+// One Adam step (Kingma & Ba 2015) on a parameter, in place and outside the tape:
+//   m <- b1 m + (1 - b1) g;   v <- b2 v + (1 - b2) g^2
+//   p <- p - lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
+// param, grad, m, v: same shape, dtype and device (floating).
+#include <cstdint>
+
+#include "attnlab/tensor.h"
+
+namespace attnlab {
+
+struct AdamHyper {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.98;
+  double eps = 1e-9;
+  std::int64_t step = 1;  // t, 1-based, for the bias corrections
+};
+
+void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamHyper& hyper);
+
+}  // namespace attnlab

@@ -1,0 +1,39 @@
+#pragma once
+// The hyperparameters of the encoder-decoder Transformer and the plugins it is built from.
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "attnlab/plugin/context.h"
+#include "attnlab/plugin/options.h"
+
+namespace attnlab::nmt {
+
+// A plugin chosen by name, with the values of its options (validated against its declaration).
+struct PluginChoice {
+  std::string name;
+  std::map<std::string, OptionValue> options;
+};
+
+struct TransformerConfig {
+  std::int64_t vocab_size = 37000;  // shared source-target vocabulary
+  std::int64_t encoder_layers = 6;  // N
+  std::int64_t decoder_layers = 6;
+  ModelDims dims;        // d_model 512, h 8, d_k = d_v = 64, d_ff 2048
+  DropoutRates dropout;  // residual 0.1, embedding 0.1
+  double layer_norm_eps = 1e-6;
+  std::int64_t pad_id = 0;
+  PluginChoice attention{"scaled_dot", {}};
+  PluginChoice positional{"sinusoidal", {}};
+  PluginChoice ffn{"relu", {}};
+  PluginChoice dropout_plugin{"standard", {}};
+};
+
+// The paper's base model (Table 3, first row) with vocabulary size `vocab`.
+TransformerConfig paper_base_config(std::int64_t vocab = 37000);
+
+// Parameters of a configuration without building it (embedding, encoder, decoder), for the
+// built-in plugins' layouts; the built model's parameter_count() is the authority.
+std::int64_t expected_parameter_count(const TransformerConfig& config);
+
+}  // namespace attnlab::nmt

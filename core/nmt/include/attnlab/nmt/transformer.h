@@ -1,0 +1,99 @@
+#pragma once
+// The encoder-decoder Transformer of Vaswani et al. (2017), section 3:
+//   * one embedding matrix E [V, d_model] shared by the source embedding, the target embedding
+//     and the pre-softmax projection (logits = h E^T), embeddings scaled by sqrt(d_model);
+//   * positional encodings (a plugin) added at the bottom of both stacks, then dropout;
+//   * post-norm residual blocks LayerNorm(x + Dropout(Sublayer(x))):
+//       encoder layer: self-attention, feed-forward;
+//       decoder layer: causal self-attention, attention over the encoder output, feed-forward.
+// Attention, positional encoding, feed-forward network and dropout come from plugins by name.
+#include <memory>
+#include <vector>
+
+#include "attnlab/nn/layer_norm.h"
+#include "attnlab/nmt/model_config.h"
+#include "attnlab/plugin/registry.h"
+
+namespace attnlab::nmt {
+
+class EncoderLayer : public Module {
+ public:
+  EncoderLayer(const BuildContext& ctx, const TransformerConfig& config);
+  // x [B, S, d]; src_mask [B, S] additive (0 / -inf)
+  Tensor forward(const Tensor& x, const Tensor& src_mask);
+
+ private:
+  std::shared_ptr<Attention> self_attn_;
+  std::shared_ptr<FeedForward> ffn_;
+  std::shared_ptr<nn::LayerNorm> norm1_, norm2_;
+  std::shared_ptr<Dropout> drop1_, drop2_;
+};
+
+// The per-layer caches of incremental decoding.
+struct DecoderLayerState {
+  KVCache self_attn;
+  KVCache cross_attn;
+};
+
+class DecoderLayer : public Module {
+ public:
+  DecoderLayer(const BuildContext& ctx, const TransformerConfig& config);
+  // y [B, T, d]; memory [B, S, d]; state non-null for incremental decoding (y is then the new steps).
+  Tensor forward(const Tensor& y, const Tensor& memory, const Tensor& src_mask, DecoderLayerState* state);
+
+ private:
+  std::shared_ptr<Attention> self_attn_, cross_attn_;
+  std::shared_ptr<FeedForward> ffn_;
+  std::shared_ptr<nn::LayerNorm> norm1_, norm2_, norm3_;
+  std::shared_ptr<Dropout> drop1_, drop2_, drop3_;
+};
+
+// Everything incremental decoding carries from one step to the next.
+struct DecoderState {
+  std::vector<DecoderLayerState> layers;
+  std::int64_t length = 0;  // target positions decoded so far
+  // Keeps batch rows `rows` in that order (beam search).
+  void reorder(const std::vector<std::int64_t>& rows);
+};
+
+struct Encoded {
+  Tensor memory;    // [B, S, d_model]
+  Tensor src_mask;  // [B, S] additive: 0 for tokens, -inf for padding
+};
+
+class Transformer : public Module {
+ public:
+  // Builds every sub-module from `registry`; `init` draws the initial weights in a fixed order.
+  // `dropout_rng` drives every dropout in training and must outlive the model.
+  Transformer(const TransformerConfig& config, const Registry& registry, Generator& init,
+              Generator& dropout_rng, DType dtype = DType::f32, Device device = Device::cpu());
+
+  // Teacher forcing: src [B, S], tgt_in [B, T] ids (i64) -> logits [B, T, V].
+  Tensor forward(const Tensor& src, const Tensor& tgt_in);
+  Encoded encode(const Tensor& src);
+  // Decoder hidden states [B, T, d] for tgt_in; with a state, tgt_in holds only the new steps.
+  Tensor decode(const Tensor& tgt_in, const Encoded& encoded, DecoderState* state = nullptr);
+  // h [..., d] -> logits [..., V] through the shared embedding.
+  Tensor project(const Tensor& hidden) const;
+  DecoderState start_decoding() const;
+
+  const TransformerConfig& config() const { return config_; }
+  const Tensor& embedding() const { return embedding_; }
+
+ private:
+  Tensor embed(const Tensor& ids, PositionalEncoding& positional, std::int64_t offset);
+
+  TransformerConfig config_;
+  DType dtype_;
+  Device device_;
+  Tensor embedding_;  // [V, d_model]
+  std::shared_ptr<PositionalEncoding> src_positional_, tgt_positional_;
+  std::shared_ptr<Dropout> src_dropout_, tgt_dropout_;
+  std::vector<std::shared_ptr<EncoderLayer>> encoder_;
+  std::vector<std::shared_ptr<DecoderLayer>> decoder_;
+};
+
+// Additive padding mask [B, S] (0 for tokens, -inf where ids == pad) in dtype on ids' device.
+Tensor padding_mask(const Tensor& ids, std::int64_t pad_id, DType dtype);
+
+}  // namespace attnlab::nmt

@@ -1,0 +1,162 @@
+#include "attnlab/nmt/transformer.h"
+
+#include <cmath>
+#include <limits>
+
+#include "attnlab/init.h"
+#include "attnlab/ops.h"
+
+namespace attnlab::nmt {
+namespace {
+
+BuildContext plugin_context(BuildContext ctx, const Registry& registry, PluginFamily family,
+                            const PluginChoice& choice) {
+  ctx.options = Options::with_defaults(registry.find(family, choice.name).options, choice.options);
+  return ctx;
+}
+
+std::shared_ptr<Attention> make_attention(const BuildContext& ctx, const TransformerConfig& config) {
+  return ctx.registry->make_attention(
+      config.attention.name, plugin_context(ctx, *ctx.registry, PluginFamily::attention, config.attention));
+}
+
+std::shared_ptr<FeedForward> make_ffn(const BuildContext& ctx, const TransformerConfig& config) {
+  return ctx.registry->make_ffn(config.ffn.name, plugin_context(ctx, *ctx.registry, PluginFamily::ffn, config.ffn));
+}
+
+}  // namespace
+
+Tensor padding_mask(const Tensor& ids, std::int64_t pad_id, DType dtype) {
+  ATTNLAB_CHECK(ids.rank() == 2, "padding_mask: ids must be [batch, length], got {}", ids.shape().str());
+  const auto values = ids.to_vector<std::int64_t>();
+  std::vector<double> mask(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i)
+    mask[i] = values[i] == pad_id ? -std::numeric_limits<double>::infinity() : 0.0;
+  return Tensor::from_vector<double>(ids.shape(), mask).to(dtype).to(ids.device());
+}
+
+EncoderLayer::EncoderLayer(const BuildContext& ctx, const TransformerConfig& config) {
+  const auto d = config.dims.d_model;
+  self_attn_ = register_module("self_attn", make_attention(ctx, config));
+  drop1_ = register_module("dropout1", ctx.make_dropout(config.dropout.residual));
+  norm1_ = register_module("norm1", std::make_shared<nn::LayerNorm>(d, config.layer_norm_eps, ctx.dtype, ctx.device));
+  ffn_ = register_module("ffn", make_ffn(ctx, config));
+  drop2_ = register_module("dropout2", ctx.make_dropout(config.dropout.residual));
+  norm2_ = register_module("norm2", std::make_shared<nn::LayerNorm>(d, config.layer_norm_eps, ctx.dtype, ctx.device));
+}
+
+Tensor EncoderLayer::forward(const Tensor& x, const Tensor& src_mask) {
+  Tensor a = self_attn_->forward({.query = x, .key = x, .value = x, .key_padding_mask = src_mask});
+  Tensor h = norm1_->forward(add(x, drop1_->forward(a)));
+  return norm2_->forward(add(h, drop2_->forward(ffn_->forward(h))));
+}
+
+DecoderLayer::DecoderLayer(const BuildContext& ctx, const TransformerConfig& config) {
+  const auto d = config.dims.d_model;
+  self_attn_ = register_module("self_attn", make_attention(ctx, config));
+  drop1_ = register_module("dropout1", ctx.make_dropout(config.dropout.residual));
+  norm1_ = register_module("norm1", std::make_shared<nn::LayerNorm>(d, config.layer_norm_eps, ctx.dtype, ctx.device));
+  cross_attn_ = register_module("cross_attn", make_attention(ctx, config));
+  drop2_ = register_module("dropout2", ctx.make_dropout(config.dropout.residual));
+  norm2_ = register_module("norm2", std::make_shared<nn::LayerNorm>(d, config.layer_norm_eps, ctx.dtype, ctx.device));
+  ffn_ = register_module("ffn", make_ffn(ctx, config));
+  drop3_ = register_module("dropout3", ctx.make_dropout(config.dropout.residual));
+  norm3_ = register_module("norm3", std::make_shared<nn::LayerNorm>(d, config.layer_norm_eps, ctx.dtype, ctx.device));
+}
+
+Tensor DecoderLayer::forward(const Tensor& y, const Tensor& memory, const Tensor& src_mask,
+                             DecoderLayerState* state) {
+  Tensor a = self_attn_->forward(
+      {.query = y, .key = y, .value = y, .causal = true, .cache = state ? &state->self_attn : nullptr});
+  Tensor h = norm1_->forward(add(y, drop1_->forward(a)));
+  if (state) state->cross_attn.static_kv = true;
+  Tensor c = cross_attn_->forward({.query = h,
+                                   .key = memory,
+                                   .value = memory,
+                                   .key_padding_mask = src_mask,
+                                   .cache = state ? &state->cross_attn : nullptr});
+  Tensor g = norm2_->forward(add(h, drop2_->forward(c)));
+  return norm3_->forward(add(g, drop3_->forward(ffn_->forward(g))));
+}
+
+void DecoderState::reorder(const std::vector<std::int64_t>& rows) {
+  for (auto& layer : layers) {
+    layer.self_attn.reorder(rows);
+    layer.cross_attn.reorder(rows);
+  }
+}
+
+Transformer::Transformer(const TransformerConfig& config, const Registry& registry, Generator& init,
+                         Generator& dropout_rng, DType dtype, Device device)
+    : config_(config), dtype_(dtype), device_(device) {
+  ATTNLAB_CHECK(config.vocab_size > 0 && config.encoder_layers >= 0 && config.decoder_layers > 0,
+                "transformer: vocab_size {} must be > 0, encoder_layers {} >= 0, decoder_layers {} > 0",
+                config.vocab_size, config.encoder_layers, config.decoder_layers);
+  BuildContext ctx;
+  ctx.dims = config.dims;
+  ctx.dropout = config.dropout;
+  ctx.device = device;
+  ctx.dtype = dtype;
+  ctx.init = &init;
+  ctx.dropout_rng = &dropout_rng;
+  ctx.registry = &registry;
+  ctx.dropout_plugin = config.dropout_plugin.name;
+  ctx.seed = init.seed();
+
+  const auto d = config.dims.d_model;
+  // E ~ N(0, d^-1/2): after the sqrt(d) scale the embeddings have unit variance.
+  embedding_ = register_parameter(
+      "embedding", normal({config.vocab_size, d}, 0.0, 1.0 / std::sqrt(static_cast<double>(d)), init, dtype, device));
+  const BuildContext pos_ctx = plugin_context(ctx, registry, PluginFamily::positional, config.positional);
+  src_positional_ = register_module("src_positional", registry.make_positional(config.positional.name, pos_ctx));
+  tgt_positional_ = register_module("tgt_positional", registry.make_positional(config.positional.name, pos_ctx));
+  src_dropout_ = register_module("src_dropout", ctx.make_dropout(config.dropout.embedding));
+  tgt_dropout_ = register_module("tgt_dropout", ctx.make_dropout(config.dropout.embedding));
+  for (std::int64_t i = 0; i < config.encoder_layers; ++i)
+    encoder_.push_back(register_module(fmt::format("encoder.layers.{}", i), std::make_shared<EncoderLayer>(ctx, config)));
+  for (std::int64_t i = 0; i < config.decoder_layers; ++i)
+    decoder_.push_back(register_module(fmt::format("decoder.layers.{}", i), std::make_shared<DecoderLayer>(ctx, config)));
+}
+
+Tensor Transformer::embed(const Tensor& ids, PositionalEncoding& positional, std::int64_t offset) {
+  ATTNLAB_CHECK(ids.rank() == 2, "transformer: token ids must be [batch, length], got {}", ids.shape().str());
+  Tensor x = scale(embedding(embedding_, ids), std::sqrt(static_cast<double>(config_.dims.d_model)));
+  return positional.forward(x, offset);
+}
+
+Encoded Transformer::encode(const Tensor& src) {
+  Encoded out;
+  out.src_mask = padding_mask(src, config_.pad_id, dtype_);
+  Tensor x = src_dropout_->forward(embed(src, *src_positional_, 0));
+  for (auto& layer : encoder_) x = layer->forward(x, out.src_mask);
+  out.memory = x;
+  return out;
+}
+
+DecoderState Transformer::start_decoding() const {
+  DecoderState state;
+  state.layers.resize(decoder_.size());
+  return state;
+}
+
+Tensor Transformer::decode(const Tensor& tgt_in, const Encoded& encoded, DecoderState* state) {
+  const std::int64_t offset = state ? state->length : 0;
+  Tensor y = tgt_dropout_->forward(embed(tgt_in, *tgt_positional_, offset));
+  for (std::size_t i = 0; i < decoder_.size(); ++i)
+    y = decoder_[i]->forward(y, encoded.memory, encoded.src_mask, state ? &state->layers[i] : nullptr);
+  if (state) state->length += tgt_in.dim(1);
+  return y;
+}
+
+Tensor Transformer::project(const Tensor& hidden) const {
+  Shape out_shape = hidden.shape();
+  out_shape[-1] = config_.vocab_size;
+  Tensor flat = hidden.reshape({-1, config_.dims.d_model});
+  return matmul(flat, embedding_, false, true).reshape(out_shape);
+}
+
+Tensor Transformer::forward(const Tensor& src, const Tensor& tgt_in) {
+  return project(decode(tgt_in, encode(src)));
+}
+
+}  // namespace attnlab::nmt
