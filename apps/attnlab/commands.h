@@ -8,5 +8,7 @@ namespace attnlab::app {
 using Args = std::vector<std::string>;
 
 int command_plugins(const Args& args);
+int command_train(const Args& args);
+int command_data(const Args& args);
 
 }  // namespace attnlab::app

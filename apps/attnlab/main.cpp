@@ -18,6 +18,10 @@ commands:
   plugins [--path DIR]... [--check FILE]
                  list every plugin found (family, name, version, file, description, options);
                  --check FILE loads one plugin library and runs the conformance kit on it
+  train EXPERIMENT.toml [--steps N] [--run-dir DIR] [--device cpu|cuda:N]
+                 train one configuration into its run folder (resumes an interrupted run)
+  data synth --out DIR [--train N] [--dev N] [--test N] [--seed S]
+                 write the built-in synthetic parallel corpus
   version        print the version, build id and CUDA availability
 )";
 
@@ -39,6 +43,8 @@ int main(int argc, char** argv) {
   attnlab::app::Args args(argv + 2, argv + argc);
   try {
     if (command == "plugins") return attnlab::app::command_plugins(args);
+    if (command == "train") return attnlab::app::command_train(args);
+    if (command == "data") return attnlab::app::command_data(args);
     if (command == "version" || command == "--version") return command_version();
     if (command == "help" || command == "--help" || command == "-h") {
       std::fputs(kUsage, stdout);

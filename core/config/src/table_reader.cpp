@@ -1,0 +1,101 @@
+#include "attnlab/config/table_reader.h"
+
+#include "attnlab/config/plugin_options.h"
+#include "attnlab/error.h"
+
+namespace attnlab::config {
+
+TableReader::TableReader(const toml::table& table, std::string where)
+    : table_(&table), where_(std::move(where)) {}
+
+std::string TableReader::path(const std::string& key) const { return where_.empty() ? key : where_ + "." + key; }
+
+std::string TableReader::position(const std::string& key) const {
+  const toml::node* n = table_->get(key);
+  return source_position(n ? n->source() : table_->source());
+}
+
+std::string TableReader::position() const { return source_position(table_->source()); }
+
+bool TableReader::has(const std::string& key) const { return table_->contains(key); }
+
+const toml::node* TableReader::node(const std::string& key) {
+  known_.insert(key);
+  return table_->get(key);
+}
+
+void TableReader::type_error(const std::string& key, const char* expected) const {
+  throw Error(fmt::format("{}: {}: expected {}", position(key), path(key), expected));
+}
+
+std::int64_t TableReader::get_int(const std::string& key, std::int64_t fallback) {
+  const toml::node* n = node(key);
+  if (!n) return fallback;
+  if (auto v = n->value_exact<std::int64_t>()) return *v;
+  type_error(key, "an integer");
+}
+
+double TableReader::get_real(const std::string& key, double fallback) {
+  const toml::node* n = node(key);
+  if (!n) return fallback;
+  if (auto v = n->value_exact<double>()) return *v;
+  if (auto v = n->value_exact<std::int64_t>()) return static_cast<double>(*v);
+  type_error(key, "a number");
+}
+
+bool TableReader::get_bool(const std::string& key, bool fallback) {
+  const toml::node* n = node(key);
+  if (!n) return fallback;
+  if (auto v = n->value_exact<bool>()) return *v;
+  type_error(key, "true or false");
+}
+
+std::string TableReader::get_string(const std::string& key, const std::string& fallback) {
+  const toml::node* n = node(key);
+  if (!n) return fallback;
+  if (auto v = n->value_exact<std::string>()) return *v;
+  type_error(key, "a string");
+}
+
+std::vector<std::string> TableReader::get_strings(const std::string& key) {
+  const toml::node* n = node(key);
+  std::vector<std::string> out;
+  if (!n) return out;
+  const toml::array* arr = n->as_array();
+  if (!arr) type_error(key, "an array of strings");
+  for (const auto& item : *arr) {
+    auto v = item.value_exact<std::string>();
+    if (!v) throw Error(fmt::format("{}: {}: expected an array of strings", source_position(item.source()), path(key)));
+    out.push_back(*v);
+  }
+  return out;
+}
+
+std::string TableReader::require_string(const std::string& key) {
+  if (!has(key)) throw Error(fmt::format("{}: {}: missing required key '{}'", position(), where_.empty() ? "(top level)" : where_, key));
+  return get_string(key, "");
+}
+
+std::optional<TableReader> TableReader::table(const std::string& key) {
+  const toml::node* n = node(key);
+  if (!n) return std::nullopt;
+  const toml::table* t = n->as_table();
+  if (!t) type_error(key, "a table");
+  return TableReader(*t, path(key));
+}
+
+void TableReader::accept(const std::string& key) { known_.insert(key); }
+
+void TableReader::finish() const {
+  for (const auto& [key, value] : *table_) {
+    const std::string name(key.str());
+    if (known_.count(name)) continue;
+    std::vector<std::string> valid(known_.begin(), known_.end());
+    const std::string hint = suggest(name, valid);
+    throw Error(fmt::format("{}: {}: unknown key (valid keys here: {}){}", source_position(key.source()), path(name),
+                            valid.empty() ? std::string("none") : fmt::format("{}", fmt::join(valid, ", ")),
+                            hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+  }
+}
+
+}  // namespace attnlab::config

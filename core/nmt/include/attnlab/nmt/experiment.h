@@ -1,0 +1,94 @@
+#pragma once
+// One experiment: data, vocabulary, model and training settings, read from TOML.
+//
+//   [experiment] name, seed, device, threads, plugin_paths, run_dir
+//   [data]       train_source/train_target, dev_source/dev_target (paths relative to the file),
+//                or [data.synthetic] train_pairs, dev_pairs, test_pairs, seed; max_length,
+//                max_length_ratio, cache_dir
+//   [vocab]      size, model_type
+//   [model]      encoder_layers, decoder_layers, d_model, heads, d_k, d_v, d_ff, max_length,
+//                dropout, embedding_dropout, attention_dropout, ffn_dropout, layer_norm_eps
+//   [model.attention] / [model.positional] / [model.ffn] / [model.dropout]: name + options
+//   [training]   batch_tokens, accumulate, max_steps, max_seconds, warmup_steps, lr_scale,
+//                adam_beta1, adam_beta2, adam_eps, label_smoothing, eval_every,
+//                checkpoint_every, checkpoint_every_seconds, keep_checkpoints, early_stopping
+// docs/experiments.md documents every key with its default.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "attnlab/nmt/model_config.h"
+
+namespace attnlab::nmt {
+
+struct SyntheticData {
+  std::int64_t train_pairs = 20000;
+  std::int64_t dev_pairs = 500;
+  std::int64_t test_pairs = 500;
+  std::uint64_t seed = 1;
+};
+
+struct DataConfig {
+  std::string train_source, train_target, dev_source, dev_target, test_source, test_target;
+  bool synthetic = false;
+  SyntheticData synth;
+  std::int64_t max_length = 100;      // pieces per side; longer training pairs are dropped
+  double max_length_ratio = 0.0;      // 0: no ratio filter
+  std::string cache_dir;              // SentencePiece models and encoded corpora
+};
+
+struct VocabConfig {
+  std::int64_t size = 8000;
+  std::string model_type = "bpe";
+};
+
+struct TrainingConfig {
+  std::int64_t batch_tokens = 25000;  // source and target tokens per step, each (padding included)
+  std::int64_t accumulate = 1;        // batches per optimizer step (emulates more GPUs)
+  std::int64_t max_steps = 100000;
+  double max_seconds = 0.0;           // 0: no time budget
+  std::int64_t warmup_steps = 4000;
+  double lr_scale = 1.0;              // multiplies d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
+  double adam_beta1 = 0.9, adam_beta2 = 0.98, adam_eps = 1e-9;
+  double label_smoothing = 0.1;
+  std::int64_t eval_every = 1000;     // steps between dev evaluations
+  std::int64_t checkpoint_every = 1000;
+  double checkpoint_every_seconds = 600.0;
+  std::int64_t keep_checkpoints = 5;
+  std::int64_t early_stopping = 0;    // evaluations without dev improvement before stopping; 0 off
+  std::int64_t log_every = 10;
+};
+
+struct ExperimentConfig {
+  std::string name = "experiment";
+  std::string source_file;            // the TOML file it came from
+  std::uint64_t seed = 1;
+  std::string device = "cpu";
+  std::int64_t threads = 0;           // 0: keep the default
+  std::vector<std::string> plugin_paths;
+  std::string run_dir;                // default: runs/<name>
+  DataConfig data;
+  VocabConfig vocab;
+  TransformerConfig model;
+  TrainingConfig training;
+  // The parsed document, kept for error positions when plugin options are validated.
+  std::shared_ptr<const toml::table> document;
+};
+
+// Reads and validates an experiment file. Errors name file:line:column and the key; unknown keys
+// are errors with the valid keys and a suggestion. Plugin options are validated once the plugins
+// are known (validate_plugins).
+ExperimentConfig load_experiment(const std::string& path);
+ExperimentConfig parse_experiment(const std::string& toml_text, const std::string& source_name);
+
+// Checks every plugin the model names exists in `registry` and accepts its options; errors name
+// the table, the plugin and what is available.
+void validate_plugins(const ExperimentConfig& config, const class Registry& registry);
+
+// The resolved configuration as TOML text (every default filled in), stored in checkpoints.
+std::string to_toml(const ExperimentConfig& config);
+
+}  // namespace attnlab::nmt

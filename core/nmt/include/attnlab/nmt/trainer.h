@@ -1,0 +1,49 @@
+#pragma once
+// Trains one experiment into its run folder, resuming from the folder's last checkpoint.
+//
+// <run_dir>/config.toml        the resolved experiment (a run folder belongs to one config)
+// <run_dir>/metrics.jsonl      one JSON object per log line, dev evaluation and checkpoint
+// <run_dir>/checkpoints/       step-<N>.safetensors, the last keep_checkpoints kept
+//
+// On the CPU with a fixed seed and thread count, a run interrupted at any point (Ctrl-C, kill -9,
+// power loss) and started again ends with exactly the weights of an uninterrupted run.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "attnlab/nmt/experiment.h"
+#include "attnlab/plugin/registry.h"
+
+namespace attnlab::nmt {
+
+struct TrainOptions {
+  bool progress = true;            // a progress line on stderr
+  // Stop after this step as if interrupted right after it (tests); 0: run to the end.
+  std::int64_t stop_after_step = 0;
+  // Called with every line the trainer prints (defaults to stderr when progress is on).
+  std::function<void(const std::string&)> log;
+};
+
+struct TrainResult {
+  std::int64_t steps = 0;              // optimizer steps done in total
+  std::int64_t resumed_from = 0;       // step of the checkpoint the run resumed from (0: fresh)
+  double train_loss = 0.0;             // mean label-smoothed loss per target token, last log window
+  std::optional<double> dev_ppl;       // last dev perplexity (per wordpiece, no smoothing)
+  std::optional<double> best_dev_ppl;
+  double seconds = 0.0;                // wall time of this invocation
+  double tokens_per_second = 0.0;      // target tokens per second of this invocation
+  std::int64_t parameters = 0;
+  bool interrupted = false;            // stopped by a signal or stop_after_step
+  bool early_stopped = false;
+  std::string last_checkpoint;
+};
+
+TrainResult train(const ExperimentConfig& config, const Registry& registry, const TrainOptions& options = {});
+
+// Cooperative interruption: after request_stop() (also installed for SIGINT and SIGTERM by the
+// CLI), the trainer finishes its step, writes a checkpoint and returns with interrupted = true.
+void request_stop();
+void install_stop_signal_handlers();
+
+}  // namespace attnlab::nmt

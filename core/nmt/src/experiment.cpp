@@ -1,0 +1,230 @@
+#include "attnlab/nmt/experiment.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "attnlab/config/plugin_options.h"
+#include "attnlab/config/table_reader.h"
+#include "attnlab/device.h"
+#include "attnlab/error.h"
+#include "attnlab/plugin/registry.h"
+
+namespace attnlab::nmt {
+namespace {
+
+namespace fs = std::filesystem;
+using config::TableReader;
+
+// Paths in an experiment file are relative to the file's folder.
+std::string resolve(const std::string& base_dir, const std::string& path) {
+  if (path.empty() || fs::path(path).is_absolute() || base_dir.empty()) return path;
+  return (fs::path(base_dir) / path).lexically_normal().string();
+}
+
+void check_positive(TableReader& t, const std::string& key, std::int64_t value) {
+  if (value <= 0) throw Error(fmt::format("{}: {}: must be positive, got {}", t.position(key), t.path(key), value));
+}
+
+void check_rate(TableReader& t, const std::string& key, double value) {
+  if (!(value >= 0.0 && value < 1.0))
+    throw Error(fmt::format("{}: {}: must be in [0, 1), got {}", t.position(key), t.path(key), value));
+}
+
+PluginChoice read_plugin(TableReader& model, const std::string& key, const std::string& fallback) {
+  PluginChoice choice{fallback, {}};
+  auto t = model.table(key);
+  if (!t) return choice;
+  choice.name = t->get_string("name", fallback);
+  // Options are checked against the plugin's declaration in validate_plugins(); here they are
+  // only converted.
+  for (const auto& [k, node] : t->raw()) {
+    const std::string name(k.str());
+    if (name == "name") continue;
+    t->accept(name);
+    if (auto v = node.value_exact<bool>()) choice.options[name] = *v;
+    else if (auto i = node.value_exact<std::int64_t>()) choice.options[name] = *i;
+    else if (auto d = node.value_exact<double>()) choice.options[name] = *d;
+    else if (auto s = node.value_exact<std::string>()) choice.options[name] = *s;
+    else
+      throw Error(fmt::format("{}: {}.{}: plugin options must be booleans, numbers or strings",
+                              config::source_position(node.source()), t->path(name), name));
+  }
+  return choice;
+}
+
+void read_data(TableReader& t, const std::string& base, DataConfig& d) {
+  d.train_source = resolve(base, t.get_string("train_source", ""));
+  d.train_target = resolve(base, t.get_string("train_target", ""));
+  d.dev_source = resolve(base, t.get_string("dev_source", ""));
+  d.dev_target = resolve(base, t.get_string("dev_target", ""));
+  d.test_source = resolve(base, t.get_string("test_source", ""));
+  d.test_target = resolve(base, t.get_string("test_target", ""));
+  d.max_length = t.get_int("max_length", d.max_length);
+  check_positive(t, "max_length", d.max_length);
+  d.max_length_ratio = t.get_real("max_length_ratio", d.max_length_ratio);
+  d.cache_dir = resolve(base, t.get_string("cache_dir", ""));
+  if (auto s = t.table("synthetic")) {
+    d.synthetic = true;
+    d.synth.train_pairs = s->get_int("train_pairs", d.synth.train_pairs);
+    d.synth.dev_pairs = s->get_int("dev_pairs", d.synth.dev_pairs);
+    d.synth.test_pairs = s->get_int("test_pairs", d.synth.test_pairs);
+    d.synth.seed = static_cast<std::uint64_t>(s->get_int("seed", static_cast<std::int64_t>(d.synth.seed)));
+    check_positive(*s, "train_pairs", d.synth.train_pairs);
+    s->finish();
+  }
+  if (!d.synthetic && (d.train_source.empty() || d.train_target.empty()))
+    throw Error(fmt::format("{}: data: give train_source and train_target, or a [data.synthetic] table",
+                            t.position()));
+  t.finish();
+}
+
+void read_model(TableReader& t, TransformerConfig& m) {
+  m.encoder_layers = t.get_int("encoder_layers", m.encoder_layers);
+  m.decoder_layers = t.get_int("decoder_layers", m.decoder_layers);
+  m.dims.d_model = t.get_int("d_model", m.dims.d_model);
+  m.dims.n_heads = t.get_int("heads", m.dims.n_heads);
+  // d_k and d_v default to d_model / heads, as in the paper's rows A.
+  const std::int64_t per_head = m.dims.n_heads > 0 ? m.dims.d_model / m.dims.n_heads : 0;
+  m.dims.d_k = t.get_int("d_k", per_head);
+  m.dims.d_v = t.get_int("d_v", per_head);
+  m.dims.d_ff = t.get_int("d_ff", m.dims.d_ff);
+  m.dims.max_length = t.get_int("max_length", m.dims.max_length);
+  const std::pair<const char*, std::int64_t> sizes[] = {
+      {"decoder_layers", m.decoder_layers}, {"d_model", m.dims.d_model}, {"heads", m.dims.n_heads},
+      {"d_k", m.dims.d_k}, {"d_v", m.dims.d_v}, {"d_ff", m.dims.d_ff}, {"max_length", m.dims.max_length}};
+  for (const auto& [key, value] : sizes) check_positive(t, key, value);
+  if (m.encoder_layers < 0)
+    throw Error(fmt::format("{}: model.encoder_layers: must be >= 0, got {}", t.position("encoder_layers"),
+                            m.encoder_layers));
+  if (m.dims.d_model % m.dims.n_heads != 0 && !t.has("d_k"))
+    throw Error(fmt::format("{}: model.heads: d_model {} is not divisible by {} heads; set d_k and d_v",
+                            t.position("heads"), m.dims.d_model, m.dims.n_heads));
+  m.dropout.residual = t.get_real("dropout", m.dropout.residual);
+  m.dropout.embedding = t.get_real("embedding_dropout", m.dropout.residual);
+  m.dropout.attention = t.get_real("attention_dropout", m.dropout.attention);
+  m.dropout.ffn = t.get_real("ffn_dropout", m.dropout.ffn);
+  for (const char* key : {"dropout", "embedding_dropout", "attention_dropout", "ffn_dropout"})
+    if (t.has(key)) check_rate(t, key, t.get_real(key, 0.0));
+  m.layer_norm_eps = t.get_real("layer_norm_eps", m.layer_norm_eps);
+  m.attention = read_plugin(t, "attention", m.attention.name);
+  m.positional = read_plugin(t, "positional", m.positional.name);
+  m.ffn = read_plugin(t, "ffn", m.ffn.name);
+  m.dropout_plugin = read_plugin(t, "dropout_plugin", m.dropout_plugin.name);
+  t.finish();
+}
+
+void read_training(TableReader& t, TrainingConfig& c) {
+  c.batch_tokens = t.get_int("batch_tokens", c.batch_tokens);
+  c.accumulate = t.get_int("accumulate", c.accumulate);
+  c.max_steps = t.get_int("max_steps", c.max_steps);
+  c.max_seconds = t.get_real("max_seconds", c.max_seconds);
+  c.warmup_steps = t.get_int("warmup_steps", c.warmup_steps);
+  c.lr_scale = t.get_real("lr_scale", c.lr_scale);
+  c.adam_beta1 = t.get_real("adam_beta1", c.adam_beta1);
+  c.adam_beta2 = t.get_real("adam_beta2", c.adam_beta2);
+  c.adam_eps = t.get_real("adam_eps", c.adam_eps);
+  c.label_smoothing = t.get_real("label_smoothing", c.label_smoothing);
+  c.eval_every = t.get_int("eval_every", c.eval_every);
+  c.checkpoint_every = t.get_int("checkpoint_every", c.checkpoint_every);
+  c.checkpoint_every_seconds = t.get_real("checkpoint_every_seconds", c.checkpoint_every_seconds);
+  c.keep_checkpoints = t.get_int("keep_checkpoints", c.keep_checkpoints);
+  c.early_stopping = t.get_int("early_stopping", c.early_stopping);
+  c.log_every = t.get_int("log_every", c.log_every);
+  for (const char* key : {"batch_tokens", "accumulate", "max_steps", "warmup_steps", "eval_every",
+                          "checkpoint_every", "keep_checkpoints", "log_every"})
+    check_positive(t, key, t.get_int(key, 1));
+  check_rate(t, "label_smoothing", c.label_smoothing);
+  t.finish();
+}
+
+}  // namespace
+
+ExperimentConfig parse_experiment(const std::string& text, const std::string& source_name) {
+  toml::table doc;
+  try {
+    doc = toml::parse(std::string_view(text), std::string_view(source_name));
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source();
+    throw Error(fmt::format("{}:{}:{}: TOML syntax error: {}", source_name, where.begin.line, where.begin.column,
+                            e.description()));
+  }
+  ExperimentConfig c;
+  c.source_file = source_name;
+  const std::string base = fs::path(source_name).parent_path().string();
+  TableReader root(doc, "");
+  if (auto e = root.table("experiment")) {
+    c.name = e->get_string("name", c.name);
+    c.seed = static_cast<std::uint64_t>(e->get_int("seed", static_cast<std::int64_t>(c.seed)));
+    c.device = e->get_string("device", c.device);
+    try {
+      Device::parse(c.device);
+    } catch (const Error& err) {
+      throw Error(fmt::format("{}: experiment.device: {}", e->position("device"), err.what()));
+    }
+    c.threads = e->get_int("threads", c.threads);
+    for (const auto& p : e->get_strings("plugin_paths")) c.plugin_paths.push_back(resolve(base, p));
+    c.run_dir = resolve(base, e->get_string("run_dir", ""));
+    e->finish();
+  }
+  if (c.run_dir.empty()) c.run_dir = (fs::path("runs") / c.name).string();
+  auto data = root.table("data");
+  if (!data) throw Error(fmt::format("{}: missing [data] table", source_name));
+  read_data(*data, base, c.data);
+  if (c.data.cache_dir.empty()) c.data.cache_dir = (fs::path(c.run_dir).parent_path() / ".cache").string();
+  if (auto v = root.table("vocab")) {
+    c.vocab.size = v->get_int("size", c.vocab.size);
+    check_positive(*v, "size", c.vocab.size);
+    c.vocab.model_type = v->get_string("model_type", c.vocab.model_type);
+    if (c.vocab.model_type != "bpe" && c.vocab.model_type != "unigram")
+      throw Error(fmt::format("{}: vocab.model_type: expected \"bpe\" or \"unigram\", got \"{}\"",
+                              v->position("model_type"), c.vocab.model_type));
+    v->finish();
+  }
+  c.model.vocab_size = c.vocab.size;
+  if (auto m = root.table("model")) read_model(*m, c.model);
+  if (auto t = root.table("training")) read_training(*t, c.training);
+  root.accept("eval");  // decoding settings: read by the evaluation commands
+  root.finish();
+  c.document = std::make_shared<const toml::table>(std::move(doc));
+  return c;
+}
+
+ExperimentConfig load_experiment(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  ATTNLAB_CHECK(in.good(), "cannot open experiment file {}", path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_experiment(ss.str(), path);
+}
+
+void validate_plugins(const ExperimentConfig& c, const Registry& registry) {
+  struct Site {
+    const char* key;
+    PluginFamily family;
+    const PluginChoice* choice;
+  };
+  const Site sites[] = {{"attention", PluginFamily::attention, &c.model.attention},
+                        {"positional", PluginFamily::positional, &c.model.positional},
+                        {"ffn", PluginFamily::ffn, &c.model.ffn},
+                        {"dropout_plugin", PluginFamily::dropout, &c.model.dropout_plugin}};
+  const toml::table* model = c.document ? (*c.document)["model"].as_table() : nullptr;
+  for (const Site& s : sites) {
+    const toml::table* table = model ? (*model)[s.key].as_table() : nullptr;
+    const std::string where = table ? config::source_position(table->source()) + ": model." + s.key
+                                    : c.source_file + ": model." + s.key;
+    const PluginInfo* info = nullptr;
+    try {
+      info = &registry.find(s.family, s.choice->name);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: {}", where, e.what()));
+    }
+    const std::string plugin = fmt::format("{} plugin '{}'", family_name(s.family), s.choice->name);
+    if (table)
+      config::plugin_options_from_toml(info->options, *table, std::string("model.") + s.key, plugin);
+    else
+      Options::with_defaults(info->options, s.choice->options);
+  }
+}
+
+}  // namespace attnlab::nmt

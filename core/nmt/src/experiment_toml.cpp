@@ -1,0 +1,86 @@
+// The resolved experiment as TOML: every default filled in, so a checkpoint or a run folder says
+// exactly what was trained.
+#include <sstream>
+
+#include "attnlab/nmt/experiment.h"
+
+namespace attnlab::nmt {
+namespace {
+
+toml::table plugin_table(const PluginChoice& choice) {
+  toml::table t;
+  t.insert("name", choice.name);
+  for (const auto& [key, value] : choice.options)
+    std::visit([&](const auto& v) { t.insert(key, v); }, value);
+  return t;
+}
+
+}  // namespace
+
+std::string to_toml(const ExperimentConfig& c) {
+  toml::table root;
+  toml::array paths;
+  for (const auto& p : c.plugin_paths) paths.push_back(p);
+  root.insert("experiment", toml::table{{"name", c.name},
+                                        {"seed", static_cast<std::int64_t>(c.seed)},
+                                        {"device", c.device},
+                                        {"threads", c.threads},
+                                        {"plugin_paths", paths},
+                                        {"run_dir", c.run_dir}});
+  toml::table data{{"max_length", c.data.max_length},
+                   {"max_length_ratio", c.data.max_length_ratio},
+                   {"cache_dir", c.data.cache_dir}};
+  if (c.data.synthetic) {
+    data.insert("synthetic", toml::table{{"train_pairs", c.data.synth.train_pairs},
+                                         {"dev_pairs", c.data.synth.dev_pairs},
+                                         {"test_pairs", c.data.synth.test_pairs},
+                                         {"seed", static_cast<std::int64_t>(c.data.synth.seed)}});
+  } else {
+    for (const auto& [k, v] : {std::pair{"train_source", &c.data.train_source}, {"train_target", &c.data.train_target},
+                               {"dev_source", &c.data.dev_source}, {"dev_target", &c.data.dev_target},
+                               {"test_source", &c.data.test_source}, {"test_target", &c.data.test_target}})
+      if (!v->empty()) data.insert(k, *v);
+  }
+  root.insert("data", data);
+  root.insert("vocab", toml::table{{"size", c.vocab.size}, {"model_type", c.vocab.model_type}});
+  const auto& m = c.model;
+  root.insert("model", toml::table{{"encoder_layers", m.encoder_layers},
+                                   {"decoder_layers", m.decoder_layers},
+                                   {"d_model", m.dims.d_model},
+                                   {"heads", m.dims.n_heads},
+                                   {"d_k", m.dims.d_k},
+                                   {"d_v", m.dims.d_v},
+                                   {"d_ff", m.dims.d_ff},
+                                   {"max_length", m.dims.max_length},
+                                   {"dropout", m.dropout.residual},
+                                   {"embedding_dropout", m.dropout.embedding},
+                                   {"attention_dropout", m.dropout.attention},
+                                   {"ffn_dropout", m.dropout.ffn},
+                                   {"layer_norm_eps", m.layer_norm_eps},
+                                   {"attention", plugin_table(m.attention)},
+                                   {"positional", plugin_table(m.positional)},
+                                   {"ffn", plugin_table(m.ffn)},
+                                   {"dropout_plugin", plugin_table(m.dropout_plugin)}});
+  const auto& t = c.training;
+  root.insert("training", toml::table{{"batch_tokens", t.batch_tokens},
+                                      {"accumulate", t.accumulate},
+                                      {"max_steps", t.max_steps},
+                                      {"max_seconds", t.max_seconds},
+                                      {"warmup_steps", t.warmup_steps},
+                                      {"lr_scale", t.lr_scale},
+                                      {"adam_beta1", t.adam_beta1},
+                                      {"adam_beta2", t.adam_beta2},
+                                      {"adam_eps", t.adam_eps},
+                                      {"label_smoothing", t.label_smoothing},
+                                      {"eval_every", t.eval_every},
+                                      {"checkpoint_every", t.checkpoint_every},
+                                      {"checkpoint_every_seconds", t.checkpoint_every_seconds},
+                                      {"keep_checkpoints", t.keep_checkpoints},
+                                      {"early_stopping", t.early_stopping},
+                                      {"log_every", t.log_every}});
+  std::ostringstream out;
+  out << root;
+  return out.str();
+}
+
+}  // namespace attnlab::nmt

@@ -1,0 +1,99 @@
+#include <doctest/doctest.h>
+
+#include "attnlab/error.h"
+#include "attnlab/nmt/experiment.h"
+#include "nmt_testing.h"
+
+using namespace attnlab;
+using namespace attnlab::nmt;
+
+namespace {
+
+const char* kMinimal = R"([experiment]
+name = "tiny"
+seed = 7
+
+[data.synthetic]
+train_pairs = 100
+
+[vocab]
+size = 300
+
+[model]
+d_model = 64
+heads = 4
+
+[model.attention]
+name = "scaled_dot"
+bias = false
+
+[training]
+max_steps = 20
+)";
+
+doctest::Contains contains(const std::string& text) { return doctest::Contains(text.c_str()); }
+
+}  // namespace
+
+TEST_CASE("an experiment file is read with defaults and derived head sizes") {
+  ExperimentConfig c = parse_experiment(kMinimal, "exp/tiny.toml");
+  CHECK(c.name == "tiny");
+  CHECK(c.seed == 7);
+  CHECK(c.data.synthetic);
+  CHECK(c.data.synth.train_pairs == 100);
+  CHECK(c.model.vocab_size == 300);
+  CHECK(c.model.dims.d_k == 16);
+  CHECK(c.model.dims.d_v == 16);
+  CHECK(c.model.dims.d_ff == 2048);
+  CHECK(c.model.attention.name == "scaled_dot");
+  CHECK(std::get<bool>(c.model.attention.options.at("bias")) == false);
+  CHECK(c.training.max_steps == 20);
+  CHECK(c.training.warmup_steps == 4000);
+  CHECK(c.training.label_smoothing == doctest::Approx(0.1));
+  CHECK(c.run_dir == "runs/tiny");
+}
+
+TEST_CASE("the resolved TOML reads back to the same configuration") {
+  ExperimentConfig a = parse_experiment(kMinimal, "tiny.toml");
+  ExperimentConfig b = parse_experiment(to_toml(a), "resolved.toml");
+  CHECK(to_toml(a) == to_toml(b));
+  CHECK(b.model.dims.d_k == 16);
+  CHECK(b.data.synth.train_pairs == 100);
+}
+
+TEST_CASE("experiment mistakes name file line column and key") {
+  CHECK_THROWS_WITH_AS(parse_experiment("[training]\nmax_steps = = 3\n", "bad.toml"),
+                       doctest::Contains("bad.toml:2:13: TOML syntax error"), Error);
+  CHECK_THROWS_WITH_AS(parse_experiment(std::string(kMinimal) + "max_step = 3\n", "t.toml"),
+                       doctest::Contains("t.toml:23:1: training.max_step: unknown key (valid keys here: "), Error);
+  CHECK_THROWS_WITH_AS(parse_experiment(std::string(kMinimal) + "max_step = 3\n", "t.toml"),
+                       doctest::Contains("did you mean 'max_steps'?"), Error);
+  CHECK_THROWS_WITH_AS(parse_experiment("[data.synthetic]\n[training]\nmax_steps = \"many\"\n", "t.toml"),
+                       doctest::Contains("t.toml:3:13: training.max_steps: expected an integer"), Error);
+  CHECK_THROWS_WITH_AS(parse_experiment("[data.synthetic]\n[model]\ndropout = 1.5\n", "t.toml"),
+                       doctest::Contains("t.toml:3:11: model.dropout: must be in [0, 1), got 1.5"), Error);
+  CHECK_THROWS_WITH_AS(parse_experiment("[experiment]\nname = \"x\"\n", "t.toml"),
+                       doctest::Contains("t.toml: missing [data] table"), Error);
+  CHECK_THROWS_WITH_AS(parse_experiment("[data]\nmax_length = 5\n", "t.toml"),
+                       doctest::Contains("t.toml:1:1: data: give train_source and train_target"), Error);
+  CHECK_THROWS_WITH_AS(parse_experiment("[experiment]\ndevice = \"gpu\"\n[data.synthetic]\n", "t.toml"),
+                       doctest::Contains("t.toml:2:10: experiment.device: invalid device 'gpu'"), Error);
+}
+
+TEST_CASE("plugins named by an experiment are checked against the registry") {
+  const Registry& registry = nmt::testing::plugins();
+  validate_plugins(parse_experiment(kMinimal, "ok.toml"), registry);
+  std::string unknown = kMinimal;
+  unknown.replace(unknown.find("\"scaled_dot\""), 12, "\"flash\"");
+  CHECK_THROWS_WITH_AS(validate_plugins(parse_experiment(unknown, "u.toml"), registry),
+                       contains("u.toml:15:1: model.attention: unknown attention plugin 'flash'; available: "), Error);
+  std::string bad_option = std::string(kMinimal);
+  bad_option.replace(bad_option.find("bias = false"), 12, "bais = false");
+  CHECK_THROWS_WITH_AS(validate_plugins(parse_experiment(bad_option, "o.toml"), registry),
+                       contains("o.toml:17:1: model.attention.bais: unknown key for attention plugin 'scaled_dot'"),
+                       Error);
+  std::string bad_type = std::string(kMinimal);
+  bad_type.replace(bad_type.find("bias = false"), 12, "bias = 3");
+  CHECK_THROWS_WITH_AS(validate_plugins(parse_experiment(bad_type, "b.toml"), registry),
+                       contains("b.toml:17:8: model.attention.bias: expected boolean"), Error);
+}
