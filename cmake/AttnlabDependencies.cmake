@@ -11,6 +11,9 @@ pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 find_package(Boost 1.74 REQUIRED)  # headers only: Boost.DLL over std::filesystem
 pkg_check_modules(TOMLPLUSPLUS REQUIRED IMPORTED_TARGET tomlplusplus)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)  # content hashes and checksums
+find_package(ZLIB REQUIRED)                                  # .gz corpora
+find_package(nlohmann_json 3 REQUIRED)                       # checkpoint metadata, metrics
 
 if(ATTNLAB_BUILD_TESTS)
   find_package(doctest REQUIRED)

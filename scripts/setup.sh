@@ -10,6 +10,7 @@ packages=(
   libboost-dev
   libtomlplusplus-dev
   libsentencepiece-dev sentencepiece
+  libxxhash-dev zlib1g-dev nlohmann-json3-dev
 )
 
 missing=()
