@@ -65,7 +65,7 @@ TEST_CASE("experiment mistakes name file line column and key") {
   CHECK_THROWS_WITH_AS(parse_experiment("[training]\nmax_steps = = 3\n", "bad.toml"),
                        doctest::Contains("bad.toml:2:13: TOML syntax error"), Error);
   CHECK_THROWS_WITH_AS(parse_experiment(std::string(kMinimal) + "max_step = 3\n", "t.toml"),
-                       doctest::Contains("t.toml:23:1: training.max_step: unknown key (valid keys here: "), Error);
+                       doctest::Contains("t.toml:21:1: training.max_step: unknown key (valid keys here: "), Error);
   CHECK_THROWS_WITH_AS(parse_experiment(std::string(kMinimal) + "max_step = 3\n", "t.toml"),
                        doctest::Contains("did you mean 'max_steps'?"), Error);
   CHECK_THROWS_WITH_AS(parse_experiment("[data.synthetic]\n[training]\nmax_steps = \"many\"\n", "t.toml"),

@@ -1,5 +1,6 @@
 // The resolved experiment as TOML: every default filled in, so a checkpoint or a run folder says
-// exactly what was trained.
+// exactly what was trained. The run folder itself is left out: it is where a run is kept, not
+// what it is, so two folders trained from one configuration hold identical checkpoints.
 #include <sstream>
 
 #include "attnlab/nmt/experiment.h"
@@ -25,8 +26,7 @@ std::string to_toml(const ExperimentConfig& c) {
                                         {"seed", static_cast<std::int64_t>(c.seed)},
                                         {"device", c.device},
                                         {"threads", c.threads},
-                                        {"plugin_paths", paths},
-                                        {"run_dir", c.run_dir}});
+                                        {"plugin_paths", paths}});
   toml::table data{{"max_length", c.data.max_length},
                    {"max_length_ratio", c.data.max_length_ratio},
                    {"cache_dir", c.data.cache_dir}};

@@ -120,7 +120,7 @@ Transformer::Transformer(const TransformerConfig& config, const Registry& regist
 
 Tensor Transformer::embed(const Tensor& ids, PositionalEncoding& positional, std::int64_t offset) {
   ATTNLAB_CHECK(ids.rank() == 2, "transformer: token ids must be [batch, length], got {}", ids.shape().str());
-  Tensor x = scale(embedding(embedding_, ids), std::sqrt(static_cast<double>(config_.dims.d_model)));
+  Tensor x = scale(attnlab::embedding(embedding_, ids), std::sqrt(static_cast<double>(config_.dims.d_model)));
   return positional.forward(x, offset);
 }
 

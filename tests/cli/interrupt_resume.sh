@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# A training run killed with SIGKILL, and one stopped with Ctrl-C (SIGINT), are each started
+# again and must end with checkpoints byte-identical to those of an uninterrupted run.
+# usage: interrupt_resume.sh ATTNLAB_PROGRAM
+set -euo pipefail
+attnlab=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+cat >exp.toml <<'TOML'
+[experiment]
+name = "interrupt"
+seed = 5
+[data]
+cache_dir = "cache"
+[data.synthetic]
+train_pairs = 2000
+dev_pairs = 50
+test_pairs = 50
+[vocab]
+size = 200
+[model]
+encoder_layers = 2
+decoder_layers = 2
+d_model = 32
+heads = 4
+d_ff = 64
+[training]
+batch_tokens = 600
+max_steps = 120
+warmup_steps = 20
+eval_every = 40
+log_every = 20
+checkpoint_every = 10
+checkpoint_every_seconds = 0
+keep_checkpoints = 3
+TOML
+final=checkpoints/step-00000120.safetensors
+
+wait_for() {  # wait_for FILE PID: until FILE exists, failing if PID ends first
+  while [ ! -e "$1" ]; do
+    kill -0 "$2" 2>/dev/null || { echo "the run ended before it could be interrupted"; exit 1; }
+    sleep 0.02
+  done
+}
+
+"$attnlab" train exp.toml --run-dir full >full.log 2>&1
+
+"$attnlab" train exp.toml --run-dir killed >killed.log 2>&1 &
+pid=$!
+wait_for killed/checkpoints/step-00000030.safetensors $pid
+kill -KILL $pid
+wait $pid 2>/dev/null || true
+[ ! -e killed/$final ] || { echo "the killed run had already finished"; exit 1; }
+"$attnlab" train exp.toml --run-dir killed >resumed.log 2>&1
+grep -q "resumed from" resumed.log
+cmp full/$final killed/$final
+echo "SIGKILL: resumed to a byte-identical final checkpoint"
+
+"$attnlab" train exp.toml --run-dir stopped >stopped.log 2>&1 &
+pid=$!
+wait_for stopped/checkpoints/step-00000020.safetensors $pid
+kill -INT $pid
+set +e
+wait $pid
+status=$?
+set -e
+[ $status -eq 130 ] || { echo "Ctrl-C exit status $status, expected 130"; cat stopped.log; exit 1; }
+grep -q "interrupted at step" stopped.log
+"$attnlab" train exp.toml --run-dir stopped >restarted.log 2>&1
+cmp full/$final stopped/$final
+echo "SIGINT: checkpointed, exited 130, resumed to a byte-identical final checkpoint"

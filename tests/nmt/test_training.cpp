@@ -1,0 +1,149 @@
+// Training end to end: a tiny model learns a copy task; an interrupted run resumed from its
+// checkpoint ends with exactly the weights of an uninterrupted one.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+#include "attnlab/nmt/checkpoint_store.h"
+#include "attnlab/nmt/optimizer.h"
+#include "attnlab/nmt/trainer.h"
+#include "attnlab/ops.h"
+#include "nmt_testing.h"
+
+using namespace attnlab;
+using namespace attnlab::nmt;
+namespace fs = std::filesystem;
+
+TEST_CASE("a tiny transformer learns to copy sequences to near-zero loss") {
+  TransformerConfig c = nmt::testing::tiny_config(12);
+  c.dims = {.d_model = 32, .n_heads = 4, .d_k = 8, .d_v = 8, .d_ff = 64, .max_length = 16};
+  Generator init(11), drop(12);
+  Transformer model(c, nmt::testing::plugins(), init, drop);
+  AdamOptimizer opt(model.named_parameters(), {});
+  std::mt19937_64 rng(5);
+  const std::int64_t batch = 32, len = 6, bos = 2, eos = 3;
+  double loss = 0;
+  for (std::int64_t step = 1; step <= 400; ++step) {
+    std::vector<std::int64_t> src(batch * len), tgt_in(batch * (len + 1)), tgt_out(batch * (len + 1));
+    for (std::int64_t b = 0; b < batch; ++b) {
+      tgt_in[b * (len + 1)] = bos;
+      for (std::int64_t t = 0; t < len; ++t) {
+        const auto w = static_cast<std::int64_t>(4 + rng() % 8);
+        src[b * len + t] = w;
+        tgt_in[b * (len + 1) + t + 1] = w;
+        tgt_out[b * (len + 1) + t] = w;
+      }
+      tgt_out[b * (len + 1) + len] = eos;
+    }
+    Tensor logits = model.forward(Tensor::from_vector<std::int64_t>({batch, len}, src),
+                                  Tensor::from_vector<std::int64_t>({batch, len + 1}, tgt_in));
+    auto ce = cross_entropy(logits.reshape({-1, 12}), Tensor::from_vector<std::int64_t>({batch * (len + 1)}, tgt_out));
+    Tensor mean_loss = scale(ce.loss_sum, 1.0 / static_cast<double>(ce.tokens));
+    loss = mean_loss.item();
+    mean_loss.backward();
+    opt.step(transformer_lr(step, 32, 200, 1.0));
+    opt.zero_grad();
+  }
+  MESSAGE("copy task loss after 400 steps: " << loss);
+  CHECK(loss < 0.05);
+}
+
+namespace {
+
+ExperimentConfig tiny_experiment(const fs::path& root, const std::string& run) {
+  const std::string toml = R"([experiment]
+name = "resume"
+seed = 3
+[data]
+cache_dir = "cache"
+[data.synthetic]
+train_pairs = 300
+dev_pairs = 20
+test_pairs = 20
+seed = 2
+[vocab]
+size = 120
+[model]
+encoder_layers = 1
+decoder_layers = 1
+d_model = 16
+heads = 2
+d_ff = 32
+dropout = 0.1
+attention_dropout = 0.1
+[training]
+batch_tokens = 300
+max_steps = 12
+warmup_steps = 4
+eval_every = 5
+log_every = 3
+checkpoint_every = 4
+checkpoint_every_seconds = 0
+keep_checkpoints = 2
+)";
+  ExperimentConfig c = parse_experiment(toml, (root / "resume.toml").string());
+  c.run_dir = (root / run).string();
+  return c;
+}
+
+std::vector<std::vector<float>> final_state(const fs::path& run_dir) {
+  Checkpoint ck = *CheckpointStore(run_dir, 2).latest().checkpoint;
+  std::vector<std::vector<float>> out;
+  for (const auto& p : ck.parameters) out.push_back(p.tensor.to_vector<float>());
+  for (const auto& m : ck.optimizer.m) out.push_back(m.tensor.to_vector<float>());
+  for (const auto& v : ck.optimizer.v) out.push_back(v.tensor.to_vector<float>());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("an interrupted and resumed run ends with bit-identical weights") {
+  const fs::path root = fs::temp_directory_path() / fmt::format("attnlab-resume-{}", ::getpid());
+  fs::remove_all(root);
+  TrainOptions quiet;
+  quiet.progress = false;
+  const Registry& registry = nmt::testing::plugins();
+
+  TrainResult full = train(tiny_experiment(root, "full"), registry, quiet);
+  CHECK(full.steps == 12);
+  CHECK_FALSE(full.interrupted);
+  REQUIRE(full.dev_ppl.has_value());
+
+  TrainOptions crash = quiet;
+  crash.stop_after_step = 7;  // dies after step 7; its last checkpoint is step 4
+  TrainResult first = train(tiny_experiment(root, "resumed"), registry, crash);
+  CHECK(first.interrupted);
+  CHECK(first.steps == 7);
+  TrainResult second = train(tiny_experiment(root, "resumed"), registry, quiet);
+  CHECK(second.resumed_from == 4);
+  CHECK(second.steps == 12);
+
+  const auto a = final_state(root / "full"), b = final_state(root / "resumed");
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) REQUIRE(a[i] == b[i]);  // bit for bit
+  // The checkpoints themselves are byte-identical files.
+  const auto read = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  CHECK(read(root / "full/checkpoints/step-00000012.safetensors") ==
+        read(root / "resumed/checkpoints/step-00000012.safetensors"));
+  fs::remove_all(root);
+}
+
+TEST_CASE("a run folder of another configuration is refused") {
+  const fs::path root = fs::temp_directory_path() / fmt::format("attnlab-claim-{}", ::getpid());
+  fs::remove_all(root);
+  TrainOptions quiet;
+  quiet.progress = false;
+  ExperimentConfig c = tiny_experiment(root, "run");
+  c.training.max_steps = 1;
+  train(c, nmt::testing::plugins(), quiet);
+  c.model.dims.d_ff = 48;
+  CHECK_THROWS_WITH_AS(train(c, nmt::testing::plugins(), quiet), doctest::Contains("holds a run of another configuration"),
+                       Error);
+  fs::remove_all(root);
+}
