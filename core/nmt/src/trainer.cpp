@@ -169,6 +169,7 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
     else ++evals_without_gain;
   }
   g_stop.store(false);
+  auto last_status = Clock::now();
   model.train();
   while (step < tc.max_steps) {
     if (g_stop.load() || (tc.max_seconds > 0 && seconds_since(start) >= tc.max_seconds)) {
@@ -195,6 +196,18 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
     optimizer.step(lr);
     optimizer.zero_grad();
 
+    if (tty && options.progress && !options.log && seconds_since(last_status) > 0.2) {
+      // A live status line between the permanent log lines.
+      const double elapsed = seconds_since(start);
+      const double per_step = elapsed / static_cast<double>(step - first_step);
+      const int width = 30;
+      const auto filled = static_cast<int>(width * static_cast<double>(step) / static_cast<double>(tc.max_steps));
+      fmt::print(stderr, "\r\033[K[{}{}] {}/{} | loss {:.4f} | {:.0f} tok/s | ETA {}", std::string(filled, '#'),
+                 std::string(width - filled, '.'), step, tc.max_steps,
+                 window_loss / std::max(window_tokens, 1.0), static_cast<double>(total_tokens) / std::max(elapsed, 1e-9),
+                 duration_str(per_step * static_cast<double>(tc.max_steps - step)));
+      last_status = Clock::now();
+    }
     if (step % tc.log_every == 0 || step == tc.max_steps) {
       const double elapsed = seconds_since(start);
       const double rate = static_cast<double>(total_tokens) / std::max(elapsed, 1e-9);
