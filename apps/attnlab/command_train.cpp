@@ -4,7 +4,6 @@
 
 #include "attnlab/commands.h"
 #include "attnlab/nmt/trainer.h"
-#include "attnlab/plugin/loader.h"
 
 namespace attnlab::app {
 
@@ -31,14 +30,11 @@ int command_train(const Args& args) {
   if (!run_dir.empty()) config.run_dir = run_dir;
   if (!device.empty()) config.device = Device::parse(device).str();
 
-  PluginLoader loader;
-  for (const auto& p : config.plugin_paths) loader.add_search_path(p);
-  loader.load_all();
-  for (const auto& f : loader.failures()) fmt::print(stderr, "note: plugin not loaded: {}\n", f.message);
+  const Registry& registry = load_plugins(config.plugin_paths);
 
   nmt::install_stop_signal_handlers();
   fmt::print(stderr, "training {} into {}\n", config.name, config.run_dir);
-  const nmt::TrainResult r = nmt::train(config, Registry::global());
+  const nmt::TrainResult r = nmt::train(config, registry);
   fmt::print("{}: {} steps in {:.1f} s ({:.0f} target tokens/s), train loss {:.4f}", config.name, r.steps, r.seconds,
              r.tokens_per_second, r.train_loss);
   if (r.dev_ppl) fmt::print(", dev ppl {:.3f}", *r.dev_ppl);

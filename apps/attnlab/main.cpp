@@ -22,6 +22,13 @@ commands:
                  train one configuration into its run folder (resumes an interrupted run)
   data synth --out DIR [--train N] [--dev N] [--test N] [--seed S]
                  write the built-in synthetic parallel corpus
+  translate --checkpoint RUN_OR_FILE [--input F] [--output F] [--beam 4] [--alpha 0.6]
+                 [--max-length-offset 50] [--batch-tokens N] [--device D]
+                 translate text (stdin to stdout by default) with beam search
+  score --checkpoint RUN_OR_FILE --source F --target F
+                 per-sentence log-probabilities of given translations
+  average RUN_DIR [--last N] [--out FILE]
+                 average the last N checkpoints of a run (the paper: 5 for base, 20 for big)
   version        print the version, build id and CUDA availability
 )";
 
@@ -45,6 +52,9 @@ int main(int argc, char** argv) {
     if (command == "plugins") return attnlab::app::command_plugins(args);
     if (command == "train") return attnlab::app::command_train(args);
     if (command == "data") return attnlab::app::command_data(args);
+    if (command == "translate") return attnlab::app::command_translate(args);
+    if (command == "score") return attnlab::app::command_score(args);
+    if (command == "average") return attnlab::app::command_average(args);
     if (command == "version" || command == "--version") return command_version();
     if (command == "help" || command == "--help" || command == "-h") {
       std::fputs(kUsage, stdout);

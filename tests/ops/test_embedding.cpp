@@ -74,3 +74,13 @@ TEST_CASE("embedding gradients are identical with 1 and 2 threads") {
   CHECK(one.first == two.first);
   CHECK(one.second == two.second);
 }
+
+TEST_CASE("select_rows gathers rows of any rank in the given order") {
+  Tensor x = Tensor::from_vector<float>({3, 2, 2}, {0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23});
+  Tensor y = select_rows(x, {2, 0, 2});
+  CHECK(y.shape() == Shape({3, 2, 2}));
+  CHECK_TENSOR_NEAR(y, {20, 21, 22, 23, 0, 1, 2, 3, 20, 21, 22, 23}, tolerance_for(DType::f32));
+  CHECK_THROWS_WITH_AS(select_rows(x, {3}), doctest::Contains("3"), Error);
+  CHECK_GRADCHECK([](const std::vector<Tensor>& in) { return select_rows(in[0], {1, 1, 0}); },
+                  {random_tensor({2, 3}, 9)});
+}

@@ -6,11 +6,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <span>
 #include <sstream>
 #include <unistd.h>
 
 #include "attnlab/autograd.h"
 #include "attnlab/build_info.h"
+#include "attnlab/nmt/atomic_file.h"
 #include "attnlab/nmt/batching.h"
 #include "attnlab/nmt/checkpoint_store.h"
 #include "attnlab/nmt/evaluate.h"
@@ -101,6 +104,13 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
   validate_plugins(config, registry);
 
   PreparedData data = prepare_data(config, log);
+  // The run folder carries its vocabulary, so translate/eval need nothing from the cache.
+  const fs::path vocab_copy = fs::path(config.run_dir) / "vocab.model";
+  if (!fs::exists(vocab_copy)) {
+    std::ifstream in(data.vocab.model_path(), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    write_file_atomically(vocab_copy, std::as_bytes(std::span<const char>(bytes.data(), bytes.size())));
+  }
   TransformerConfig mc = config.model;
   mc.vocab_size = data.vocab.size();
   mc.pad_id = kPadId;

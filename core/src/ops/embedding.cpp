@@ -47,4 +47,14 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
   return out;
 }
 
+Tensor select_rows(const Tensor& x, const std::vector<std::int64_t>& rows) {
+  ATTNLAB_CHECK(x.defined() && x.rank() >= 1, "select_rows: x must have at least one axis, got {}", x.str());
+  const std::int64_t n = x.dim(0);
+  const std::int64_t rest = n == 0 ? 0 : x.numel() / n;
+  Tensor ids = Tensor::from_vector<std::int64_t>({static_cast<std::int64_t>(rows.size())}, rows).to(x.device());
+  Shape shape = x.shape();
+  shape[0] = static_cast<std::int64_t>(rows.size());
+  return embedding(x.reshape({n, rest}), ids).reshape(shape);
+}
+
 }  // namespace attnlab

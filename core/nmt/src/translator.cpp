@@ -1,0 +1,169 @@
+#include "attnlab/nmt/translator.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+
+#include "attnlab/autograd.h"
+#include "attnlab/nmt/checkpoint_store.h"
+#include "attnlab/nmt/hash.h"
+#include "attnlab/ops.h"
+
+namespace attnlab::nmt {
+namespace {
+
+namespace fs = std::filesystem;
+
+// [B, S] ids (i64) of sequences padded with pad; at least one column.
+Tensor pad_batch(const std::vector<const std::vector<std::int64_t>*>& seqs, Device device) {
+  std::size_t width = 1;
+  for (const auto* s : seqs) width = std::max(width, s->size());
+  std::vector<std::int64_t> ids(seqs.size() * width, kPadId);
+  for (std::size_t i = 0; i < seqs.size(); ++i) std::copy(seqs[i]->begin(), seqs[i]->end(), ids.begin() + static_cast<std::ptrdiff_t>(i * width));
+  return Tensor::from_vector<std::int64_t>({static_cast<std::int64_t>(seqs.size()), static_cast<std::int64_t>(width)}, ids)
+      .to(device);
+}
+
+// Batches of indices into `lengths`, longest first, each of about `budget` padded tokens.
+std::vector<std::vector<std::size_t>> length_batches(const std::vector<std::size_t>& lengths, std::int64_t budget) {
+  std::vector<std::size_t> order(lengths.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return lengths[a] > lengths[b]; });
+  std::vector<std::vector<std::size_t>> batches;
+  std::int64_t width = 0;  // the batch's first (longest) entry fixes its width
+  for (std::size_t i : order) {
+    const auto length = static_cast<std::int64_t>(std::max<std::size_t>(1, lengths[i]));
+    if (batches.empty() || static_cast<std::int64_t>(batches.back().size() + 1) * width > budget) {
+      batches.emplace_back();
+      width = length;
+    }
+    batches.back().push_back(i);
+  }
+  return batches;
+}
+
+}  // namespace
+
+LoadedModel load_model(const std::string& path, const Registry& registry, Device device) {
+  LoadedModel out;
+  out.device = device;
+  fs::path run_dir;
+  Checkpoint ck;
+  if (fs::is_directory(path)) {
+    run_dir = path;
+    LatestCheckpoint latest = CheckpointStore(run_dir, 1 << 30).latest();
+    ATTNLAB_CHECK(latest, "{} holds no valid checkpoint (train it with attnlab train first)", path);
+    out.warnings = latest.warnings;
+    ck = std::move(*latest.checkpoint);
+    out.checkpoint = latest.path.string();
+  } else {
+    ck = load_checkpoint(path);
+    out.checkpoint = path;
+    run_dir = fs::path(path).parent_path().parent_path();
+  }
+  out.step = ck.step;
+  out.config = parse_experiment(ck.config, out.checkpoint + " (embedded configuration)");
+  const fs::path vocab_path = run_dir / "vocab.model";
+  ATTNLAB_CHECK(fs::exists(vocab_path), "the vocabulary of {} is missing: expected {}", out.checkpoint, vocab_path.string());
+  out.vocab = Vocabulary::load(vocab_path.string());
+  ATTNLAB_CHECK(out.vocab.model_hash() == ck.spm_model_hash,
+                "{} does not belong to {}: vocabulary hash {} but the checkpoint was trained with {}", vocab_path.string(),
+                out.checkpoint, out.vocab.model_hash(), ck.spm_model_hash);
+  TransformerConfig mc = out.config.model;
+  mc.vocab_size = out.vocab.size();
+  mc.pad_id = kPadId;
+  out.init = std::make_unique<Generator>(out.config.seed);
+  out.dropout = std::make_unique<Generator>(out.config.seed + 1);
+  out.model = std::make_unique<Transformer>(mc, registry, *out.init, *out.dropout, DType::f32, device);
+  apply_to_module(ck, *out.model);
+  out.model->eval();
+  return out;
+}
+
+TransformerStepModel::TransformerStepModel(Transformer& model, const Tensor& src, std::int64_t beam)
+    : model_(model), encoded_(model.encode(src)), state_(model.start_decoding()) {
+  std::vector<std::int64_t> rows;
+  for (std::int64_t s = 0; s < src.dim(0); ++s)
+    for (std::int64_t k = 0; k < beam; ++k) rows.push_back(s);
+  encoded_.memory = select_rows(encoded_.memory, rows);
+  encoded_.src_mask = select_rows(encoded_.src_mask, rows);
+}
+
+Tensor TransformerStepModel::next_log_probs(const std::vector<std::int64_t>& last_tokens) {
+  const auto rows = static_cast<std::int64_t>(last_tokens.size());
+  Tensor tgt = Tensor::from_vector<std::int64_t>({rows, 1}, last_tokens).to(encoded_.memory.device());
+  Tensor logits = model_.project(model_.decode(tgt, encoded_, &state_));  // [rows, 1, V]
+  return log_softmax(logits.reshape({rows, model_.config().vocab_size}));
+}
+
+void TransformerStepModel::reorder(const std::vector<std::int64_t>& rows) {
+  state_.reorder(rows);
+  encoded_.memory = select_rows(encoded_.memory, rows);
+  encoded_.src_mask = select_rows(encoded_.src_mask, rows);
+}
+
+std::vector<std::vector<std::int64_t>> translate_ids(Transformer& model, const std::vector<std::vector<std::int32_t>>& sources,
+                                                     const BeamOptions& options, std::int64_t batch_tokens, Device device) {
+  NoGradGuard no_grad;
+  const bool was_training = model.training();
+  model.eval();
+  std::vector<std::vector<std::int64_t>> src64(sources.size());
+  std::vector<std::size_t> lengths(sources.size());
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    src64[i].assign(sources[i].begin(), sources[i].end());
+    lengths[i] = sources[i].size();
+  }
+  std::vector<std::vector<std::int64_t>> out(sources.size());
+  for (const auto& batch : length_batches(lengths, std::max<std::int64_t>(batch_tokens / options.beam, 1))) {
+    std::vector<const std::vector<std::int64_t>*> seqs;
+    std::vector<std::int64_t> batch_lengths;
+    for (std::size_t i : batch) {
+      seqs.push_back(&src64[i]);
+      batch_lengths.push_back(static_cast<std::int64_t>(lengths[i]));
+    }
+    TransformerStepModel step(model, pad_batch(seqs, device), options.beam);
+    auto hyps = beam_search(step, batch_lengths, kBosId, kEosId, options);
+    for (std::size_t j = 0; j < batch.size(); ++j) {
+      if (hyps[j].empty()) continue;
+      auto tokens = hyps[j][0].tokens;
+      if (!tokens.empty() && tokens.back() == kEosId) tokens.pop_back();
+      out[batch[j]] = std::move(tokens);
+    }
+  }
+  model.train(was_training);
+  return out;
+}
+
+std::vector<std::string> translate(LoadedModel& loaded, const std::vector<std::string>& sources, const BeamOptions& options,
+                                   std::int64_t batch_tokens) {
+  std::vector<std::vector<std::int32_t>> ids;
+  for (const auto& s : sources) ids.push_back(loaded.vocab.encode(s));
+  const auto result = translate_ids(*loaded.model, ids, options, batch_tokens, loaded.device);
+  std::vector<std::string> out;
+  for (const auto& tokens : result) out.push_back(loaded.vocab.decode(std::vector<std::int32_t>(tokens.begin(), tokens.end())));
+  return out;
+}
+
+std::vector<SentenceScore> score_pairs(LoadedModel& loaded, const std::vector<std::string>& sources,
+                                       const std::vector<std::string>& targets) {
+  ATTNLAB_CHECK(sources.size() == targets.size(), "score: {} sources but {} targets", sources.size(), targets.size());
+  NoGradGuard no_grad;
+  Transformer& model = *loaded.model;
+  const std::int64_t vocab = model.config().vocab_size;
+  std::vector<SentenceScore> out(sources.size());
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    std::vector<std::int64_t> src, tgt_in{kBosId}, tgt_out;
+    for (auto id : loaded.vocab.encode(sources[i])) src.push_back(id);
+    for (auto id : loaded.vocab.encode(targets[i])) tgt_in.push_back(id), tgt_out.push_back(id);
+    tgt_out.push_back(kEosId);
+    Tensor logp = log_softmax(model.forward(pad_batch({&src}, loaded.device), pad_batch({&tgt_in}, loaded.device))
+                                  .reshape({-1, vocab}));
+    const auto values = logp.to_vector<double>();
+    for (std::size_t t = 0; t < tgt_out.size(); ++t)
+      out[i].log_prob += values[t * static_cast<std::size_t>(vocab) + static_cast<std::size_t>(tgt_out[t])];
+    out[i].tokens = static_cast<std::int64_t>(tgt_out.size());
+  }
+  return out;
+}
+
+}  // namespace attnlab::nmt

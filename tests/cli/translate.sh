@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Train a tiny model, then translate, score and average through the program, as a user would.
+# usage: translate.sh ATTNLAB_PROGRAM
+set -euo pipefail
+attnlab=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+cat >exp.toml <<'TOML'
+[experiment]
+name = "tiny"
+[data]
+cache_dir = "cache"
+[data.synthetic]
+train_pairs = 1000
+dev_pairs = 20
+test_pairs = 20
+[vocab]
+size = 150
+[model]
+encoder_layers = 1
+decoder_layers = 1
+d_model = 32
+heads = 4
+d_ff = 64
+[training]
+batch_tokens = 500
+max_steps = 30
+warmup_steps = 10
+eval_every = 30
+checkpoint_every = 10
+checkpoint_every_seconds = 0
+TOML
+"$attnlab" train exp.toml >train.log 2>&1
+src=cache/synthetic-1-1000-20-20/test.src
+"$attnlab" translate --checkpoint runs/tiny --input $src --output hyp.txt --beam 4 2>translate.log
+[ "$(wc -l <hyp.txt)" -eq 20 ] || { echo "expected 20 translations"; exit 1; }
+head -3 $src | "$attnlab" translate --checkpoint runs/tiny --beam 1 >greedy.txt 2>/dev/null
+[ "$(wc -l <greedy.txt)" -eq 3 ]
+"$attnlab" average runs/tiny --last 3
+"$attnlab" translate --checkpoint runs/tiny/checkpoints/average-last-3.safetensors --input $src --output avg.txt 2>/dev/null
+[ "$(wc -l <avg.txt)" -eq 20 ]
+"$attnlab" score --checkpoint runs/tiny --source $src --target hyp.txt --output scores.txt 2>/dev/null
+awk -F'\t' 'NF != 2 || $1 > 0 { bad = 1 } END { exit bad }' scores.txt
+echo "translate, average and score ran on a trained model"

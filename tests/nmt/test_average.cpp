@@ -1,0 +1,44 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+#include "attnlab/nmt/average.h"
+#include "attnlab/nmt/checkpoint_store.h"
+
+using namespace attnlab;
+using namespace attnlab::nmt;
+namespace fs = std::filesystem;
+
+namespace {
+
+Checkpoint make(std::int64_t step, double value, const std::string& config = "[model]\nd_model = 4\n") {
+  Checkpoint ck;
+  ck.step = step;
+  ck.parameters = {{"w", Tensor::full({2, 3}, value)}, {"b", Tensor::full({3}, -value)}};
+  ck.config = config;
+  ck.spm_model_hash = "abc";
+  return ck;
+}
+
+}  // namespace
+
+TEST_CASE("averaging the last checkpoints gives the element-wise mean") {
+  const fs::path run = fs::temp_directory_path() / fmt::format("attnlab-average-{}", ::getpid());
+  fs::remove_all(run);
+  CheckpointStore store(run, 10);
+  for (int i = 1; i <= 4; ++i) store.save(i * 100, make(i * 100, i));
+  const auto files = last_checkpoints(run, 3);
+  REQUIRE(files.size() == 3);
+  CHECK(files.front().filename() == "step-00000200.safetensors");
+  const Checkpoint avg = average_checkpoints(files);
+  CHECK(avg.step == 400);
+  CHECK(avg.parameters[0].tensor.to_vector<double>() == std::vector<double>(6, 3.0));
+  CHECK(avg.parameters[1].tensor.to_vector<double>() == std::vector<double>(3, -3.0));
+  CHECK(avg.optimizer.m.empty());
+  CHECK_THROWS_WITH_AS(last_checkpoints(run, 5), doctest::Contains("holds 4 checkpoint(s), 5 requested"), Error);
+  store.save(500, make(500, 5, "[model]\nd_model = 8\n"));
+  CHECK_THROWS_WITH_AS(average_checkpoints(last_checkpoints(run, 2)),
+                       doctest::Contains("was trained with another configuration"), Error);
+  fs::remove_all(run);
+}
