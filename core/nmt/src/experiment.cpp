@@ -149,6 +149,10 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     throw Error(fmt::format("{}:{}:{}: TOML syntax error: {}", source_name, where.begin.line, where.begin.column,
                             e.description()));
   }
+  return parse_experiment_table(std::move(doc), source_name);
+}
+
+ExperimentConfig parse_experiment_table(toml::table doc, const std::string& source_name) {
   ExperimentConfig c;
   c.source_file = source_name;
   const std::string base = fs::path(source_name).parent_path().string();
@@ -184,7 +188,22 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   c.model.vocab_size = c.vocab.size;
   if (auto m = root.table("model")) read_model(*m, c.model);
   if (auto t = root.table("training")) read_training(*t, c.training);
-  root.accept("eval");  // decoding settings: read by the evaluation commands
+  if (auto e = root.table("eval")) {
+    EvalConfig& v = c.eval;
+    v.beam = e->get_int("beam", v.beam);
+    v.alpha = e->get_real("alpha", v.alpha);
+    v.max_length_offset = e->get_int("max_length_offset", v.max_length_offset);
+    v.batch_tokens = e->get_int("batch_tokens", v.batch_tokens);
+    v.bleu = e->get_string("bleu", v.bleu);
+    v.lowercase = e->get_bool("lowercase", v.lowercase);
+    v.average_last = e->get_int("average_last", v.average_last);
+    check_positive(*e, "beam", v.beam);
+    check_positive(*e, "batch_tokens", v.batch_tokens);
+    if (v.bleu != "sacrebleu" && v.bleu != "tokenized" && v.bleu != "paper-wmt14")
+      throw Error(fmt::format("{}: eval.bleu: expected \"sacrebleu\", \"tokenized\" or \"paper-wmt14\", got \"{}\"",
+                              e->position("bleu"), v.bleu));
+    e->finish();
+  }
   root.finish();
   c.document = std::make_shared<const toml::table>(std::move(doc));
   return c;

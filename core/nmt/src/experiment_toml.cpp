@@ -18,7 +18,7 @@ toml::table plugin_table(const PluginChoice& choice) {
 
 }  // namespace
 
-std::string to_toml(const ExperimentConfig& c) {
+std::string to_toml(const ExperimentConfig& c, bool include_eval) {
   toml::table root;
   toml::array paths;
   for (const auto& p : c.plugin_paths) paths.push_back(p);
@@ -78,6 +78,15 @@ std::string to_toml(const ExperimentConfig& c) {
                                       {"keep_checkpoints", t.keep_checkpoints},
                                       {"early_stopping", t.early_stopping},
                                       {"log_every", t.log_every}});
+  const auto& e = c.eval;
+  if (include_eval)
+    root.insert("eval", toml::table{{"beam", e.beam},
+                                  {"alpha", e.alpha},
+                                  {"max_length_offset", e.max_length_offset},
+                                  {"batch_tokens", e.batch_tokens},
+                                  {"bleu", e.bleu},
+                                  {"lowercase", e.lowercase},
+                                  {"average_last", e.average_last}});
   std::ostringstream out;
   out << root;
   return out.str();

@@ -97,7 +97,7 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
     else if (options.progress) fmt::print(stderr, "{}{}\n", tty ? "\r\033[K" : "", line);
   };
   const TrainingConfig& tc = config.training;
-  const std::string resolved = to_toml(config);
+  const std::string resolved = to_toml(config, /*include_eval=*/false);
   claim_run_dir(config, resolved);
   if (config.threads > 0) set_num_threads(static_cast<int>(config.threads));
   const Device device = Device::parse(config.device);

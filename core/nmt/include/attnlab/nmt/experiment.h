@@ -12,6 +12,7 @@
 //   [training]   batch_tokens, accumulate, max_steps, max_seconds, warmup_steps, lr_scale,
 //                adam_beta1, adam_beta2, adam_eps, label_smoothing, eval_every,
 //                checkpoint_every, checkpoint_every_seconds, keep_checkpoints, early_stopping
+//   [eval]       beam, alpha, max_length_offset, batch_tokens, bleu, lowercase, average_last
 // docs/experiments.md documents every key with its default.
 #include <cstdint>
 #include <memory>
@@ -62,6 +63,17 @@ struct TrainingConfig {
   std::int64_t log_every = 10;
 };
 
+// How a trained model is evaluated: beam search settings and the BLEU mode (docs/evaluation.md).
+struct EvalConfig {
+  std::int64_t beam = 4;
+  double alpha = 0.6;
+  std::int64_t max_length_offset = 50;
+  std::int64_t batch_tokens = 4096;
+  std::string bleu = "sacrebleu";  // "sacrebleu" (13a, detokenized), "tokenized", "paper-wmt14"
+  bool lowercase = false;
+  std::int64_t average_last = 0;   // average the last N checkpoints first (0: none, as Table 3)
+};
+
 struct ExperimentConfig {
   std::string name = "experiment";
   std::string source_file;            // the TOML file it came from
@@ -74,6 +86,7 @@ struct ExperimentConfig {
   VocabConfig vocab;
   TransformerConfig model;
   TrainingConfig training;
+  EvalConfig eval;
   // The parsed document, kept for error positions when plugin options are validated.
   std::shared_ptr<const toml::table> document;
 };
@@ -83,12 +96,18 @@ struct ExperimentConfig {
 // are known (validate_plugins).
 ExperimentConfig load_experiment(const std::string& path);
 ExperimentConfig parse_experiment(const std::string& toml_text, const std::string& source_name);
+// The same from a parsed document (a suite builds rows this way; nodes keep their source
+// positions, so errors point into the suite file). Relative paths resolve against the folder of
+// `source_name`.
+ExperimentConfig parse_experiment_table(toml::table document, const std::string& source_name);
 
 // Checks every plugin the model names exists in `registry` and accepts its options; errors name
 // the table, the plugin and what is available.
 void validate_plugins(const ExperimentConfig& config, const class Registry& registry);
 
-// The resolved configuration as TOML text (every default filled in), stored in checkpoints.
-std::string to_toml(const ExperimentConfig& config);
+// The resolved configuration as TOML text (every default filled in). Without the [eval] table it
+// is the run's identity: what the trainer stores in config.toml and checkpoints, and what a
+// suite hashes (changing only how a row is evaluated does not retrain it).
+std::string to_toml(const ExperimentConfig& config, bool include_eval = true);
 
 }  // namespace attnlab::nmt

@@ -1,0 +1,79 @@
+#pragma once
+// Experiment suites: a base configuration plus named rows of overrides (Table 3 is exactly this)
+// and grids (cartesian products, with tied values), each row trained with one or more seeds.
+//
+//   [suite]   name, base (an experiment file the suite starts from), seeds, run_dir, reference
+//   [vars]    strings substituted as ${name} in every string value (and from the environment)
+//   [base]    experiment tables ([base.model], [base.training], ...) applied over the base file
+//   [rows.<name>]  dotted overrides ("model.heads" = 1) and optional paper = { ppl, bleu, params }
+//   [grids.<name>] axes = [ { "model.heads" = [1, 4], "model.d_k" = [128, 32] }, {...} ]
+//                  keys inside one axis are tied (zipped); axes are crossed.
+// docs/experiments.md documents the format.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnlab/nmt/experiment.h"
+
+namespace attnlab::nmt {
+
+// The paper's numbers for a row, shown beside ours in reports.
+struct PaperReference {
+  std::optional<double> ppl;       // dev perplexity per wordpiece (Table 3: newstest2013)
+  std::optional<double> bleu;      // dev BLEU
+  std::optional<double> params_m;  // millions of parameters
+};
+
+struct SuiteRow {
+  std::string name;                                  // "base", "A1", "heads-03", ...
+  std::uint64_t seed = 1;
+  // The row's own settings, dotted key -> value as written ("model.heads" -> "1"), for reports.
+  std::vector<std::pair<std::string, std::string>> settings;
+  std::optional<PaperReference> paper;
+  ExperimentConfig config;                           // fully resolved, run_dir set
+  std::string hash;                                  // 16 hex digits of the resolved config + seed
+  // Where the row's definition starts in the suite file (file:line:column), for messages.
+  std::string position;
+};
+
+struct Suite {
+  std::string name;
+  std::string source_file;
+  std::string run_dir;            // default runs/<name>; rows live in <run_dir>/<row>-s<seed>-<hash>
+  std::string reference;          // e.g. "Vaswani et al. 2017, Table 3"
+  std::vector<SuiteRow> rows;     // base first, then rows in file order, then grid rows
+};
+
+// Reads and expands a suite file: every row resolved and validated as an experiment (file:line:
+// column and the key in every error; unknown keys suggested). Plugins are not checked here.
+Suite load_suite(const std::string& path);
+
+// The row folder: <suite.run_dir>/<row.name>-s<seed>-<hash>.
+std::string row_dir(const Suite& suite, const SuiteRow& row);
+
+// ---- results, written by `attnlab run`, read by `attnlab report` ----
+// <suite.run_dir>/suite.json          the expanded suite: rows with name, seed, hash, dir, settings,
+//                                     paper values, and status ("pending", "done", "failed") and
+//                                     error for failed rows
+// <row dir>/result.json               RowResult below
+// <row dir>/metrics.jsonl             the trainer's log (learning curves)
+// <row dir>/dev.hyp                   the dev translations scored for BLEU (bootstrap tests)
+struct RowResult {
+  std::string row;
+  std::uint64_t seed = 1;
+  std::int64_t steps = 0;
+  std::int64_t parameters = 0;
+  double train_seconds = 0.0;        // summed over every invocation of the trainer
+  double tokens_per_second = 0.0;    // target tokens per second of training
+  double dev_ppl = 0.0;              // per wordpiece, no label smoothing
+  double dev_ppl_smoothed = 0.0;     // with the row's label smoothing (the training objective)
+  double bleu = 0.0;
+  std::string bleu_signature;        // e.g. "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
+  std::string bleu_mode;             // "sacrebleu", "tokenized", "paper-wmt14"
+  std::int64_t beam = 4;
+  double alpha = 0.6;
+};
+
+}  // namespace attnlab::nmt
