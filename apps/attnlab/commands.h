@@ -10,5 +10,6 @@ using Args = std::vector<std::string>;
 int command_plugins(const Args& args);
 int command_train(const Args& args);
 int command_data(const Args& args);
+int command_bleu(const Args& args);
 
 }  // namespace attnlab::app

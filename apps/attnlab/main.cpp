@@ -22,6 +22,10 @@ commands:
                  train one configuration into its run folder (resumes an interrupted run)
   data synth --out DIR [--train N] [--dev N] [--test N] [--seed S]
                  write the built-in synthetic parallel corpus
+  bleu --ref REF [--ref REF2]... [HYP] [--tokenize 13a|intl|char|none] [--lowercase]
+       [--smooth exp|floor|add-k|none] [--smooth-value X] [--compound-split] [--chrf] [--score-only]
+                 corpus BLEU of HYP (default: standard input) as sacreBLEU 2.6.0 computes it,
+                 with its signature; --compound-split: paper-style WMT14 tokenized BLEU
   version        print the version, build id and CUDA availability
 )";
 
@@ -45,6 +49,7 @@ int main(int argc, char** argv) {
     if (command == "plugins") return attnlab::app::command_plugins(args);
     if (command == "train") return attnlab::app::command_train(args);
     if (command == "data") return attnlab::app::command_data(args);
+    if (command == "bleu") return attnlab::app::command_bleu(args);
     if (command == "version" || command == "--version") return command_version();
     if (command == "help" || command == "--help" || command == "-h") {
       std::fputs(kUsage, stdout);
