@@ -12,6 +12,7 @@ find_package(Boost 1.74 REQUIRED)  # headers only: Boost.DLL over std::filesyste
 pkg_check_modules(TOMLPLUSPLUS REQUIRED IMPORTED_TARGET tomlplusplus)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)  # content hashes and checksums
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)  # Unicode-property regexes (BLEU intl tokenizer)
 find_package(ZLIB REQUIRED)                                  # .gz corpora
 find_package(nlohmann_json 3 REQUIRED)                       # checkpoint metadata, metrics
 

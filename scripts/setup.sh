@@ -11,6 +11,7 @@ packages=(
   libtomlplusplus-dev
   libsentencepiece-dev sentencepiece
   libxxhash-dev zlib1g-dev nlohmann-json3-dev
+  libpcre2-dev
 )
 
 missing=()

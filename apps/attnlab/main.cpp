@@ -29,6 +29,10 @@ commands:
                  per-sentence log-probabilities of given translations
   average RUN_DIR [--last N] [--out FILE]
                  average the last N checkpoints of a run (the paper: 5 for base, 20 for big)
+  bleu --ref REF [--ref REF2]... [HYP] [--tokenize 13a|intl|char|none] [--lowercase]
+       [--smooth exp|floor|add-k|none] [--smooth-value X] [--compound-split] [--chrf] [--score-only]
+                 corpus BLEU of HYP (default: standard input) as sacreBLEU 2.6.0 computes it,
+                 with its signature; --compound-split: paper-style WMT14 tokenized BLEU
   version        print the version, build id and CUDA availability
 )";
 
@@ -55,6 +59,7 @@ int main(int argc, char** argv) {
     if (command == "translate") return attnlab::app::command_translate(args);
     if (command == "score") return attnlab::app::command_score(args);
     if (command == "average") return attnlab::app::command_average(args);
+    if (command == "bleu") return attnlab::app::command_bleu(args);
     if (command == "version" || command == "--version") return command_version();
     if (command == "help" || command == "--help" || command == "-h") {
       std::fputs(kUsage, stdout);
