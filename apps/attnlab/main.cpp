@@ -33,6 +33,8 @@ commands:
        [--smooth exp|floor|add-k|none] [--smooth-value X] [--compound-split] [--chrf] [--score-only]
                  corpus BLEU of HYP (default: standard input) as sacreBLEU 2.6.0 computes it,
                  with its signature; --compound-split: paper-style WMT14 tokenized BLEU
+  eval RUN_OR_CHECKPOINT [--test] [--source F --target F] [--beam N] [--alpha A] [--bleu MODE]
+                 perplexity per wordpiece (with and without label smoothing) and BLEU of a run
   version        print the version, build id and CUDA availability
 )";
 
@@ -60,6 +62,7 @@ int main(int argc, char** argv) {
     if (command == "score") return attnlab::app::command_score(args);
     if (command == "average") return attnlab::app::command_average(args);
     if (command == "bleu") return attnlab::app::command_bleu(args);
+    if (command == "eval") return attnlab::app::command_eval(args);
     if (command == "version" || command == "--version") return command_version();
     if (command == "help" || command == "--help" || command == "-h") {
       std::fputs(kUsage, stdout);

@@ -1,0 +1,74 @@
+// attnlab eval RUN_OR_CHECKPOINT: perplexity and BLEU of a trained model on its dev or test set.
+#include <filesystem>
+
+#include <fmt/core.h>
+
+#include "attnlab/commands.h"
+#include "attnlab/nmt/corpus.h"
+#include "attnlab/nmt/evaluation.h"
+#include "attnlab/nmt/prepared_data.h"
+
+namespace attnlab::app {
+
+int command_eval(const Args& args) {
+  constexpr const char* kUsage =
+      "usage: attnlab eval RUN_DIR_OR_CHECKPOINT [--test] [--source F --target F] [--beam N] [--alpha A] "
+      "[--bleu sacrebleu|tokenized|paper-wmt14] [--lowercase] [--hypotheses FILE] [--device D]";
+  std::string path, source, target, hyp_out, device = "cpu";
+  bool test = false;
+  std::optional<std::int64_t> beam;
+  std::optional<double> alpha;
+  std::optional<std::string> bleu;
+  bool lowercase = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw Error(fmt::format("{} needs a value\n{}", a, kUsage));
+      return args[++i];
+    };
+    if (a == "--test") test = true;
+    else if (a == "--lowercase") lowercase = true;
+    else if (a == "--source") source = value();
+    else if (a == "--target") target = value();
+    else if (a == "--beam") beam = std::stoll(value());
+    else if (a == "--alpha") alpha = std::stod(value());
+    else if (a == "--bleu") bleu = value();
+    else if (a == "--hypotheses") hyp_out = value();
+    else if (a == "--device") device = value();
+    else if (path.empty() && !a.starts_with("--")) path = a;
+    else throw Error(fmt::format("unknown argument '{}'\n{}", a, kUsage));
+  }
+  if (path.empty()) throw Error(kUsage);
+  nmt::LoadedModel model = nmt::load_model(path, load_plugins(), Device::parse(device));
+  for (const auto& w : model.warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (source.empty()) {  // the run's own dev (or test) set
+    nmt::ExperimentConfig c = model.config;
+    if (c.data.synthetic) {
+      const std::string dir = nmt::synthetic_corpus_dir(c);
+      source = dir + (test ? "/test.src" : "/dev.src");
+      target = dir + (test ? "/test.tgt" : "/dev.tgt");
+    } else {
+      source = test ? c.data.test_source : c.data.dev_source;
+      target = test ? c.data.test_target : c.data.dev_target;
+    }
+    if (source.empty()) throw Error(fmt::format("the run has no {} set; give --source and --target", test ? "test" : "dev"));
+  }
+  nmt::EvalConfig eval = model.config.eval;
+  if (beam) eval.beam = *beam;
+  if (alpha) eval.alpha = *alpha;
+  if (bleu) eval.bleu = *bleu;
+  if (lowercase) eval.lowercase = true;
+  const nmt::Evaluation e = nmt::evaluate_model(model, source, target, eval);
+  fmt::print("model: {} (step {})\nset: {} -> {}\n", model.checkpoint, model.step, source, target);
+  fmt::print("perplexity per wordpiece: {:.3f} (no label smoothing); {:.3f} with label smoothing {}; {} pieces\n",
+             e.scores.perplexity(), e.scores.smoothed_perplexity(), e.label_smoothing, e.scores.tokens);
+  fmt::print("{}\n", e.bleu.format(e.bleu_signature));
+  fmt::print("bleu mode: {}; beam {}, alpha {}; decoding {:.1f} s ({:.1f} sentences/s, {:.0f} target tokens/s)\n",
+             e.bleu_mode, eval.beam, eval.alpha, e.decode_seconds,
+             static_cast<double>(e.hypotheses.size()) / std::max(e.decode_seconds, 1e-9),
+             static_cast<double>(e.generated_tokens) / std::max(e.decode_seconds, 1e-9));
+  if (!hyp_out.empty()) nmt::write_lines(hyp_out, e.hypotheses);
+  return 0;
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,32 @@
+#pragma once
+// Evaluating a trained model on a parallel set: per-wordpiece perplexity (teacher forcing, with
+// and without label smoothing) and BLEU of beam-search translations in the configured mode.
+#include <string>
+#include <vector>
+
+#include "attnlab/nmt/bleu.h"
+#include "attnlab/nmt/evaluate.h"
+#include "attnlab/nmt/translator.h"
+
+namespace attnlab::nmt {
+
+struct Evaluation {
+  CorpusScores scores;                  // perplexity() is the paper's per-wordpiece PPL
+  double label_smoothing = 0.0;         // of smoothed_perplexity()
+  BleuScore bleu;
+  std::string bleu_mode;                // "sacrebleu", "tokenized", "paper-wmt14"
+  std::string bleu_signature;
+  std::vector<std::string> hypotheses;  // the translations, in input order
+  double decode_seconds = 0.0;
+  std::int64_t generated_tokens = 0;    // target pieces produced by beam search (eos excluded)
+};
+
+// The BLEU settings of an evaluation mode.
+BleuConfig bleu_config_for(const EvalConfig& eval);
+
+// Scores `loaded` on source/reference files. BLEU compares the decoded translations with the
+// reference lines as they are in the file.
+Evaluation evaluate_model(LoadedModel& loaded, const std::string& source_file, const std::string& reference_file,
+                          const EvalConfig& eval);
+
+}  // namespace attnlab::nmt

@@ -1,0 +1,46 @@
+#include "attnlab/nmt/evaluation.h"
+
+#include <chrono>
+
+#include "attnlab/nmt/corpus.h"
+#include "attnlab/nmt/encoded.h"
+
+namespace attnlab::nmt {
+
+BleuConfig bleu_config_for(const EvalConfig& eval) {
+  BleuConfig config = eval.bleu == "paper-wmt14" ? BleuConfig::paper_wmt14()
+                      : eval.bleu == "tokenized" ? BleuConfig::tokenized(eval.lowercase)
+                                                 : BleuConfig::sacrebleu();
+  config.lowercase = eval.lowercase;
+  return config;
+}
+
+Evaluation evaluate_model(LoadedModel& loaded, const std::string& source_file, const std::string& reference_file,
+                          const EvalConfig& eval) {
+  Evaluation out;
+  const ParallelCorpus corpus = read_parallel(source_file, reference_file);
+  const EncodedCorpus encoded = EncodedCorpus::encode(corpus, loaded.vocab);
+  out.label_smoothing = loaded.config.training.label_smoothing;
+  out.scores = score_corpus(*loaded.model, encoded, eval.batch_tokens, out.label_smoothing, loaded.device);
+
+  const BeamOptions beam{.beam = eval.beam, .alpha = eval.alpha, .max_length_offset = eval.max_length_offset, .n_best = 1};
+  std::vector<std::vector<std::int32_t>> sources;
+  for (std::size_t i = 0; i < encoded.size(); ++i) {
+    const auto src = encoded.src(i);
+    sources.emplace_back(src.begin(), src.end());
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto ids = translate_ids(*loaded.model, sources, beam, eval.batch_tokens, loaded.device);
+  out.decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const auto& t : ids) {
+    out.generated_tokens += static_cast<std::int64_t>(t.size());
+    out.hypotheses.push_back(loaded.vocab.decode(std::vector<std::int32_t>(t.begin(), t.end())));
+  }
+  const BleuConfig bleu = bleu_config_for(eval);
+  out.bleu = corpus_bleu(out.hypotheses, {corpus.tgt}, bleu);
+  out.bleu_mode = eval.bleu;
+  out.bleu_signature = bleu_signature(bleu, 1);
+  return out;
+}
+
+}  // namespace attnlab::nmt
