@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "attnlab/random.h"
@@ -19,16 +21,16 @@ void apply_mask(const T* in, T* out, std::int64_t n, double p, std::uint64_t see
   const T scale = static_cast<T>(1.0 / (1.0 - p));
   const PhiloxKey key{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)};
   cpu::parallel_for(n, cpu::kElementwiseGrain, [&](std::int64_t s, std::int64_t e) {
-    std::array<std::uint32_t, 4> words{};
-    for (std::int64_t i = s; i < e; ++i) {
-      const auto idx = static_cast<std::uint64_t>(i);
-      if (i == s || idx % 4 == 0) {
-        const std::uint64_t block = offset + idx / 4;
-        words = philox4x32({static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), 0u, 0u},
-                           key);
+    // One Philox block per run of (up to) four elements i .. stop-1 that share the block i / 4.
+    for (std::int64_t i = s; i < e;) {
+      const auto block = offset + static_cast<std::uint64_t>(i) / 4;
+      const std::array<std::uint32_t, 4> words = philox4x32(
+          {static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), 0u, 0u}, key);
+      const std::int64_t stop = std::min<std::int64_t>(e, i - i % 4 + 4);
+      for (; i < stop; ++i) {
+        const float u = static_cast<float>(words[static_cast<std::size_t>(i % 4)] >> 8) * (1.0f / 16777216.0f);
+        out[i] = static_cast<double>(u) >= p ? in[i] * scale : T(0);
       }
-      const float u = static_cast<float>(words[idx % 4] >> 8) * (1.0f / 16777216.0f);
-      out[i] = static_cast<double>(u) >= p ? in[i] * scale : T(0);
     }
   });
 }

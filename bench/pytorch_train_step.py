@@ -1,0 +1,183 @@
+#!/usr/bin/python3
+"""PyTorch reference for bench_train_step: the same Transformer, batches and training step in
+PyTorch eager mode on the CPU, printing the same line format. See bench/README.md.
+
+Model (as attnlab::nmt::Transformer with scaled_dot / sinusoidal / relu / standard dropout):
+post-norm encoder and decoder layers LayerNorm(x + Dropout(Sublayer(x))), eps 1e-6; multi-head
+attention with biases in the Q, K, V and output projections (no dropout on the weights); ReLU
+feed-forward network; sinusoidal positions added to the embeddings scaled by sqrt(d_model), then
+dropout; one embedding matrix for source, target and output projection; dropout 0.1 on residual
+branches and embedding sums. Loss: label-smoothed (0.1) cross-entropy summed over non-pad targets,
+divided by their count. Adam(0.9, 0.98, 1e-9) with the paper's schedule (LambdaLR, warmup 4000).
+
+    python3 bench/pytorch_train_step.py [--model small|base] [--threads N] [--warmup W] [--steps S]
+"""
+import argparse
+import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+PAD = 0
+
+CONFIGS = {
+    # vocab, encoder layers, decoder layers, d_model, heads, d_ff
+    "small": dict(vocab=8000, enc=4, dec=4, d=128, h=4, ff=256),
+    "base": dict(vocab=37000, enc=6, dec=6, d=512, h=8, ff=2048),
+}
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d, h):
+        super().__init__()
+        self.h, self.dk = h, d // h
+        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d, d) for _ in range(4))
+
+    def split(self, x):  # [B, T, d] -> [B, h, T, dk]
+        return x.view(x.size(0), x.size(1), self.h, self.dk).transpose(1, 2)
+
+    def forward(self, q, kv, mask):  # mask: additive, broadcastable to [B, h, Tq, Tk]
+        b, tq, _ = q.shape
+        q, k, v = self.split(self.w_q(q)), self.split(self.w_k(kv)), self.split(self.w_v(kv))
+        scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.dk) + mask
+        context = torch.matmul(torch.softmax(scores, dim=-1), v)
+        return self.w_o(context.transpose(1, 2).reshape(b, tq, self.h * self.dk))
+
+
+class FeedForward(nn.Module):
+    def __init__(self, d, ff):
+        super().__init__()
+        self.w1, self.w2 = nn.Linear(d, ff), nn.Linear(ff, d)
+
+    def forward(self, x):
+        return self.w2(F.relu(self.w1(x)))
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, d, h, ff, p):
+        super().__init__()
+        self.self_attn, self.ffn = MultiHeadAttention(d, h), FeedForward(d, ff)
+        self.norm1, self.norm2 = nn.LayerNorm(d, eps=1e-6), nn.LayerNorm(d, eps=1e-6)
+        self.drop = nn.Dropout(p)
+
+    def forward(self, x, src_mask):
+        x = self.norm1(x + self.drop(self.self_attn(x, x, src_mask)))
+        return self.norm2(x + self.drop(self.ffn(x)))
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, d, h, ff, p):
+        super().__init__()
+        self.self_attn, self.cross_attn = MultiHeadAttention(d, h), MultiHeadAttention(d, h)
+        self.ffn = FeedForward(d, ff)
+        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d, eps=1e-6) for _ in range(3))
+        self.drop = nn.Dropout(p)
+
+    def forward(self, y, memory, causal_mask, src_mask):
+        y = self.norm1(y + self.drop(self.self_attn(y, y, causal_mask)))
+        y = self.norm2(y + self.drop(self.cross_attn(y, memory, src_mask)))
+        return self.norm3(y + self.drop(self.ffn(y)))
+
+
+def sinusoid(length, d):
+    pos = torch.arange(length, dtype=torch.float32).unsqueeze(1)
+    div = torch.exp(torch.arange(0, d, 2, dtype=torch.float32) * (-math.log(10000.0) / d))
+    pe = torch.zeros(length, d)
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(pos * div), torch.cos(pos * div)
+    return pe
+
+
+class Transformer(nn.Module):
+    def __init__(self, vocab, enc, dec, d, h, ff, p=0.1, max_length=1024):
+        super().__init__()
+        self.d = d
+        self.embedding = nn.Parameter(torch.randn(vocab, d) / math.sqrt(d))
+        self.register_buffer("pe", sinusoid(max_length, d))
+        self.drop = nn.Dropout(p)
+        self.encoder = nn.ModuleList(EncoderLayer(d, h, ff, p) for _ in range(enc))
+        self.decoder = nn.ModuleList(DecoderLayer(d, h, ff, p) for _ in range(dec))
+
+    def embed(self, ids):
+        x = F.embedding(ids, self.embedding) * math.sqrt(self.d)
+        return self.drop(x + self.pe[: ids.size(1)])
+
+    def forward(self, src, tgt_in):
+        src_mask = torch.zeros(src.shape).masked_fill(src == PAD, float("-inf"))[:, None, None, :]
+        t = tgt_in.size(1)
+        causal = torch.full((t, t), float("-inf")).triu(1)
+        x = self.embed(src)
+        for layer in self.encoder:
+            x = layer(x, src_mask)
+        y = self.embed(tgt_in)
+        for layer in self.decoder:
+            y = layer(y, x, causal, src_mask)
+        return torch.matmul(y, self.embedding.t())  # logits through the shared embedding
+
+
+def random_batch(b, t, vocab, gen):
+    """Row r holds t - r % 4 tokens then padding, in source and target (as bench_train_step)."""
+    lengths = t - torch.arange(b) % 4
+    keep = torch.arange(t)[None, :] < lengths[:, None]
+    ids = [torch.randint(3, vocab, (b, t), generator=gen) * keep for _ in range(3)]
+    return ids[0], ids[1], ids[2], int(keep.sum())
+
+
+def transformer_lr(step, d, warmup=4000):
+    step = max(step, 1)
+    return d ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", choices=CONFIGS, default="small")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--warmup", type=int, default=-1)
+    ap.add_argument("--steps", type=int, default=-1)
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--len", type=int, default=32)
+    a = ap.parse_args()
+    warmup = a.warmup if a.warmup >= 0 else (3 if a.model == "small" else 1)
+    steps = a.steps if a.steps >= 0 else (10 if a.model == "small" else 2)
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(1)
+    c = CONFIGS[a.model]
+    model = Transformer(c["vocab"], c["enc"], c["dec"], c["d"], c["h"], c["ff"])
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    # LambdaLR calls the lambda with the number of scheduler.step() calls so far (0 at first):
+    # the k-th optimizer step uses transformer_lr(k), as attnlab.
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: transformer_lr(s + 1, c["d"]))
+    gen = torch.Generator().manual_seed(100)
+    batches = [random_batch(a.batch, a.len, c["vocab"], gen) for _ in range(4)]
+
+    fwd = bwd = upd = 0.0
+    tokens, loss_value = 0, 0.0
+    for step in range(1, warmup + steps + 1):
+        src, tgt_in, tgt_out, ntok = batches[step % len(batches)]
+        t0 = time.perf_counter()
+        logits = model(src, tgt_in).reshape(-1, c["vocab"])
+        loss_sum = F.cross_entropy(logits, tgt_out.reshape(-1), ignore_index=PAD, label_smoothing=0.1,
+                                   reduction="sum")
+        objective = loss_sum / ntok
+        t1 = time.perf_counter()
+        objective.backward()
+        t2 = time.perf_counter()
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        loss_value = loss_sum.item() / ntok
+        t3 = time.perf_counter()
+        if step > warmup:
+            fwd, bwd, upd, tokens = fwd + t1 - t0, bwd + t2 - t1, upd + t3 - t2, tokens + ntok
+    total = fwd + bwd + upd
+    params = sum(p.numel() for p in model.parameters())
+    print(f"impl=pytorch model={a.model} threads={a.threads} batch={a.batch}x{a.len} params={params} "
+          f"steps={steps} ms_per_step={1000 * total / steps:.1f} tgt_tok_per_s={tokens / total:.0f} "
+          f"fwd_ms={1000 * fwd / steps:.1f} bwd_ms={1000 * bwd / steps:.1f} opt_ms={1000 * upd / steps:.1f} "
+          f"loss={loss_value:.4f}")
+
+
+if __name__ == "__main__":
+    main()
