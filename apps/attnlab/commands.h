@@ -24,5 +24,6 @@ std::vector<std::string> read_text_lines(const std::string& path);
 int command_data(const Args& args);
 int command_bleu(const Args& args);
 int command_eval(const Args& args);
+int command_run(const Args& args);
 
 }  // namespace attnlab::app

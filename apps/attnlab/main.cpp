@@ -35,6 +35,9 @@ commands:
                  with its signature; --compound-split: paper-style WMT14 tokenized BLEU
   eval RUN_OR_CHECKPOINT [--test] [--source F --target F] [--beam N] [--alpha A] [--bleu MODE]
                  perplexity per wordpiece (with and without label smoothing) and BLEU of a run
+  run SUITE.toml [--rows A1,E] [--jobs N] [--devices cuda:0,cuda:1]
+                 train and evaluate every row of a suite; finished rows are skipped, an
+                 interrupted row resumes, a changed row is retrained
   version        print the version, build id and CUDA availability
 )";
 
@@ -63,6 +66,7 @@ int main(int argc, char** argv) {
     if (command == "average") return attnlab::app::command_average(args);
     if (command == "bleu") return attnlab::app::command_bleu(args);
     if (command == "eval") return attnlab::app::command_eval(args);
+    if (command == "run") return attnlab::app::command_run(args);
     if (command == "version" || command == "--version") return command_version();
     if (command == "help" || command == "--help" || command == "-h") {
       std::fputs(kUsage, stdout);

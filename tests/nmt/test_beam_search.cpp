@@ -111,7 +111,7 @@ Transformer& tiny_model() {
 }
 
 // Greedy decoding written out independently: full (non-incremental) decoding of the prefix at
-// every step, arg-max, stop at eos or at the length limit.
+// every step, arg-max over the tokens a translation may contain, stop at eos or at the limit.
 std::vector<std::int64_t> reference_greedy(Transformer& model, const std::vector<std::int32_t>& src, std::int64_t limit) {
   NoGradGuard no_grad;
   std::vector<std::int64_t> s(src.begin(), src.end()), prefix{kBos}, out;
@@ -120,9 +120,9 @@ std::vector<std::int64_t> reference_greedy(Transformer& model, const std::vector
     Tensor logits = model.forward(src_t, Tensor::from_vector<std::int64_t>({1, static_cast<std::int64_t>(prefix.size())}, prefix));
     const auto v = logits.to_vector<double>();
     const std::size_t base = (prefix.size() - 1) * 11;
-    std::int64_t arg = 0;
+    std::int64_t arg = kEos;  // padding (0) and bos (2) are never produced
     for (std::int64_t w = 1; w < 11; ++w)
-      if (v[base + static_cast<std::size_t>(w)] > v[base + static_cast<std::size_t>(arg)]) arg = w;
+      if (w != kBos && v[base + static_cast<std::size_t>(w)] > v[base + static_cast<std::size_t>(arg)]) arg = w;
     if (arg == kEos) break;
     out.push_back(arg);
     prefix.push_back(arg);

@@ -59,7 +59,11 @@ std::vector<std::vector<Hypothesis>> beam_search(StepModel& model, const std::ve
     ATTNLAB_CHECK(log_probs.rank() == 2 && log_probs.dim(0) == static_cast<std::int64_t>(last.size()),
                   "beam search: the model returned {} for {} rows", log_probs.shape().str(), last.size());
     const std::int64_t vocab = log_probs.dim(1);
-    const std::vector<double> lp = log_probs.to_vector<double>();
+    std::vector<double> lp = log_probs.to_vector<double>();
+    for (std::int64_t token : o.forbidden)
+      ATTNLAB_CHECK(token >= 0 && token < vocab, "beam search: forbidden token {} is outside the vocabulary of {}", token, vocab);
+    for (std::size_t r = 0; r < last.size(); ++r)
+      for (std::int64_t token : o.forbidden) lp[r * static_cast<std::size_t>(vocab) + static_cast<std::size_t>(token)] = kNegInf;
 
     std::vector<std::int64_t> keep_rows;
     std::vector<std::size_t> still_live;

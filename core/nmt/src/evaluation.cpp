@@ -23,7 +23,10 @@ Evaluation evaluate_model(LoadedModel& loaded, const std::string& source_file, c
   out.label_smoothing = loaded.config.training.label_smoothing;
   out.scores = score_corpus(*loaded.model, encoded, eval.batch_tokens, out.label_smoothing, loaded.device);
 
-  const BeamOptions beam{.beam = eval.beam, .alpha = eval.alpha, .max_length_offset = eval.max_length_offset, .n_best = 1};
+  BeamOptions beam;
+  beam.beam = eval.beam;
+  beam.alpha = eval.alpha;
+  beam.max_length_offset = eval.max_length_offset;
   std::vector<std::vector<std::int32_t>> sources;
   for (std::size_t i = 0; i < encoded.size(); ++i) {
     const auto src = encoded.src(i);

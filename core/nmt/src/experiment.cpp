@@ -16,10 +16,13 @@ namespace {
 namespace fs = std::filesystem;
 using config::TableReader;
 
-// Paths in an experiment file are relative to the file's folder.
+// Paths in an experiment file are relative to the file's folder; they are stored absolute, so the
+// resolved configuration kept in a run folder and its checkpoints still finds its data from
+// anywhere.
 std::string resolve(const std::string& base_dir, const std::string& path) {
-  if (path.empty() || fs::path(path).is_absolute() || base_dir.empty()) return path;
-  return (fs::path(base_dir) / path).lexically_normal().string();
+  if (path.empty()) return path;
+  const fs::path p = fs::path(path).is_absolute() || base_dir.empty() ? fs::path(path) : fs::path(base_dir) / path;
+  return fs::absolute(p).lexically_normal().string();
 }
 
 void check_positive(TableReader& t, const std::string& key, std::int64_t value) {
@@ -175,7 +178,8 @@ ExperimentConfig parse_experiment_table(toml::table doc, const std::string& sour
   auto data = root.table("data");
   if (!data) throw Error(fmt::format("{}: missing [data] table", source_name));
   read_data(*data, base, c.data);
-  if (c.data.cache_dir.empty()) c.data.cache_dir = (fs::path(c.run_dir).parent_path() / ".cache").string();
+  if (c.data.cache_dir.empty())
+    c.data.cache_dir = fs::absolute(fs::path(c.run_dir).parent_path() / ".cache").lexically_normal().string();
   if (auto v = root.table("vocab")) {
     c.vocab.size = v->get_int("size", c.vocab.size);
     check_positive(*v, "size", c.vocab.size);

@@ -122,7 +122,9 @@ std::vector<std::vector<std::int64_t>> translate_ids(Transformer& model, const s
       batch_lengths.push_back(static_cast<std::int64_t>(lengths[i]));
     }
     TransformerStepModel step(model, pad_batch(seqs, device), options.beam);
-    auto hyps = beam_search(step, batch_lengths, kBosId, kEosId, options);
+    BeamOptions beam = options;
+    beam.forbidden = {kPadId, kBosId};
+    auto hyps = beam_search(step, batch_lengths, kBosId, kEosId, beam);
     for (std::size_t j = 0; j < batch.size(); ++j) {
       if (hyps[j].empty()) continue;
       auto tokens = hyps[j][0].tokens;

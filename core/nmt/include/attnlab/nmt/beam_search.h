@@ -15,6 +15,7 @@ struct BeamOptions {
   double alpha = 0.6;                   // length penalty exponent; 0 ranks by log-probability
   std::int64_t max_length_offset = 50;  // tokens before eos <= source length + offset
   std::int64_t n_best = 1;              // hypotheses returned per sentence (<= beam)
+  std::vector<std::int64_t> forbidden{};  // tokens never produced (padding, bos)
 };
 
 // ((5 + length) / 6)^alpha

@@ -1,0 +1,42 @@
+#pragma once
+// Runs a suite: every row trained (resuming an interrupted one) and evaluated, each in its own
+// folder named by row, seed and configuration hash. A finished row (its result.json exists) is
+// skipped, a changed row gets a new hash and is trained afresh, a failing row is recorded and the
+// suite goes on.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "attnlab/error.h"
+#include "attnlab/nmt/suite.h"
+#include "attnlab/plugin/registry.h"
+
+namespace attnlab::nmt {
+
+struct SuiteRunOptions {
+  std::vector<std::string> rows;     // names to run (empty: all)
+  std::int64_t jobs = 1;             // rows at once (child processes)
+  std::vector<std::string> devices;  // one per job slot, e.g. cuda:0,cuda:1 (empty: each row's own)
+  std::string program;               // the attnlab executable, for child processes (jobs > 1)
+  std::function<void(const std::string&)> log;
+  bool progress = true;
+};
+
+struct SuiteRunSummary {
+  std::int64_t done = 0, skipped = 0, failed = 0;
+  bool interrupted = false;
+};
+
+// Thrown by run_row when training was interrupted (Ctrl-C); the row resumes on the next run.
+class RowInterrupted : public Error {
+ public:
+  using Error::Error;
+};
+
+// Trains and evaluates one row in its folder (result.json written last). Throws on failure.
+RowResult run_row(const Suite& suite, const SuiteRow& row, const Registry& registry, bool progress,
+                  const std::function<void(const std::string&)>& log);
+
+SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const SuiteRunOptions& options);
+
+}  // namespace attnlab::nmt
