@@ -33,6 +33,10 @@ commands:
        [--smooth exp|floor|add-k|none] [--smooth-value X] [--compound-split] [--chrf] [--score-only]
                  corpus BLEU of HYP (default: standard input) as sacreBLEU 2.6.0 computes it,
                  with its signature; --compound-split: paper-style WMT14 tokenized BLEU
+  check SUITE.toml [--format text|markdown|csv]
+                 resolve and validate every row of an experiment suite; print each row's
+                 settings, dimensions and parameter count; list missing data files
+                 (exit 0: valid, 3: valid but data missing, 1: errors)
   version        print the version, build id and CUDA availability
 )";
 
@@ -60,6 +64,7 @@ int main(int argc, char** argv) {
     if (command == "score") return attnlab::app::command_score(args);
     if (command == "average") return attnlab::app::command_average(args);
     if (command == "bleu") return attnlab::app::command_bleu(args);
+    if (command == "check") return attnlab::app::command_check(args);
     if (command == "version" || command == "--version") return command_version();
     if (command == "help" || command == "--help" || command == "-h") {
       std::fputs(kUsage, stdout);
