@@ -25,5 +25,6 @@ int command_data(const Args& args);
 int command_bleu(const Args& args);
 int command_eval(const Args& args);
 int command_run(const Args& args);
+int command_check(const Args& args);
 
 }  // namespace attnlab::app

@@ -38,6 +38,10 @@ commands:
   run SUITE.toml [--rows A1,E] [--jobs N] [--devices cuda:0,cuda:1]
                  train and evaluate every row of a suite; finished rows are skipped, an
                  interrupted row resumes, a changed row is retrained
+  check SUITE.toml [--format text|markdown|csv]
+                 resolve and validate every row of an experiment suite; print each row's
+                 settings, dimensions and parameter count; list missing data files
+                 (exit 0: valid, 3: valid but data missing, 1: errors)
   version        print the version, build id and CUDA availability
 )";
 
@@ -67,6 +71,7 @@ int main(int argc, char** argv) {
     if (command == "bleu") return attnlab::app::command_bleu(args);
     if (command == "eval") return attnlab::app::command_eval(args);
     if (command == "run") return attnlab::app::command_run(args);
+    if (command == "check") return attnlab::app::command_check(args);
     if (command == "version" || command == "--version") return command_version();
     if (command == "help" || command == "--help" || command == "-h") {
       std::fputs(kUsage, stdout);

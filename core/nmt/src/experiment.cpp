@@ -234,7 +234,11 @@ void validate_plugins(const ExperimentConfig& c, const Registry& registry) {
   const toml::table* model = c.document ? (*c.document)["model"].as_table() : nullptr;
   for (const Site& s : sites) {
     const toml::table* table = model ? (*model)[s.key].as_table() : nullptr;
-    const std::string where = table ? config::source_position(table->source()) + ": model." + s.key
+    // A table made by a suite's dotted override ("model.attention.name") has no position of its
+    // own: use its first value's.
+    const toml::source_region* region = table ? &table->source() : nullptr;
+    if (table && !region->begin && !table->empty()) region = &table->cbegin()->second.source();
+    const std::string where = table ? config::source_position(*region) + ": model." + s.key
                                     : c.source_file + ": model." + s.key;
     const PluginInfo* info = nullptr;
     try {

@@ -1,0 +1,145 @@
+// attnlab check SUITE.toml: resolves and validates every row of a suite (plugins, options, shapes),
+// prints one line per row with its dimensions and parameter count (beside the paper's, when the
+// row has one), and lists data files that do not exist. Exit status: 0 all good, 3 valid but data
+// missing, 1 errors.
+#include <filesystem>
+#include <algorithm>
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include "attnlab/commands.h"
+#include "attnlab/error.h"
+#include "attnlab/nmt/parameter_count.h"
+#include "attnlab/nmt/suite.h"
+
+namespace attnlab::app {
+namespace {
+
+std::string number(double v) {
+  std::string s = fmt::format("{:g}", v);
+  return s;
+}
+
+void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
+                 const std::string& format) {
+  if (format == "csv") {
+    auto field = [](const std::string& s) {
+      if (s.find_first_of(",\"") == std::string::npos) return s;
+      std::string q = "\"";
+      for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+      return q + "\"";
+    };
+    auto line = [&](const std::vector<std::string>& cells) {
+      std::vector<std::string> f;
+      for (const auto& c : cells) f.push_back(field(c));
+      fmt::print("{}\n", fmt::join(f, ","));
+    };
+    line(header);
+    for (const auto& r : rows) line(r);
+    return;
+  }
+  std::vector<std::size_t> width(header.size());
+  for (std::size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  const bool md = format == "markdown";
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out = md ? "| " : "";
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      out += fmt::format("{:<{}}", cells[i], width[i]);
+      if (i + 1 < cells.size()) out += md ? " | " : "  ";
+    }
+    out += md ? " |" : "";
+    while (!md && !out.empty() && out.back() == ' ') out.pop_back();
+    fmt::print("{}\n", out);
+  };
+  line(header);
+  if (md) {
+    std::vector<std::string> dashes;
+    for (std::size_t w : width) dashes.push_back(std::string(std::max<std::size_t>(w, 3), '-'));
+    line(dashes);
+  }
+  for (const auto& r : rows) line(r);
+}
+
+}  // namespace
+
+int command_check(const Args& args) {
+  std::string file, format = "text";
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--format" && i + 1 < args.size()) format = args[++i];
+    else if (!a.starts_with("--") && file.empty()) file = a;
+    else throw Error(fmt::format("unknown argument '{}' (usage: attnlab check SUITE.toml [--format text|markdown|csv])", a));
+  }
+  if (file.empty()) throw Error("usage: attnlab check SUITE.toml [--format text|markdown|csv]");
+  if (format != "text" && format != "markdown" && format != "csv")
+    throw Error(fmt::format("--format: expected text, markdown or csv, got '{}'", format));
+
+  const nmt::Suite suite = nmt::load_suite(file);
+  std::vector<std::string> plugin_paths;
+  for (const auto& row : suite.rows)
+    for (const auto& p : row.config.plugin_paths)
+      if (std::find(plugin_paths.begin(), plugin_paths.end(), p) == plugin_paths.end()) plugin_paths.push_back(p);
+  const Registry& registry = load_plugins(plugin_paths);
+
+  const std::vector<std::string> header{"row", "seed", "settings", "N", "d_model", "d_ff", "h", "d_k", "d_v",
+                                        "P_drop", "eps_ls", "positional", "steps", "params(M)", "paper(M)"};
+  std::vector<std::vector<std::string>> table;
+  struct Missing {
+    std::string id, path, key, row;
+    std::size_t others;
+  };
+  std::vector<Missing> missing;
+  for (const auto& row : suite.rows) {
+    const auto& c = row.config;
+    nmt::ParameterCount count;
+    try {
+      validate_plugins(c, registry);
+      count = nmt::count_parameters(c.model, registry);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: row {}: {}", row.position, row.name, e.what()));
+    }
+    std::vector<std::string> settings;
+    for (const auto& [k, v] : row.settings) settings.push_back(fmt::format("{}={}", k, v));
+    const auto& m = c.model;
+    const std::string n = m.encoder_layers == m.decoder_layers
+                              ? std::to_string(m.encoder_layers)
+                              : fmt::format("{}/{}", m.encoder_layers, m.decoder_layers);
+    table.push_back({row.name, std::to_string(row.seed), settings.empty() ? "-" : fmt::format("{}", fmt::join(settings, " ")),
+                     n, std::to_string(m.dims.d_model), std::to_string(m.dims.d_ff), std::to_string(m.dims.n_heads),
+                     std::to_string(m.dims.d_k), std::to_string(m.dims.d_v), number(m.dropout.residual),
+                     number(c.training.label_smoothing), m.positional.name, std::to_string(c.training.max_steps),
+                     fmt::format("{:.2f}", static_cast<double>(count.total) / 1e6),
+                     row.paper && row.paper->params_m ? number(*row.paper->params_m) : ""});
+    if (!c.data.synthetic) {
+      const std::pair<const char*, const std::string*> files[] = {{"data.train_source", &c.data.train_source},
+                                                                  {"data.train_target", &c.data.train_target},
+                                                                  {"data.dev_source", &c.data.dev_source},
+                                                                  {"data.dev_target", &c.data.dev_target}};
+      for (const auto& [key, path] : files) {
+        if (path->empty() || std::filesystem::exists(*path)) continue;
+        const std::string id = *path + "\n" + key;
+        auto it = std::find_if(missing.begin(), missing.end(), [&](const Missing& m) { return m.id == id; });
+        if (it == missing.end()) missing.push_back({id, *path, key, row.name, 0});
+        else ++it->others;
+      }
+    }
+  }
+  fmt::print("suite {}: {} rows{}\n", suite.name, suite.rows.size(),
+             suite.reference.empty() ? "" : fmt::format(" ({})", suite.reference));
+  print_table(header, table, format);
+  if (!missing.empty()) {
+    fmt::print("\n");
+    for (const auto& m : missing)
+      fmt::print("warning: missing data file: {} (row {}, {}{})\n", m.path, m.row, m.key,
+                 m.others ? fmt::format("; and {} more row(s)", m.others) : std::string());
+    fmt::print("the suite is valid, but {} data file(s) are missing\n", missing.size());
+    return 3;
+  }
+  fmt::print("\nthe suite is valid: {} rows, every data file present\n", suite.rows.size());
+  return 0;
+}
+
+}  // namespace attnlab::app

@@ -1,0 +1,33 @@
+#include "attnlab/nmt/parameter_count.h"
+
+namespace attnlab::nmt {
+
+ParameterCount count_parameters(const TransformerConfig& config, const Registry& registry) {
+  Generator init(1), dropout_rng(1);
+  BuildContext ctx;
+  ctx.dims = config.dims;
+  ctx.dropout = config.dropout;
+  ctx.init = &init;
+  ctx.dropout_rng = &dropout_rng;
+  ctx.registry = &registry;
+  ctx.dropout_plugin = config.dropout_plugin.name;
+  auto with = [&](PluginFamily family, const PluginChoice& choice) {
+    BuildContext c = ctx;
+    c.options = Options::with_defaults(registry.find(family, choice.name).options, choice.options);
+    return c;
+  };
+  ParameterCount p;
+  const std::int64_t d = config.dims.d_model;
+  p.embedding = config.vocab_size * d;
+  p.attention = registry.make_attention(config.attention.name, with(PluginFamily::attention, config.attention))
+                    ->parameter_count();
+  p.ffn = registry.make_ffn(config.ffn.name, with(PluginFamily::ffn, config.ffn))->parameter_count();
+  p.positional = registry.make_positional(config.positional.name, with(PluginFamily::positional, config.positional))
+                     ->parameter_count();
+  p.norm = 2 * d;
+  p.total = p.embedding + config.encoder_layers * (p.attention + p.ffn + 2 * p.norm) +
+            config.decoder_layers * (2 * p.attention + p.ffn + 3 * p.norm) + 2 * p.positional;
+  return p;
+}
+
+}  // namespace attnlab::nmt

@@ -1,0 +1,163 @@
+#include "suite_toml.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include "attnlab/config/plugin_options.h"
+#include "attnlab/error.h"
+
+namespace attnlab::nmt::suite_detail {
+
+std::string Variables::expand(const std::string& text, const std::string& where) const {
+  std::vector<std::string> stack;
+  return expand(text, where, stack);
+}
+
+std::string Variables::expand(const std::string& text, const std::string& where,
+                              std::vector<std::string>& stack) const {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t start = text.find("${", i);
+    if (start == std::string::npos) {
+      out += text.substr(i);
+      break;
+    }
+    out += text.substr(i, start - i);
+    // Find the matching brace (a default may itself hold ${...}).
+    std::size_t depth = 1, j = start + 2;
+    for (; j < text.size() && depth > 0; ++j) {
+      if (text.compare(j, 2, "${") == 0) ++depth, ++j;
+      else if (text[j] == '}') --depth;
+    }
+    if (depth != 0) throw Error(fmt::format("{}: unterminated '${{' in \"{}\"", where, text));
+    const std::string inner = text.substr(start + 2, j - 1 - (start + 2));
+    const std::size_t sep = inner.find(":-");
+    const std::string name = inner.substr(0, sep);
+    if (name.empty()) throw Error(fmt::format("{}: empty variable name in \"{}\"", where, text));
+    if (sep == std::string::npos) {
+      out += lookup(name, where, stack, nullptr);
+    } else {
+      const std::string fallback = inner.substr(sep + 2);
+      out += lookup(name, where, stack, &fallback);
+    }
+    i = j;
+  }
+  return out;
+}
+
+std::string Variables::lookup(const std::string& name, const std::string& where, std::vector<std::string>& stack,
+                              const std::string* fallback) const {
+  if (std::find(stack.begin(), stack.end(), name) != stack.end())
+    throw Error(fmt::format("{}: variable '{}' refers to itself ({} -> {})", where, name, fmt::join(stack, " -> "),
+                            name));
+  if (auto it = vars_.find(name); it != vars_.end()) {
+    stack.push_back(name);
+    std::string value = expand(it->second.value, fmt::format("{}: vars.{}", it->second.position, name), stack);
+    stack.pop_back();
+    return value;
+  }
+  if (const char* env = std::getenv(name.c_str())) return env;
+  if (fallback) return expand(*fallback, where, stack);
+  std::vector<std::string> names;
+  for (const auto& [n, e] : vars_) names.push_back(n);
+  const std::string hint = config::suggest(name, names);
+  throw Error(fmt::format("{}: undefined variable '{}' (define it in [vars] or the environment{}){}", where, name,
+                          names.empty() ? "" : fmt::format("; [vars] has: {}", fmt::join(names, ", ")),
+                          hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+}
+
+void Variables::expand_all(toml::node& node, const std::string& path) const {
+  if (auto* s = node.as_string()) {
+    if (s->get().find("${") != std::string::npos)
+      s->get() = expand(s->get(), fmt::format("{}: {}", config::source_position(s->source()), path));
+  } else if (auto* t = node.as_table()) {
+    for (auto&& [k, v] : *t) expand_all(v, path.empty() ? std::string(k.str()) : path + "." + std::string(k.str()));
+  } else if (auto* a = node.as_array()) {
+    for (std::size_t i = 0; i < a->size(); ++i) expand_all(*a->get(i), fmt::format("{}[{}]", path, i));
+  }
+}
+
+void put(toml::table& table, const toml::key& key, toml::node&& node) {
+  std::move(node).visit([&](auto&& concrete) { table.insert_or_assign(toml::key(key), std::move(concrete)); });
+}
+
+void merge(toml::table& dst, toml::table&& src) {
+  for (auto&& [k, v] : src) {
+    if (auto* from = v.as_table()) {
+      if (auto* to = dst.get_as<toml::table>(k.str())) {
+        merge(*to, std::move(*from));
+        continue;
+      }
+    }
+    put(dst, k, std::move(v));
+  }
+}
+
+void put_dotted(toml::table& table, const std::vector<std::string>& parts, const toml::source_region& key_source,
+                toml::node&& node) {
+  toml::table* at = &table;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    toml::table* next = at->get_as<toml::table>(parts[i]);
+    if (!next) {
+      // Created keys carry the override's position, so errors about them point at it.
+      at->insert_or_assign(toml::key(parts[i], key_source), toml::table{});
+      next = at->get_as<toml::table>(parts[i]);
+    }
+    at = next;
+  }
+  const toml::key last(parts.back(), key_source);
+  if (auto* from = node.as_table()) {
+    if (auto* to = at->get_as<toml::table>(parts.back())) {
+      merge(*to, std::move(*from));
+      return;
+    }
+  }
+  put(*at, last, std::move(node));
+}
+
+std::vector<std::string> split_dotted(const std::string& key) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = key.find('.', start);
+    parts.push_back(key.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
+std::string value_text(const toml::node& node) {
+  if (auto s = node.value_exact<std::string>()) return *s;
+  if (auto d = node.value_exact<double>()) {  // shortest form that reads back, always with a point
+    std::string text = fmt::format("{}", *d);
+    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+    return text;
+  }
+  std::ostringstream out;
+  node.visit([&](const auto& v) { out << v; });
+  return out.str();
+}
+
+void flatten(const toml::table& table, const std::string& prefix,
+             std::vector<std::pair<std::string, const toml::node*>>& out) {
+  std::vector<std::pair<std::string, const toml::node*>> here;
+  for (const auto& [k, v] : table) {
+    const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    if (auto* t = v.as_table()) flatten(*t, key, here);
+    else here.emplace_back(key, &v);
+  }
+  std::stable_sort(here.begin(), here.end(), [](const auto& a, const auto& b) {
+    const auto& x = a.second->source().begin;
+    const auto& y = b.second->source().begin;
+    return std::pair(x.line, x.column) < std::pair(y.line, y.column);
+  });
+  out.insert(out.end(), here.begin(), here.end());
+}
+
+}  // namespace attnlab::nmt::suite_detail

@@ -1,0 +1,55 @@
+#pragma once
+// TOML helpers of the suite reader (suite.cpp): variable substitution and table merging that keep
+// every node's source position, so errors in a resolved row still point into the file it came from.
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+namespace attnlab::nmt::suite_detail {
+
+// ${name} and ${name:-default} substitution. A name is looked up in `vars` (whose values may use
+// other variables), then in the environment; an unknown name without a default is an error.
+class Variables {
+ public:
+  struct Entry {
+    std::string value;
+    std::string position;  // file:line:column of the definition
+  };
+  void define(const std::string& name, Entry entry) { vars_[name] = std::move(entry); }
+  // Expands `text`; `where` ("file:line:column: key") prefixes errors.
+  std::string expand(const std::string& text, const std::string& where) const;
+  // Expands every string value under `node` in place; `path` is the node's dotted key.
+  void expand_all(toml::node& node, const std::string& path) const;
+
+ private:
+  std::string expand(const std::string& text, const std::string& where, std::vector<std::string>& stack) const;
+  std::string lookup(const std::string& name, const std::string& where, std::vector<std::string>& stack,
+                     const std::string* fallback) const;
+  std::map<std::string, Entry> vars_;
+};
+
+// Moves `node` into `table` under `key` (replacing what was there), keeping its source position.
+void put(toml::table& table, const toml::key& key, toml::node&& node);
+
+// Deep merge: tables merge key by key, anything else in `src` replaces the value in `dst`.
+void merge(toml::table& dst, toml::table&& src);
+
+// Inserts `node` at a dotted path ("model.heads" -> [model] heads), creating tables on the way;
+// the created keys carry `key_source` (where the dotted key was written).
+void put_dotted(toml::table& table, const std::vector<std::string>& parts, const toml::source_region& key_source,
+                toml::node&& node);
+
+// Splits "model.heads" on dots.
+std::vector<std::string> split_dotted(const std::string& key);
+
+// The value as written for reports: strings without quotes, numbers and booleans as TOML writes them.
+std::string value_text(const toml::node& node);
+
+// Every leaf under `table` as (dotted key, node), in source order.
+void flatten(const toml::table& table, const std::string& prefix,
+             std::vector<std::pair<std::string, const toml::node*>>& out);
+
+}  // namespace attnlab::nmt::suite_detail
