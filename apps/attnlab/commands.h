@@ -23,5 +23,6 @@ const Registry& load_plugins(const std::vector<std::string>& extra_paths = {});
 std::vector<std::string> read_text_lines(const std::string& path);
 int command_data(const Args& args);
 int command_bleu(const Args& args);
+int command_report(const Args& args);
 
 }  // namespace attnlab::app

@@ -33,6 +33,10 @@ commands:
        [--smooth exp|floor|add-k|none] [--smooth-value X] [--compound-split] [--chrf] [--score-only]
                  corpus BLEU of HYP (default: standard input) as sacreBLEU 2.6.0 computes it,
                  with its signature; --compound-split: paper-style WMT14 tokenized BLEU
+  report RUN_DIR [--format terminal|markdown|csv|latex|html] [--output FILE] [--ref DEV_REF]
+                 the table of a suite run: settings, parameters, steps, time, dev perplexity,
+                 BLEU (mean and std over seeds), changes and a paired bootstrap test against the
+                 base row, the paper's values; html adds learning curves (inline SVG)
   version        print the version, build id and CUDA availability
 )";
 
@@ -60,6 +64,7 @@ int main(int argc, char** argv) {
     if (command == "score") return attnlab::app::command_score(args);
     if (command == "average") return attnlab::app::command_average(args);
     if (command == "bleu") return attnlab::app::command_bleu(args);
+    if (command == "report") return attnlab::app::command_report(args);
     if (command == "version" || command == "--version") return command_version();
     if (command == "help" || command == "--help" || command == "-h") {
       std::fputs(kUsage, stdout);
