@@ -26,5 +26,6 @@ int command_bleu(const Args& args);
 int command_eval(const Args& args);
 int command_run(const Args& args);
 int command_check(const Args& args);
+int command_report(const Args& args);
 
 }  // namespace attnlab::app

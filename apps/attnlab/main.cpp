@@ -42,6 +42,10 @@ commands:
                  resolve and validate every row of an experiment suite; print each row's
                  settings, dimensions and parameter count; list missing data files
                  (exit 0: valid, 3: valid but data missing, 1: errors)
+  report RUN_DIR [--format terminal|markdown|csv|latex|html] [--output FILE] [--ref DEV_REF]
+                 the table of a suite run: settings, parameters, steps, time, dev perplexity,
+                 BLEU (mean and std over seeds), changes and a paired bootstrap test against the
+                 base row, the paper's values; html adds learning curves (inline SVG)
   version        print the version, build id and CUDA availability
 )";
 
@@ -72,6 +76,7 @@ int main(int argc, char** argv) {
     if (command == "eval") return attnlab::app::command_eval(args);
     if (command == "run") return attnlab::app::command_run(args);
     if (command == "check") return attnlab::app::command_check(args);
+    if (command == "report") return attnlab::app::command_report(args);
     if (command == "version" || command == "--version") return command_version();
     if (command == "help" || command == "--help" || command == "-h") {
       std::fputs(kUsage, stdout);

@@ -4,15 +4,12 @@
 
 #include "attnlab/nmt/corpus.h"
 #include "attnlab/nmt/encoded.h"
+#include "attnlab/nmt/report.h"
 
 namespace attnlab::nmt {
 
 BleuConfig bleu_config_for(const EvalConfig& eval) {
-  BleuConfig config = eval.bleu == "paper-wmt14" ? BleuConfig::paper_wmt14()
-                      : eval.bleu == "tokenized" ? BleuConfig::tokenized(eval.lowercase)
-                                                 : BleuConfig::sacrebleu();
-  config.lowercase = eval.lowercase;
-  return config;
+  return bleu_config_for(eval.bleu, eval.lowercase ? "case:lc" : "case:mixed");
 }
 
 Evaluation evaluate_model(LoadedModel& loaded, const std::string& source_file, const std::string& reference_file,

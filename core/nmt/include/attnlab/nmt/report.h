@@ -1,0 +1,115 @@
+#pragma once
+// Reports of a suite run (`attnlab report RUN_DIR`): one table row per suite row (its seeds
+// grouped), with the row's settings, parameters, steps, training time, throughput, dev perplexity
+// and BLEU (mean and standard deviation over seeds), their change against the base row, a paired
+// bootstrap test of BLEU against the base row, and the paper's numbers beside ours. Rendered as
+// aligned text, Markdown, CSV, LaTeX (booktabs) or a self-contained HTML page with learning
+// curves drawn as inline SVG. docs/experiments.md ("Reports") describes the output.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "attnlab/nmt/bleu.h"
+#include "attnlab/nmt/suite.h"
+#include "attnlab/nmt/suite_results.h"
+
+namespace attnlab::nmt {
+
+enum class ReportFormat { kTerminal, kMarkdown, kCsv, kLatex, kHtml };
+ReportFormat parse_report_format(std::string_view name);  // throws attnlab::Error on unknown names
+
+// ---- paired bootstrap resampling (Koehn 2004) ----
+// `base` and `system` hold per-sentence BLEU statistics of the same sentences. Draws `samples`
+// resamples of the sentence indices (with replacement, std::mt19937_64 seeded with `seed`,
+// so the result is reproducible), computes corpus BLEU of both systems on each from the
+// summed statistics, and counts the samples where the system does NOT score higher than the base.
+// p_value = that count / samples: small when the system is reliably better; for identical systems
+// every sample ties, so p_value = 1.
+struct BootstrapResult {
+  double base_bleu = 0.0;    // on the full set
+  double system_bleu = 0.0;  // on the full set
+  double p_value = 1.0;
+  int samples = 0;
+};
+BootstrapResult paired_bootstrap(const std::vector<BleuStats>& base, const std::vector<BleuStats>& system,
+                                 const BleuConfig& config, int samples = 1000, std::uint64_t seed = 12345);
+
+// The BleuConfig a result was scored with: bleu_mode ("sacrebleu", "tokenized", "paper-wmt14")
+// and "case:lc" in the signature.
+BleuConfig bleu_config_for(std::string_view bleu_mode, std::string_view signature);
+
+struct Summary {
+  double mean = 0.0;
+  double std = 0.0;  // sample standard deviation (n - 1); 0 for a single value
+  int n = 0;
+};
+Summary summarize(const std::vector<double>& values);
+
+struct CurvePoint {
+  std::int64_t step = 0;
+  double value = 0.0;
+};
+
+// One (row, seed) run.
+struct ReportRun {
+  std::uint64_t seed = 1;
+  std::string dir;  // absolute or relative to the working folder
+  RowStatus status = RowStatus::kPending;
+  std::string error;
+  std::optional<RowResult> result;  // result.json when present
+  std::vector<CurvePoint> train_loss, dev_ppl;  // from metrics.jsonl
+  std::string dev_reference;                    // resolved path ("" when unknown)
+};
+
+// One table row: a suite row with all its seeds.
+struct ReportRow {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> settings;
+  std::optional<PaperReference> paper;
+  std::vector<ReportRun> runs;
+  int done = 0, failed = 0, pending = 0;
+  // Over the runs that are done (n = 0: no numbers yet).
+  Summary params, steps, train_seconds, tokens_per_second, dev_ppl, bleu;
+  std::optional<double> delta_ppl, delta_bleu;  // mean minus the base row's mean
+  std::optional<BootstrapResult> bootstrap;     // BLEU against the base row
+  std::string bootstrap_note;                   // why there is no test ("" when there is)
+  bool is_base = false;
+  std::string status_text() const;  // "done", "2/3 done, 1 failed", "pending", ...
+};
+
+struct Report {
+  std::string name, source, reference, run_dir;
+  std::vector<ReportRow> rows;
+  std::string base_row;  // the row named "base", otherwise the first row
+  // Distinct (mode, signature) pairs of the BLEU numbers, with the rows that use each.
+  struct BleuKind {
+    std::string mode, signature;
+    std::vector<std::string> rows;
+  };
+  std::vector<BleuKind> bleu_kinds;
+  int bootstrap_samples = 1000;
+  std::uint64_t bootstrap_seed = 12345;
+  std::vector<std::string> warnings;  // unreadable files and the like
+};
+
+struct ReportOptions {
+  int bootstrap_samples = 1000;
+  std::uint64_t bootstrap_seed = 12345;
+  std::string dev_reference;  // overrides the reference found through each row's config.toml
+};
+
+// Reads RUN_DIR/suite.json and every row folder. Pending rows, failed rows and rows whose files
+// are missing are kept (shown as such); only an unreadable suite.json throws.
+Report build_report(const std::string& run_dir, const ReportOptions& options = {});
+
+std::string render_report(const Report& report, ReportFormat format);
+
+// The dev reference of a row folder: [data] dev_target of its config.toml, or dev.tgt of the
+// synthetic corpus it was trained on; relative paths are tried as written and against the row
+// folder. "" when not found.
+std::string find_dev_reference(const std::string& row_dir);
+
+}  // namespace attnlab::nmt

@@ -1,0 +1,66 @@
+#pragma once
+// The files a suite run leaves behind, as `attnlab run` writes them and `attnlab report` reads
+// them (layout in suite.h):
+//
+//   <run_dir>/suite.json      SuiteState: {"name", "source", "reference", "rows": [{"name", "seed",
+//                             "hash", "dir" (relative to run_dir), "settings": [[key, value], ...],
+//                             "paper": {"ppl", "bleu", "params_m"} or null, "status":
+//                             "pending" | "done" | "failed", "error"}]}
+//   <row dir>/result.json     RowResult: its fields as JSON keys with the same names
+//
+// Both are written atomically (atomic_file.h). The readers are tolerant: missing optional keys
+// take their defaults, unknown keys are ignored, and an unknown status reads as pending. A
+// malformed file throws attnlab::Error naming the path.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "attnlab/nmt/suite.h"
+
+namespace attnlab::nmt {
+
+enum class RowStatus { kPending, kDone, kFailed };
+
+std::string_view row_status_name(RowStatus status);  // "pending", "done", "failed"
+RowStatus parse_row_status(std::string_view name);    // unknown names read as kPending
+
+// One entry of suite.json's "rows": a (row, seed) run and where it stands.
+struct SuiteRowState {
+  std::string name;
+  std::uint64_t seed = 1;
+  std::string hash;
+  std::string dir;  // relative to the run folder: "<name>-s<seed>-<hash>"
+  std::vector<std::pair<std::string, std::string>> settings;
+  std::optional<PaperReference> paper;
+  RowStatus status = RowStatus::kPending;
+  std::string error;  // why it failed (status kFailed)
+};
+
+struct SuiteState {
+  std::string name;
+  std::string source;     // the suite file
+  std::string reference;  // e.g. "Vaswani et al. 2017, Table 3"
+  std::vector<SuiteRowState> rows;
+
+  // The entry of (name, seed), nullptr when absent.
+  SuiteRowState* find(std::string_view name, std::uint64_t seed);
+};
+
+// The initial state of a loaded suite: every row pending, dir = the folder name of row_dir().
+SuiteState make_suite_state(const Suite& suite);
+
+// JSON text (pretty-printed, 2 spaces) and back.
+std::string suite_state_to_json(const SuiteState& state);
+SuiteState suite_state_from_json(std::string_view json_text, const std::string& source_name = "suite.json");
+void write_suite_state(const std::string& path, const SuiteState& state);
+SuiteState read_suite_state(const std::string& path);
+
+std::string row_result_to_json(const RowResult& result);
+RowResult row_result_from_json(std::string_view json_text, const std::string& source_name = "result.json");
+void write_row_result(const std::string& path, const RowResult& result);
+RowResult read_row_result(const std::string& path);
+
+}  // namespace attnlab::nmt

@@ -1,0 +1,418 @@
+// attnlab report: suite.json / result.json round trips, the paired bootstrap test, and every
+// report format on a fake run folder (done, failed and pending rows, several seeds, paper values).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "attnlab/nmt/bleu.h"
+#include "attnlab/nmt/report.h"
+#include "attnlab/nmt/suite_results.h"
+#include "nmt_test_util.h"
+
+namespace attnlab::nmt {
+namespace {
+
+using testing::contains;
+using testing::TempDir;
+using testing::write_text;
+
+std::size_t count_of(const std::string& haystack, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t pos = haystack.find(needle); pos != std::string::npos; pos = haystack.find(needle, pos + 1)) ++n;
+  return n;
+}
+
+// 60 dev sentences; the "base" system drops the last two words of every sentence and replaces one,
+// the "good" system is the reference itself.
+std::vector<std::string> dev_reference() {
+  const std::vector<std::string> nouns{"cat", "dog", "house", "river", "teacher", "car", "garden", "city"};
+  const std::vector<std::string> verbs{"sees", "likes", "finds", "paints", "builds", "watches"};
+  std::vector<std::string> out;
+  for (int i = 0; i < 60; ++i)
+    out.push_back(fmt::format("the {} {} the old {} near the {} today", nouns[i % 8], verbs[i % 6], nouns[(i * 3 + 1) % 8],
+                              nouns[(i * 5 + 2) % 8]));
+  return out;
+}
+
+std::vector<std::string> base_hypotheses(const std::vector<std::string>& refs) {
+  std::vector<std::string> out;
+  for (const auto& r : refs) {
+    std::string h = r.substr(0, r.rfind(" near"));
+    h.replace(0, 3, "a");
+    out.push_back(h);
+  }
+  return out;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l + "\n";
+  return s;
+}
+
+RowResult make_result(const std::string& row, std::uint64_t seed, double ppl, double bleu) {
+  RowResult r;
+  r.row = row;
+  r.seed = seed;
+  r.steps = 200;
+  r.parameters = 65'000'000;
+  r.train_seconds = 3725.0;
+  r.tokens_per_second = 12345.0;
+  r.dev_ppl = ppl;
+  r.dev_ppl_smoothed = ppl * 1.5;
+  r.bleu = bleu;
+  r.bleu_mode = "sacrebleu";
+  r.bleu_signature = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0";
+  return r;
+}
+
+std::string metrics(double final_ppl) {
+  std::string s = "{\"kind\":\"start\",\"step\":0,\"parameters\":65000000,\"resumed\":false}\n";
+  for (int step = 10; step <= 200; step += 10) {
+    s += fmt::format("{{\"kind\":\"train\",\"step\":{},\"loss\":{},\"lr\":0.001,\"tokens_per_second\":12000,\"elapsed\":{}}}\n",
+                     step, 2.0 + 8.0 * std::exp(-step / 50.0), step * 0.5);
+    if (step % 50 == 0)
+      s += fmt::format("{{\"kind\":\"dev\",\"step\":{},\"dev_ppl\":{},\"dev_nll\":1,\"dev_smoothed_loss\":1}}\n", step,
+                       final_ppl + 300.0 * std::exp(-step / 30.0));
+  }
+  return s + "{\"kind\":\"train\",\"step\":21";  // a torn last line (the trainer was killed)
+}
+
+// The fake run folder: base (2 seeds), A1 (2 seeds, perfect output), A2 (the base's output),
+// B1 (failed), C1 (pending). Returns the run folder.
+void build_fake_run(const TempDir& dir) {
+  const auto refs = dev_reference();
+  const auto base = base_hypotheses(refs);
+  write_text(dir.file("dev.ref"), join_lines(refs));
+
+  SuiteState state;
+  state.name = "table3-mini";
+  state.source = "experiments/table3-mini.toml";
+  state.reference = "Vaswani et al. 2017, Table 3";
+  const auto add = [&](const std::string& name, std::uint64_t seed, std::vector<std::pair<std::string, std::string>> settings,
+                       std::optional<PaperReference> paper, RowStatus status) {
+    SuiteRowState r;
+    r.name = name;
+    r.seed = seed;
+    r.hash = "0123456789abcdef";
+    r.dir = fmt::format("{}-s{}-{}", name, seed, r.hash);
+    r.settings = std::move(settings);
+    r.paper = paper;
+    r.status = status;
+    if (status == RowStatus::kFailed) r.error = "out of memory at step 12";
+    state.rows.push_back(r);
+    std::filesystem::create_directories(dir.path() / r.dir);
+    write_text((dir.path() / r.dir / "config.toml").string(),
+               fmt::format("[data]\ndev_target = \"{}\"\n", dir.file("dev.ref")));
+    return (dir.path() / r.dir).string();
+  };
+  const PaperReference base_paper{4.92, 25.8, 65.0};
+  const PaperReference a1_paper{5.29, 24.9, std::nullopt};
+  for (std::uint64_t seed : {1, 2}) {
+    const std::string d = add("base", seed, {}, base_paper, RowStatus::kDone);
+    write_row_result(d + "/result.json", make_result("base", seed, seed == 1 ? 4.9 : 5.1, seed == 1 ? 25.0 : 26.0));
+    write_text(d + "/metrics.jsonl", metrics(seed == 1 ? 4.9 : 5.1));
+    write_text(d + "/dev.hyp", join_lines(base));
+  }
+  for (std::uint64_t seed : {1, 2}) {
+    const std::string d = add("A1", seed, {{"model.heads", "1"}, {"model.d_k", "512"}}, a1_paper, RowStatus::kDone);
+    write_row_result(d + "/result.json", make_result("A1", seed, seed == 1 ? 5.2 : 5.4, 30.0));
+    write_text(d + "/metrics.jsonl", metrics(5.3));
+    write_text(d + "/dev.hyp", join_lines(refs));
+  }
+  {
+    const std::string d = add("A2", 1, {{"model.heads", "4"}}, std::nullopt, RowStatus::kDone);
+    write_row_result(d + "/result.json", make_result("A2", 1, 5.0, 25.5));
+    write_text(d + "/metrics.jsonl", metrics(5.0));
+    write_text(d + "/dev.hyp", join_lines(base));
+  }
+  add("B1", 1, {{"model.d_k", "16"}}, PaperReference{5.16, 25.1, 58.0}, RowStatus::kFailed);
+  add("C1", 1, {{"model.encoder_layers", "2"}, {"model.decoder_layers", "2"}}, std::nullopt, RowStatus::kPending);
+  write_suite_state(dir.file("suite.json"), state);
+}
+
+const ReportRow& row_named(const Report& r, const std::string& name) {
+  for (const auto& row : r.rows)
+    if (row.name == name) return row;
+  FAIL("no row " << name);
+  return r.rows.front();
+}
+
+}  // namespace
+
+TEST_CASE("row result and suite state round trip through JSON") {
+  TempDir dir("report_json");
+  RowResult r = make_result("A1", 7, 5.25, 24.75);
+  r.beam = 6;
+  r.alpha = 0.8;
+  write_row_result(dir.file("result.json"), r);
+  const RowResult back = read_row_result(dir.file("result.json"));
+  CHECK(back.row == "A1");
+  CHECK(back.seed == 7);
+  CHECK(back.steps == 200);
+  CHECK(back.parameters == 65'000'000);
+  CHECK(back.dev_ppl == 5.25);
+  CHECK(back.dev_ppl_smoothed == doctest::Approx(7.875));
+  CHECK(back.bleu == 24.75);
+  CHECK(back.bleu_mode == "sacrebleu");
+  CHECK(back.bleu_signature == r.bleu_signature);
+  CHECK(back.beam == 6);
+  CHECK(back.alpha == 0.8);
+  CHECK(contains(testing::read_bytes(dir.file("result.json")), "\"tokens_per_second\": 12345.0"));
+
+  SuiteState s;
+  s.name = "t3";
+  s.reference = "paper";
+  SuiteRowState row;
+  row.name = "A1";
+  row.seed = 2;
+  row.hash = "ab";
+  row.dir = "A1-s2-ab";
+  row.settings = {{"model.heads", "1"}};
+  row.paper = PaperReference{5.29, std::nullopt, 65.0};
+  row.status = RowStatus::kFailed;
+  row.error = "boom";
+  s.rows.push_back(row);
+  write_suite_state(dir.file("suite.json"), s);
+  SuiteState b = read_suite_state(dir.file("suite.json"));
+  REQUIRE(b.rows.size() == 1);
+  CHECK(b.name == "t3");
+  CHECK(b.rows[0].settings == row.settings);
+  REQUIRE(b.rows[0].paper.has_value());
+  CHECK(b.rows[0].paper->ppl == 5.29);
+  CHECK_FALSE(b.rows[0].paper->bleu.has_value());
+  CHECK(b.rows[0].paper->params_m == 65.0);
+  CHECK(b.rows[0].status == RowStatus::kFailed);
+  CHECK(b.rows[0].error == "boom");
+  REQUIRE(b.find("A1", 2) != nullptr);
+  b.find("A1", 2)->status = RowStatus::kDone;
+  CHECK(b.find("A1", 3) == nullptr);
+  CHECK(contains(suite_state_to_json(b), "\"status\": \"done\""));
+}
+
+TEST_CASE("suite state reader is tolerant of missing keys and unknown statuses") {
+  const SuiteState s = suite_state_from_json(
+      R"({"name": "x", "rows": [{"name": "base"}, {"name": "A1", "seed": 3, "status": "running", "paper": null, "extra": 1}]})");
+  REQUIRE(s.rows.size() == 2);
+  CHECK(s.rows[0].status == RowStatus::kPending);
+  CHECK(s.rows[0].dir == "base-s1-");
+  CHECK(s.rows[1].seed == 3);
+  CHECK(s.rows[1].status == RowStatus::kPending);
+  CHECK_FALSE(s.rows[1].paper.has_value());
+  CHECK(contains(testing::error_of([] { suite_state_from_json("{not json", "bad.json"); }), "bad.json"));
+  const RowResult r = row_result_from_json(R"({"row": "base", "bleu": 25.5})");
+  CHECK(r.bleu == 25.5);
+  CHECK(r.beam == 4);
+}
+
+TEST_CASE("paired bootstrap gives a small p for a clearly better system and p 1 for identical systems") {
+  const auto refs = dev_reference();
+  const auto base = base_hypotheses(refs);
+  const BleuConfig config = BleuConfig::sacrebleu();
+  std::vector<BleuStats> base_stats, good_stats;
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    base_stats.push_back(sentence_bleu_stats(base[i], {refs[i]}, config));
+    good_stats.push_back(sentence_bleu_stats(refs[i], {refs[i]}, config));
+  }
+  const BootstrapResult better = paired_bootstrap(base_stats, good_stats, config, 1000, 7);
+  CHECK(better.samples == 1000);
+  CHECK(better.system_bleu == doctest::Approx(100.0));
+  CHECK(better.base_bleu == doctest::Approx(corpus_bleu(base, {refs}, config).score));
+  CHECK(better.p_value < 0.01);
+  // The other way round the base never wins: p = 1.
+  CHECK(paired_bootstrap(good_stats, base_stats, config, 1000, 7).p_value == 1.0);
+  // Identical systems tie on every sample; ties count as "not better".
+  CHECK(paired_bootstrap(base_stats, base_stats, config, 1000, 7).p_value == 1.0);
+  // Reproducible for a seed.
+  std::vector<BleuStats> mixed = base_stats;
+  for (std::size_t i = 0; i < mixed.size(); i += 3) mixed[i] = good_stats[i];
+  const double p1 = paired_bootstrap(base_stats, mixed, config, 200, 99).p_value;
+  CHECK(p1 == paired_bootstrap(base_stats, mixed, config, 200, 99).p_value);
+  CHECK(contains(testing::error_of([&] { paired_bootstrap(base_stats, {good_stats[0]}, config); }), "60"));
+}
+
+TEST_CASE("report reads done failed and pending rows with seed statistics") {
+  TempDir dir("report_build");
+  build_fake_run(dir);
+  const Report report = build_report(dir.path().string());
+  CHECK(report.name == "table3-mini");
+  CHECK(report.base_row == "base");
+  REQUIRE(report.rows.size() == 5);
+  const ReportRow& base = row_named(report, "base");
+  CHECK(base.is_base);
+  CHECK(base.runs.size() == 2);
+  CHECK(base.done == 2);
+  CHECK(base.dev_ppl.mean == doctest::Approx(5.0));
+  CHECK(base.dev_ppl.std == doctest::Approx(std::sqrt(0.02)));
+  CHECK(base.bleu.mean == doctest::Approx(25.5));
+  CHECK(base.bleu.std == doctest::Approx(std::sqrt(0.5)));
+  CHECK(base.runs[0].train_loss.size() == 20);  // the torn last line is skipped
+  CHECK(base.runs[0].dev_ppl.size() == 4);
+  CHECK(base.runs[0].dev_reference == dir.file("dev.ref"));
+
+  const ReportRow& a1 = row_named(report, "A1");
+  REQUIRE(a1.delta_ppl.has_value());
+  CHECK(*a1.delta_ppl == doctest::Approx(0.3));
+  CHECK(*a1.delta_bleu == doctest::Approx(4.5));
+  REQUIRE(a1.bootstrap.has_value());
+  CHECK(a1.bootstrap->p_value < 0.01);
+  CHECK(a1.bootstrap->system_bleu == doctest::Approx(100.0));
+
+  const ReportRow& a2 = row_named(report, "A2");
+  REQUIRE(a2.bootstrap.has_value());
+  CHECK(a2.bootstrap->p_value == 1.0);
+
+  const ReportRow& b1 = row_named(report, "B1");
+  CHECK(b1.failed == 1);
+  CHECK(b1.status_text() == "failed");
+  CHECK_FALSE(b1.delta_ppl.has_value());
+  CHECK_FALSE(b1.bootstrap.has_value());
+  const ReportRow& c1 = row_named(report, "C1");
+  CHECK(c1.pending == 1);
+  CHECK(c1.status_text() == "pending");
+  REQUIRE(report.bleu_kinds.size() == 1);
+  CHECK(report.bleu_kinds[0].mode == "sacrebleu");
+}
+
+TEST_CASE("terminal and markdown reports show values deltas paper columns and statuses") {
+  TempDir dir("report_text");
+  build_fake_run(dir);
+  const Report report = build_report(dir.path().string());
+  const std::string term = render_report(report, ReportFormat::kTerminal);
+  MESSAGE(term);
+  CHECK(contains(term, "dev PPL"));
+  CHECK(contains(term, "paper PPL"));
+  CHECK(contains(term, "5.00 ± 0.14"));  // base dev PPL over 2 seeds
+  CHECK(contains(term, "25.50 ± 0.71"));
+  CHECK(contains(term, "+0.30"));        // A1 ΔPPL
+  CHECK(contains(term, "+4.50"));        // A1 ΔBLEU
+  CHECK(contains(term, "model.heads=1, model.d_k=512"));
+  CHECK(contains(term, "65.0"));         // params (M)
+  CHECK(contains(term, "1h02m"));        // 3725 s of training
+  CHECK(contains(term, "12345"));
+  CHECK(contains(term, "4.92"));         // paper PPL of base
+  CHECK(contains(term, "25.8"));
+  CHECK(contains(term, "failed"));
+  CHECK(contains(term, "pending"));
+  CHECK(contains(term, "B1 (seed 1) failed: out of memory at step 12"));
+  CHECK(contains(term, "BLEU: sacrebleu mode, signature nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"));
+  CHECK(contains(term, "Koehn 2004"));
+  CHECK(contains(term, "0.000"));        // A1's p
+  CHECK(contains(term, "1.000"));        // A2's p
+  // Aligned: the status column starts at the same offset in the header and in every row.
+  const auto line_of = [&](const std::string& prefix) {
+    const auto at = term.find("\n" + prefix);
+    REQUIRE(at != std::string::npos);
+    return term.substr(at + 1, term.find('\n', at + 1) - at - 1);
+  };
+  const std::size_t column = line_of("row ").find("status");
+  CHECK(line_of("A1 ").find("done") == column);
+  CHECK(line_of("B1 ").find("failed") == column);
+  CHECK(line_of("C1 ").find("pending") == column);
+
+  const std::string md = render_report(report, ReportFormat::kMarkdown);
+  CHECK(contains(md, "| row | settings | status |"));
+  CHECK(contains(md, "| ---: |"));
+  CHECK(contains(md, "| A1 | model.heads=1, model.d_k=512 | done | 2 |"));
+  CHECK(contains(md, "| 5.00 ± 0.14 |"));
+  CHECK(contains(md, "| +0.30 |"));
+  CHECK(contains(md, "| B1 | model.d_k=16 | failed |"));
+  CHECK(contains(md, "| C1 |"));
+  CHECK(contains(md, "nrefs:1\\|case:mixed"));  // pipes escaped in the note
+  CHECK(count_of(md, "\n| ") == 7);           // header, separator, 5 rows
+}
+
+TEST_CASE("csv report has one line per row with raw numbers") {
+  TempDir dir("report_csv");
+  build_fake_run(dir);
+  const std::string csv = render_report(build_report(dir.path().string()), ReportFormat::kCsv);
+  CHECK(count_of(csv, "\n") == 6);
+  CHECK(csv.rfind("row,status,seeds,seeds_done,settings,params_m,", 0) == 0);
+  CHECK(contains(csv, "\nbase,done,2,2,,65.000,200,3725.0,12345.0,5.0000,0.1414,,25.5000,0.7071,,,4.92,25.80,65.0,sacrebleu,"));
+  CHECK(contains(csv, "\nA1,done,2,2,\"model.heads=1, model.d_k=512\",65.000,200,3725.0,12345.0,5.3000,0.1414,0.3000,30.0000,0.0000,4.5000,0.0000,5.29,24.90,,"));
+  CHECK(contains(csv, "\nA2,done,1,1,model.heads=4,"));
+  CHECK(contains(csv, ",1.0000,,,,sacrebleu"));
+  CHECK(contains(csv, "\nB1,failed,1,0,model.d_k=16,,,,,,,,,,,,5.16,25.10,58.0,,,out of memory at step 12\n"));
+  CHECK(contains(csv, "\nC1,pending,1,0,"));
+}
+
+TEST_CASE("latex report is a booktabs tabular") {
+  TempDir dir("report_latex");
+  build_fake_run(dir);
+  const std::string tex = render_report(build_report(dir.path().string()), ReportFormat::kLatex);
+  CHECK(contains(tex, "\\begin{tabular}{lllrrrrrrrrrrrrr}"));
+  CHECK(contains(tex, "\\toprule"));
+  CHECK(contains(tex, "\\midrule"));
+  CHECK(contains(tex, "\\bottomrule"));
+  CHECK(contains(tex, "\\end{tabular}"));
+  CHECK(contains(tex, "5.00 $\\pm$ 0.14"));
+  CHECK(contains(tex, "$\\Delta$PPL"));
+  CHECK(contains(tex, "model.d\\_k=512"));  // underscores escaped
+  CHECK(contains(tex, "nrefs:1\\textbar{}case:mixed"));
+  CHECK(contains(tex, "B1 & model.d\\_k=16 & failed & 1 & -- &"));
+  CHECK(count_of(tex, " \\\\\n") == 6);
+}
+
+TEST_CASE("html report is self-contained with the table and svg learning curves") {
+  TempDir dir("report_html");
+  build_fake_run(dir);
+  const std::string html = render_report(build_report(dir.path().string()), ReportFormat::kHtml);
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(contains(html, "<table>"));
+  CHECK(contains(html, "<td class=\"num\">5.00 ± 0.14</td>"));
+  CHECK(contains(html, "<td class=\"failed\">failed</td>"));
+  CHECK(contains(html, "<td class=\"pending\">pending</td>"));
+  CHECK(contains(html, "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"));
+  CHECK(count_of(html, "<svg ") == 2);
+  // 5 runs with curves (base x2, A1 x2, A2), in both charts.
+  CHECK(count_of(html, "<polyline class=\"curve\"") == 10);
+  CHECK(contains(html, "data-row=\"A1\""));
+  CHECK(contains(html, "Training loss"));
+  CHECK(contains(html, "Dev perplexity"));
+  CHECK(contains(html, "(log scale)"));  // dev PPL spans more than 10x
+  CHECK(contains(html, ">step</text>"));
+  // Legend: one entry per row with curves.
+  CHECK(count_of(html, "stroke-width=\"3\"/><text") == 6);
+  // No external resources.
+  CHECK_FALSE(contains(html, "src="));
+  CHECK_FALSE(contains(html, "href="));
+  CHECK_FALSE(contains(html, "http://www.w3.org/1999"));
+  CHECK(count_of(html, "http") == count_of(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+}
+
+TEST_CASE("dev reference is found through config.toml for files and for the synthetic corpus") {
+  TempDir dir("report_ref");
+  std::filesystem::create_directories(dir.path() / "row");
+  write_text(dir.file("row/config.toml"), "[data]\ncache_dir = \"cache\"\n[data.synthetic]\ntrain_pairs = 100\ndev_pairs = 10\ntest_pairs = 5\nseed = 3\n");
+  CHECK(find_dev_reference(dir.file("row")).empty());  // not written yet
+  std::filesystem::create_directories(dir.path() / "row/cache/synthetic-3-100-10-5");
+  write_text(dir.file("row/cache/synthetic-3-100-10-5/dev.tgt"), "x\n");
+  CHECK(find_dev_reference(dir.file("row")) == dir.file("row/cache/synthetic-3-100-10-5/dev.tgt"));
+  write_text(dir.file("row/config.toml"), fmt::format("[data]\ndev_target = \"{}\"\n", dir.file("ref.txt")));
+  write_text(dir.file("ref.txt"), "y\n");
+  CHECK(find_dev_reference(dir.file("row")) == dir.file("ref.txt"));
+  CHECK(find_dev_reference(dir.file("missing")).empty());
+}
+
+TEST_CASE("report without a base result keeps rows and explains the missing test") {
+  TempDir dir("report_nobase");
+  build_fake_run(dir);
+  SuiteState s = read_suite_state(dir.file("suite.json"));
+  for (auto& r : s.rows)
+    if (r.name == "base") r.status = RowStatus::kPending;
+  write_suite_state(dir.file("suite.json"), s);
+  const Report report = build_report(dir.path().string());
+  const ReportRow& a1 = row_named(report, "A1");
+  CHECK_FALSE(a1.delta_ppl.has_value());
+  CHECK_FALSE(a1.bootstrap.has_value());
+  CHECK(contains(render_report(report, ReportFormat::kTerminal), "A1: no bootstrap test: base row: the base row has no result"));
+  CHECK(parse_report_format("md") == ReportFormat::kMarkdown);
+  CHECK(contains(testing::error_of([] { parse_report_format("pdf"); }), "unknown report format 'pdf'"));
+}
+
+}  // namespace attnlab::nmt
