@@ -8,6 +8,7 @@
 
 #include "attnlab/nn/linear.h"
 #include "attnlab/ops.h"
+#include "attnlab/plugin/attention_util.h"
 #include "attnlab/plugin/plugin_api.h"
 #include "attnlab/plugin/registry.h"
 
@@ -30,36 +31,21 @@ class LocalWindowAttention final : public Attention {
   }
 
   Tensor forward(const AttentionInputs& in) override {
-    const std::int64_t b = in.query.dim(0), tq = in.query.dim(1);
-    Tensor q = heads(w_q_->forward(in.query), d_k_);  // [B, h, Tq, d_k]
-    Tensor k, v;
-    if (in.cache && in.cache->static_kv && in.cache->keys.defined()) {
-      k = in.cache->keys;
-      v = in.cache->values;
-    } else {
-      k = heads(w_k_->forward(in.key), d_k_);
-      v = heads(w_v_->forward(in.value), d_v_);
-      if (in.cache) {
-        if (!in.cache->static_kv && in.cache->keys.defined()) {
-          k = concat({in.cache->keys, k}, 2);
-          v = concat({in.cache->values, v}, 2);
-        }
-        in.cache->keys = k;
-        in.cache->values = v;
-      }
-    }
+    check_attention_input("local_window", "query", in.query, d_model_);
+    const std::int64_t tq = in.query.dim(1);
+    Tensor q = split_heads(w_q_->forward(in.query), h_);  // [B, h, Tq, d_k]
+    // Projections, KV cache and cross-attention reuse as every attention plugin does them.
+    auto [k, v] = attention_keys_values(
+        "local_window", in, d_model_, [&](const Tensor& x) { return split_heads(w_k_->forward(x), h_); },
+        [&](const Tensor& x) { return split_heads(w_v_->forward(x), h_); });
     const std::int64_t tk = k.dim(2);
     Tensor mask = window_mask(tq, tk, in.key_padding_mask);  // [B or 1, 1, Tq, Tk]
     Tensor scores = scale(matmul(q, k, false, true), 1.0 / std::sqrt(static_cast<double>(d_k_)));
     Tensor weights = dropout_->forward(softmax(scores, mask, in.causal));
-    Tensor context = permute(matmul(weights, v), {0, 2, 1, 3}).reshape({b, tq, h_ * d_v_});
-    return w_o_->forward(context);
+    return w_o_->forward(merge_heads(matmul(weights, v)));
   }
 
  private:
-  Tensor heads(const Tensor& x, std::int64_t d) const {
-    return permute(x.reshape({x.dim(0), x.dim(1), h_, d}), {0, 2, 1, 3});
-  }
   // The window as an additive mask, combined with the key padding mask [B, Tk] when there is one.
   Tensor window_mask(std::int64_t tq, std::int64_t tk, const Tensor& padding) const {
     const std::int64_t rows = padding.defined() ? padding.dim(0) : 1;

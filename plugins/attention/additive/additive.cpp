@@ -8,6 +8,7 @@
 #include "attnlab/init.h"
 #include "attnlab/nn/linear.h"
 #include "attnlab/ops.h"
+#include "attnlab/plugin/attention_util.h"
 #include "attnlab/plugin/plugin_api.h"
 #include "attnlab/plugin/registry.h"
 
@@ -34,41 +35,18 @@ class AdditiveAttention final : public Attention {
   }
 
   Tensor forward(const AttentionInputs& in) override {
-    check_input("query", in.query);
+    check_attention_input("additive", "query", in.query, d_model_);
     const std::int64_t b = in.query.dim(0), tq = in.query.dim(1);
     Tensor q = w_q_->forward(in.query);  // [B, Tq, h * d_k]
-    Tensor k, v;                         // [B, h, Tk, d_k], [B, h, Tk, d_v] (the cache's layout)
-    KVCache* cache = in.cache;
-    if (cache && cache->static_kv && cache->keys.defined()) {
-      k = cache->keys;
-      v = cache->values;
-    } else {
-      check_input("key", in.key);
-      check_input("value", in.value);
-      k = split_heads(w_k_->forward(in.key), d_k_);
-      v = split_heads(w_v_->forward(in.value), d_v_);
-      if (cache) {
-        if (!cache->static_kv && cache->keys.defined()) {
-          k = concat({cache->keys, k}, 2);
-          v = concat({cache->values, v}, 2);
-        }
-        cache->keys = k;
-        cache->values = v;
-      }
-    }
+    auto [k, v] = attention_keys_values(  // [B, h, Tk, d_k], [B, h, Tk, d_v] (the cache's layout)
+        "additive", in, d_model_, [&](const Tensor& x) { return split_heads(w_k_->forward(x), h_); },
+        [&](const Tensor& x) { return split_heads(w_v_->forward(x), h_); });
     ATTNLAB_CHECK(k.dim(0) == b, "attention additive: query batch {} but key batch {}", b, k.dim(0));
     const std::int64_t tk = k.dim(2);
-    Tensor scores = additive_scores(q, merge_heads(k, d_k_), b, tq, tk);  // [B, h, Tq, Tk]
-    Tensor mask;
-    if (in.key_padding_mask.defined()) {
-      ATTNLAB_CHECK(in.key_padding_mask.shape() == Shape({b, tk}),
-                    "attention additive: key_padding_mask {} should be [{}, {}] (batch, keys)",
-                    in.key_padding_mask.shape().str(), b, tk);
-      mask = in.key_padding_mask.reshape({b, 1, 1, tk});
-    }
+    Tensor scores = additive_scores(q, merge_heads(k), b, tq, tk);  // [B, h, Tq, Tk]
+    Tensor mask = attention_padding_mask("additive", in, b, tk);
     Tensor weights = dropout_->forward(softmax(scores, mask, in.causal));  // [B, h, Tq, Tk]
-    Tensor context = matmul(weights, v);                                   // [B, h, Tq, d_v]
-    return w_o_->forward(merge_heads(context, d_v_));
+    return w_o_->forward(merge_heads(matmul(weights, v)));                 // [B, h, Tq, d_v] -> [B, Tq, d]
   }
 
  private:
@@ -88,19 +66,6 @@ class AdditiveAttention final : public Attention {
     Tensor e = mul(tanh(add(q_rep, k_rep)), v_.reshape({hd}));             // [B, Tq, Tk, H]
     Tensor s = sum(e.reshape({b, tq, tk, h_, d_k_}), -1);                  // [B, Tq, Tk, h]
     return permute(s, {0, 3, 1, 2});
-  }
-  // [B, T, h * d] -> [B, h, T, d]
-  Tensor split_heads(const Tensor& x, std::int64_t d) const {
-    return permute(x.reshape({x.dim(0), x.dim(1), h_, d}), {0, 2, 1, 3});
-  }
-  // [B, h, T, d] -> [B, T, h * d]
-  Tensor merge_heads(const Tensor& x, std::int64_t d) const {
-    return permute(x, {0, 2, 1, 3}).reshape({x.dim(0), x.dim(2), h_ * d});
-  }
-  void check_input(const char* what, const Tensor& x) const {
-    ATTNLAB_CHECK(x.defined() && x.rank() == 3 && x.dim(2) == d_model_,
-                  "attention additive: {} must be [batch, length, d_model={}], got {}", what,
-                  d_model_, x.defined() ? x.shape().str() : "undefined");
   }
 
   std::int64_t d_model_, h_, d_k_, d_v_;

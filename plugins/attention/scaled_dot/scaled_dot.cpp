@@ -6,6 +6,7 @@
 
 #include "attnlab/nn/linear.h"
 #include "attnlab/ops.h"
+#include "attnlab/plugin/attention_util.h"
 #include "attnlab/plugin/plugin_api.h"
 #include "attnlab/plugin/registry.h"
 
@@ -28,53 +29,19 @@ class ScaledDotAttention final : public Attention {
   }
 
   Tensor forward(const AttentionInputs& in) override {
-    check_input("query", in.query);
-    const std::int64_t b = in.query.dim(0), tq = in.query.dim(1);
-    Tensor q = split_heads(w_q_->forward(in.query), d_k_);  // [B, h, Tq, d_k]
-    Tensor k, v;                                             // [B, h, Tk, d_k], [B, h, Tk, d_v]
-    KVCache* cache = in.cache;
-    if (cache && cache->static_kv && cache->keys.defined()) {
-      k = cache->keys;
-      v = cache->values;
-    } else {
-      check_input("key", in.key);
-      check_input("value", in.value);
-      k = split_heads(w_k_->forward(in.key), d_k_);
-      v = split_heads(w_v_->forward(in.value), d_v_);
-      if (cache) {
-        if (!cache->static_kv && cache->keys.defined()) {
-          k = concat({cache->keys, k}, 2);
-          v = concat({cache->values, v}, 2);
-        }
-        cache->keys = k;
-        cache->values = v;
-      }
-    }
-    const std::int64_t tk = k.dim(2);
+    check_attention_input("scaled_dot", "query", in.query, d_model_);
+    const std::int64_t b = in.query.dim(0);
+    Tensor q = split_heads(w_q_->forward(in.query), h_);  // [B, h, Tq, d_k]
+    auto [k, v] = attention_keys_values(  // [B, h, Tk, d_k], [B, h, Tk, d_v]
+        "scaled_dot", in, d_model_, [&](const Tensor& x) { return split_heads(w_k_->forward(x), h_); },
+        [&](const Tensor& x) { return split_heads(w_v_->forward(x), h_); });
     Tensor scores = scale(matmul(q, k, false, true), 1.0 / std::sqrt(static_cast<double>(d_k_)));
-    Tensor mask;
-    if (in.key_padding_mask.defined()) {
-      ATTNLAB_CHECK(in.key_padding_mask.shape() == Shape({b, tk}),
-                    "attention scaled_dot: key_padding_mask {} should be [{}, {}] (batch, keys)",
-                    in.key_padding_mask.shape().str(), b, tk);
-      mask = in.key_padding_mask.reshape({b, 1, 1, tk});
-    }
+    Tensor mask = attention_padding_mask("scaled_dot", in, b, k.dim(2));
     Tensor weights = dropout_->forward(softmax(scores, mask, in.causal));  // [B, h, Tq, Tk]
-    Tensor context = matmul(weights, v);                                   // [B, h, Tq, d_v]
-    return w_o_->forward(permute(context, {0, 2, 1, 3}).reshape({b, tq, h_ * d_v_}));
+    return w_o_->forward(merge_heads(matmul(weights, v)));                 // [B, h, Tq, d_v] -> [B, Tq, d]
   }
 
  private:
-  // [B, T, h * d] -> [B, h, T, d]
-  Tensor split_heads(const Tensor& x, std::int64_t d) const {
-    return permute(x.reshape({x.dim(0), x.dim(1), h_, d}), {0, 2, 1, 3});
-  }
-  void check_input(const char* what, const Tensor& x) const {
-    ATTNLAB_CHECK(x.defined() && x.rank() == 3 && x.dim(2) == d_model_,
-                  "attention scaled_dot: {} must be [batch, length, d_model={}], got {}", what,
-                  d_model_, x.defined() ? x.shape().str() : "undefined");
-  }
-
   std::int64_t d_model_, h_, d_k_, d_v_;
   std::shared_ptr<nn::Linear> w_q_, w_k_, w_v_, w_o_;
   std::shared_ptr<Dropout> dropout_;

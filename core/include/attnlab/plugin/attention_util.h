@@ -1,0 +1,35 @@
+#pragma once
+// Helpers for writing attention plugins: the head layout, the KV-cache protocol of
+// AttentionInputs, and the key padding mask, so that each plugin implements only its scores.
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <utility>
+
+#include "attnlab/plugin/attention.h"
+
+namespace attnlab {
+
+// [B, T, h * d] -> [B, h, T, d]
+Tensor split_heads(const Tensor& x, std::int64_t heads);
+// [B, h, T, d] -> [B, T, h * d]
+Tensor merge_heads(const Tensor& x);
+
+// Checks that x is [batch, length, d_model]; the Error names the plugin and what.
+void check_attention_input(std::string_view plugin, std::string_view what, const Tensor& x, std::int64_t d_model);
+
+// The keys and values of this call, [B, h, Tk, d_k] and [B, h, Tk, d_v], following the cache
+// protocol: without a cache, project(key) and project(value); self-attention with a cache appends
+// the new steps' projections to it; a static (cross-attention) cache is filled once and reused.
+// `project_keys` / `project_values` map [B, T, d_model] to the head layout.
+std::pair<Tensor, Tensor> attention_keys_values(std::string_view plugin, const AttentionInputs& inputs,
+                                                std::int64_t d_model,
+                                                const std::function<Tensor(const Tensor&)>& project_keys,
+                                                const std::function<Tensor(const Tensor&)>& project_values);
+
+// The key padding mask as [B, 1, 1, Tk] for softmax (undefined when there is none); an Error
+// names the plugin and both shapes when it is not [batch, keys].
+Tensor attention_padding_mask(std::string_view plugin, const AttentionInputs& inputs, std::int64_t batch,
+                              std::int64_t keys);
+
+}  // namespace attnlab

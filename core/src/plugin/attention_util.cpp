@@ -1,0 +1,54 @@
+#include "attnlab/plugin/attention_util.h"
+
+#include "attnlab/ops/shape_ops.h"
+
+namespace attnlab {
+
+Tensor split_heads(const Tensor& x, std::int64_t heads) {
+  ATTNLAB_CHECK(x.rank() == 3 && heads > 0 && x.dim(2) % heads == 0,
+                "split_heads: {} is not [batch, length, heads * d] for {} heads", x.shape().str(), heads);
+  return permute(x.reshape({x.dim(0), x.dim(1), heads, x.dim(2) / heads}), {0, 2, 1, 3});
+}
+
+Tensor merge_heads(const Tensor& x) {
+  ATTNLAB_CHECK(x.rank() == 4, "merge_heads: {} is not [batch, heads, length, d]", x.shape().str());
+  return permute(x, {0, 2, 1, 3}).reshape({x.dim(0), x.dim(2), x.dim(1) * x.dim(3)});
+}
+
+void check_attention_input(std::string_view plugin, std::string_view what, const Tensor& x, std::int64_t d_model) {
+  ATTNLAB_CHECK(x.defined() && x.rank() == 3 && x.dim(2) == d_model,
+                "attention {}: {} must be [batch, length, d_model={}], got {}", plugin, what, d_model,
+                x.defined() ? x.shape().str() : "undefined");
+}
+
+std::pair<Tensor, Tensor> attention_keys_values(std::string_view plugin, const AttentionInputs& in,
+                                                std::int64_t d_model,
+                                                const std::function<Tensor(const Tensor&)>& project_keys,
+                                                const std::function<Tensor(const Tensor&)>& project_values) {
+  KVCache* cache = in.cache;
+  if (cache && cache->static_kv && cache->keys.defined()) return {cache->keys, cache->values};
+  check_attention_input(plugin, "key", in.key, d_model);
+  check_attention_input(plugin, "value", in.value, d_model);
+  Tensor k = project_keys(in.key);
+  Tensor v = project_values(in.value);
+  if (cache) {
+    if (!cache->static_kv && cache->keys.defined()) {
+      k = concat({cache->keys, k}, 2);
+      v = concat({cache->values, v}, 2);
+    }
+    cache->keys = k;
+    cache->values = v;
+  }
+  return {k, v};
+}
+
+Tensor attention_padding_mask(std::string_view plugin, const AttentionInputs& in, std::int64_t batch,
+                              std::int64_t keys) {
+  if (!in.key_padding_mask.defined()) return {};
+  ATTNLAB_CHECK(in.key_padding_mask.shape() == Shape({batch, keys}),
+                "attention {}: key_padding_mask {} should be [{}, {}] (batch, keys)", plugin,
+                in.key_padding_mask.shape().str(), batch, keys);
+  return in.key_padding_mask.reshape({batch, 1, 1, keys});
+}
+
+}  // namespace attnlab
