@@ -63,6 +63,7 @@ int command_eval(const Args& args) {
   fmt::print("perplexity per wordpiece: {:.3f} (no label smoothing); {:.3f} with label smoothing {}; {} pieces\n",
              e.scores.perplexity(), e.scores.smoothed_perplexity(), e.label_smoothing, e.scores.tokens);
   fmt::print("{}\n", e.bleu.format(e.bleu_signature));
+  if (e.bleu_mode != "sacrebleu") fmt::print("{}  (sacreBLEU default, for comparison)\n", e.sacrebleu.format(e.sacrebleu_signature));
   fmt::print("bleu mode: {}; beam {}, alpha {}; decoding {:.1f} s ({:.1f} sentences/s, {:.0f} target tokens/s)\n",
              e.bleu_mode, eval.beam, eval.alpha, e.decode_seconds,
              static_cast<double>(e.hypotheses.size()) / std::max(e.decode_seconds, 1e-9),

@@ -40,6 +40,9 @@ Evaluation evaluate_model(LoadedModel& loaded, const std::string& source_file, c
   out.bleu = corpus_bleu(out.hypotheses, {corpus.tgt}, bleu);
   out.bleu_mode = eval.bleu;
   out.bleu_signature = bleu_signature(bleu, 1);
+  const BleuConfig standard = BleuConfig::sacrebleu();
+  out.sacrebleu = eval.bleu == "sacrebleu" ? out.bleu : corpus_bleu(out.hypotheses, {corpus.tgt}, standard);
+  out.sacrebleu_signature = bleu_signature(standard, 1);
   return out;
 }
 

@@ -641,7 +641,10 @@ BleuConfig bleu_config_for(std::string_view bleu_mode, std::string_view signatur
   const bool lc = signature.find("case:lc") != std::string_view::npos;
   if (bleu_mode == "tokenized") return BleuConfig::tokenized(lc);
   if (bleu_mode == "paper-wmt14") {
+    // Our translations are detokenized text (SentencePiece): the 13a tokenizer stands in for the
+    // Moses tokenizer that tensor2tensor ran before splitting compounds (tok:13a+compound-split).
     BleuConfig c = BleuConfig::paper_wmt14();
+    c.tokenize = BleuTokenizer::k13a;
     c.lowercase = lc;
     return c;
   }

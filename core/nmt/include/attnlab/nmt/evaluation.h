@@ -16,6 +16,10 @@ struct Evaluation {
   BleuScore bleu;
   std::string bleu_mode;                // "sacrebleu", "tokenized", "paper-wmt14"
   std::string bleu_signature;
+  // sacreBLEU's default score (13a, detokenized) of the same output, always reported beside a
+  // tokenized or paper-style number; equal to bleu in sacrebleu mode.
+  BleuScore sacrebleu;
+  std::string sacrebleu_signature;
   std::vector<std::string> hypotheses;  // the translations, in input order
   double decode_seconds = 0.0;
   std::int64_t generated_tokens = 0;    // target pieces produced by beam search (eos excluded)
