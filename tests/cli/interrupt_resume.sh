@@ -2,11 +2,7 @@
 # A training run killed with SIGKILL, and one stopped with Ctrl-C (SIGINT), are each started
 # again and must end with checkpoints byte-identical to those of an uninterrupted run.
 # usage: interrupt_resume.sh ATTNLAB_PROGRAM
-set -euo pipefail
-attnlab=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+source "$(dirname "$0")/scratch.sh"
 cat >exp.toml <<'TOML'
 [experiment]
 name = "interrupt"

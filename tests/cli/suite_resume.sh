@@ -3,11 +3,7 @@
 # row is skipped, the interrupted row resumes from its checkpoint, the third row is trained, and
 # the report lists all three.
 # usage: suite_resume.sh ATTNLAB_PROGRAM
-set -euo pipefail
-attnlab=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+source "$(dirname "$0")/scratch.sh"
 cat >suite.toml <<'TOML'
 [suite]
 name = "resume"

@@ -1,11 +1,7 @@
 #!/usr/bin/env bash
 # Train a tiny model, then translate, score and average through the program, as a user would.
 # usage: translate.sh ATTNLAB_PROGRAM
-set -euo pipefail
-attnlab=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+source "$(dirname "$0")/scratch.sh"
 cat >exp.toml <<'TOML'
 [experiment]
 name = "tiny"

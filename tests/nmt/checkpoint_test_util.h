@@ -7,10 +7,23 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace attnlab::nmt::testing {
+
+// The message `load` throws (an attnlab::Error or any std::exception), or "" when it succeeds.
+inline std::string error_of(const std::function<void()>& load) {
+  try {
+    load();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A fresh folder under the system temp folder, removed with its contents at scope exit.
 class ScratchDir {

@@ -16,6 +16,8 @@ using namespace attnlab;
 using namespace attnlab::nmt;
 using attnlab::nmt::testing::read_bytes;
 using attnlab::nmt::testing::ScratchDir;
+using attnlab::nmt::testing::contains;
+using attnlab::nmt::testing::error_of;
 using attnlab::nmt::testing::write_bytes;
 
 namespace {
@@ -76,17 +78,9 @@ Checkpoint make_checkpoint(const Module& model, std::int64_t step) {
   return c;
 }
 
+// The message load_checkpoint throws for the file, or "" when it reads fine.
 std::string load_error(const std::filesystem::path& path) {
-  try {
-    (void)load_checkpoint(path);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
+  return error_of([&] { (void)load_checkpoint(path); });
 }
 
 }  // namespace

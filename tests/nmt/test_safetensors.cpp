@@ -16,6 +16,8 @@ using namespace attnlab::nmt;
 using attnlab::nmt::testing::raw_safetensors;
 using attnlab::nmt::testing::read_bytes;
 using attnlab::nmt::testing::ScratchDir;
+using attnlab::nmt::testing::contains;
+using attnlab::nmt::testing::error_of;
 using attnlab::nmt::testing::write_bytes;
 
 namespace {
@@ -27,16 +29,7 @@ std::vector<unsigned char> host_bytes(const Tensor& t) {
 
 // The message read_safetensors throws for the file, or "" when it reads fine.
 std::string read_error(const std::filesystem::path& path) {
-  try {
-    (void)read_safetensors(path);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
+  return error_of([&] { (void)read_safetensors(path); });
 }
 
 }  // namespace
