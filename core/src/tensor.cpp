@@ -92,9 +92,12 @@ Tensor Tensor::to(Device device) const {
 
 Tensor Tensor::to(DType dtype) const {
   if (dtype == this->dtype()) return *this;
-  if (device().is_cuda()) return to(Device::cpu()).to(dtype).to(device());  // host round trip
   Tensor out = empty(shape(), dtype, device());
-  detail::convert_cpu(out.raw_data(), dtype, raw_data(), this->dtype(), numel());
+  if (device().is_cpu())
+    detail::convert_cpu(out.raw_data(), dtype, raw_data(), this->dtype(), numel());
+  else
+    ATTNLAB_CUDA_ONLY("to(dtype)",
+                      cuda::convert(out.raw_data(), dtype, raw_data(), this->dtype(), numel(), device().index));
   return out;
 }
 

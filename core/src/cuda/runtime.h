@@ -15,5 +15,8 @@ Allocator& allocator(int index);
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes);
 // dst[0..n) = value, converted to dtype.
 void fill(void* dst, DType dtype, std::int64_t n, double value, int device_index);
+// dst[i] = convert(src[i]) for i < n, both on device `device_index`, by the rules of convert_cpu
+// (floats to ints truncate, bf16 through f32). Asynchronous on the default stream.
+void convert(void* dst, DType dst_dtype, const void* src, DType src_dtype, std::int64_t n, int device_index);
 
 }  // namespace attnlab::cuda

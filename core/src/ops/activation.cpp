@@ -17,7 +17,7 @@ class ActivationNode final : public Node {
   ActivationNode(Activation kind, const Tensor& x) : kind_(kind), x_(x.detach()) {}
   std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
     Tensor dx = Tensor::empty_like(x_);
-    ATTNLAB_DISPATCH_CPU(x_.device(), detail::activation_backward, kind_, x_, grads[0], dx);
+    ATTNLAB_DISPATCH(x_.device(), detail::activation_backward, kind_, x_, grads[0], dx);
     return {dx};
   }
   void release() override { x_ = Tensor(); }
@@ -35,7 +35,7 @@ Tensor activate(Activation kind, const Tensor& x) {
   detail::check_defined(name, x, "x");
   detail::check_floating(name, x);
   Tensor y = Tensor::empty_like(x);
-  ATTNLAB_DISPATCH_CPU(x.device(), detail::activation_forward, kind, x, y);
+  ATTNLAB_DISPATCH(x.device(), detail::activation_forward, kind, x, y);
   if (any_requires_grad({&x})) record(std::make_shared<ActivationNode>(kind, x), {&x}, y);
   return y;
 }

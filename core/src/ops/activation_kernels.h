@@ -25,4 +25,8 @@ void activation_forward_cpu(Activation kind, const Tensor& x, Tensor& y);
 //   silu: f' = s + x * s * (1 - s) = s * (1 + x * (1 - s)), s = sigmoid(x)
 void activation_backward_cpu(Activation kind, const Tensor& x, const Tensor& dy, Tensor& dx);
 
+// The same on a CUDA device (activation_cuda.cu); f32, f64 and bf16 (computed in f32).
+void activation_forward_cuda(Activation kind, const Tensor& x, Tensor& y);
+void activation_backward_cuda(Activation kind, const Tensor& x, const Tensor& dy, Tensor& dx);
+
 }  // namespace attnlab::detail

@@ -17,7 +17,7 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const Ad
   ATTNLAB_CHECK(hyper.step >= 1, "adam_step: step must be >= 1, got {}", hyper.step);
   ATTNLAB_CHECK(hyper.beta1 >= 0 && hyper.beta1 < 1 && hyper.beta2 >= 0 && hyper.beta2 < 1,
                 "adam_step: betas must be in [0, 1), got {} and {}", hyper.beta1, hyper.beta2);
-  ATTNLAB_DISPATCH_CPU(param.device(), detail::adam_update, param, grad, m, v, hyper);
+  ATTNLAB_DISPATCH(param.device(), detail::adam_update, param, grad, m, v, hyper);
 }
 
 }  // namespace attnlab

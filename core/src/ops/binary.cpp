@@ -14,7 +14,7 @@ namespace detail {
 Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;
   Tensor out = Tensor::empty(shape, grad.dtype(), grad.device());
-  ATTNLAB_DISPATCH_CPU(grad.device(), sum_rows, grad, out);
+  ATTNLAB_DISPATCH(grad.device(), sum_rows, grad, out);
   return out;
 }
 
@@ -86,7 +86,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   detail::check_defined(name, a, "a");
   detail::check_defined(name, b, "b");
   Tensor out = Tensor::empty(broadcast_shape(op, a, b), a.dtype(), a.device());
-  ATTNLAB_DISPATCH_CPU(a.device(), detail::binary_forward, op, a, b, out);
+  ATTNLAB_DISPATCH(a.device(), detail::binary_forward, op, a, b, out);
   if (any_requires_grad({&a, &b})) record(std::make_shared<BinaryNode>(op, a, b), {&a, &b}, out);
   return out;
 }
@@ -112,7 +112,7 @@ Tensor scale(const Tensor& x, double factor) {
   detail::check_defined("scale", x, "x");
   detail::check_floating("scale", x);
   Tensor out = Tensor::empty_like(x);
-  ATTNLAB_DISPATCH_CPU(x.device(), detail::scale_forward, x, factor, out);
+  ATTNLAB_DISPATCH(x.device(), detail::scale_forward, x, factor, out);
   if (any_requires_grad({&x})) record(std::make_shared<ScaleNode>(factor), {&x}, out);
   return out;
 }
@@ -121,7 +121,7 @@ void add_inplace(Tensor& dst, const Tensor& src) {
   detail::check_same_device("add_inplace", dst, src);
   detail::check_same_dtype("add_inplace", dst, src);
   detail::check_same_shape("add_inplace", dst, src);
-  ATTNLAB_DISPATCH_CPU(dst.device(), detail::add_inplace, dst, src);
+  ATTNLAB_DISPATCH(dst.device(), detail::add_inplace, dst, src);
 }
 
 }  // namespace attnlab

@@ -21,4 +21,10 @@ void add_inplace_cpu(Tensor& dst, const Tensor& src);
 // in viewed as [rows, out.numel()]: out[j] = sum_r in[r, j]. Reduces a broadcast gradient.
 void sum_rows_cpu(const Tensor& in, Tensor& out);
 
+// The same on a CUDA device (binary_cuda.cu, through elementwise_cuda.cpp); f32, f64 and bf16.
+void binary_forward_cuda(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out);
+void scale_forward_cuda(const Tensor& x, double factor, Tensor& out);
+void add_inplace_cuda(Tensor& dst, const Tensor& src);
+void sum_rows_cuda(const Tensor& in, Tensor& out);
+
 }  // namespace attnlab::detail

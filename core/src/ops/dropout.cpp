@@ -20,7 +20,7 @@ class DropoutNode final : public Node {
   std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
     const Tensor dy = detail::grad_or_zeros(grads, 0, output_shapes[0], output_dtypes[0], device);
     Tensor dx = Tensor::empty_like(dy);
-    ATTNLAB_DISPATCH_CPU(dy.device(), detail::dropout_backward, dy, p_, seed_, offset_, dx);
+    ATTNLAB_DISPATCH(dy.device(), detail::dropout_backward, dy, p_, seed_, offset_, dx);
     return {dx};
   }
   std::string_view name() const override { return "dropout"; }
@@ -42,7 +42,7 @@ Tensor dropout(const Tensor& x, double p, std::uint64_t seed, std::uint64_t offs
   check_p(p);
   if (p == 0.0) return x;
   Tensor y = Tensor::empty_like(x);
-  ATTNLAB_DISPATCH_CPU(x.device(), detail::dropout_forward, x, p, seed, offset, y);
+  ATTNLAB_DISPATCH(x.device(), detail::dropout_forward, x, p, seed, offset, y);
   if (any_requires_grad({&x})) record(std::make_shared<DropoutNode>(p, seed, offset), {&x}, y);
   return y;
 }

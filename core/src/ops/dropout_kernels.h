@@ -14,4 +14,9 @@ void dropout_forward_cpu(const Tensor& x, double p, std::uint64_t seed, std::uin
 void dropout_backward_cpu(const Tensor& dy, double p, std::uint64_t seed, std::uint64_t offset,
                           Tensor& dx);
 
+// The same on a CUDA device (dropout_cuda.cu): the mask is bit-identical to the CPU's.
+void dropout_forward_cuda(const Tensor& x, double p, std::uint64_t seed, std::uint64_t offset, Tensor& y);
+void dropout_backward_cuda(const Tensor& dy, double p, std::uint64_t seed, std::uint64_t offset,
+                           Tensor& dx);
+
 }  // namespace attnlab::detail

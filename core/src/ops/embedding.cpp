@@ -18,7 +18,7 @@ class EmbeddingNode final : public Node {
   std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
     const Tensor dout = detail::grad_or_zeros(grads, 0, output_shapes[0], output_dtypes[0], device);
     Tensor dweight = Tensor::empty(weight_shape_, dout.dtype(), dout.device());
-    ATTNLAB_DISPATCH_CPU(dout.device(), detail::embedding_backward, dout, ids_, dweight);
+    ATTNLAB_DISPATCH(dout.device(), detail::embedding_backward, dout, ids_, dweight);
     return {dweight, Tensor()};
   }
   void release() override { ids_ = Tensor(); }
@@ -38,11 +38,11 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
   detail::check_index_dtype("embedding", ids);
   detail::check_same_device("embedding", weight, ids);
   ATTNLAB_CHECK(weight.rank() == 2, "embedding: weight must be [V, D], got {}", weight.shape().str());
-  ATTNLAB_DISPATCH_CPU(ids.device(), detail::embedding_check_ids, ids, weight.dim(0));
+  ATTNLAB_DISPATCH(ids.device(), detail::embedding_check_ids, ids, weight.dim(0));
   std::vector<std::int64_t> dims = ids.shape().dims();
   dims.push_back(weight.dim(1));
   Tensor out = Tensor::empty(Shape(std::move(dims)), weight.dtype(), weight.device());
-  ATTNLAB_DISPATCH_CPU(weight.device(), detail::embedding_forward, weight, ids, out);
+  ATTNLAB_DISPATCH(weight.device(), detail::embedding_forward, weight, ids, out);
   if (any_requires_grad({&weight})) record(std::make_shared<EmbeddingNode>(weight, ids), {&weight, &ids}, out);
   return out;
 }

@@ -13,4 +13,10 @@ void embedding_forward_cpu(const Tensor& weight, const Tensor& ids, Tensor& out)
 // contributions in increasing n, so the result does not depend on the thread count.
 void embedding_backward_cpu(const Tensor& dout, const Tensor& ids, Tensor& dweight);
 
+// The same on a CUDA device (embedding_cuda.cu). The id check copies the ids to the host; the
+// backward is deterministic and sums each row in the CPU's order.
+void embedding_check_ids_cuda(const Tensor& ids, std::int64_t vocab);
+void embedding_forward_cuda(const Tensor& weight, const Tensor& ids, Tensor& out);
+void embedding_backward_cuda(const Tensor& dout, const Tensor& ids, Tensor& dweight);
+
 }  // namespace attnlab::detail

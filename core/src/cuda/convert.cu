@@ -1,0 +1,66 @@
+// dtype conversion on the device, for Tensor::to(DType) on a CUDA tensor: the same rules as
+// convert_cpu (transfer_cpu.cpp): static_cast between numbers (floats to ints truncate), bf16
+// through f32 with round to nearest even.
+#include <type_traits>
+
+#include "cuda/kernel_util.cuh"
+#include "cuda/runtime.h"
+
+namespace attnlab::cuda {
+namespace {
+
+template <typename To, typename From>
+__device__ __forceinline__ void convert_one(To* out, const From* in, std::int64_t i) {
+  if constexpr (std::is_same_v<From, bf16_bits>)
+    out[i] = static_cast<To>(load(in, i));
+  else
+    out[i] = static_cast<To>(in[i]);
+}
+
+template <typename To, typename From>
+__global__ void convert_kernel(To* out,        // out: (n)
+                               const From* in,  // in: (n)
+                               std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    if constexpr (std::is_same_v<To, bf16_bits>) {
+      if constexpr (std::is_same_v<From, bf16_bits>)
+        out[i] = in[i];
+      else
+        store(out, i, static_cast<float>(in[i]));
+    } else {
+      convert_one(out, in, i);
+    }
+  }
+}
+
+template <typename Fn>
+void visit_dtype(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::f32: fn(float{}); return;
+    case DType::f64: fn(double{}); return;
+    case DType::bf16: fn(bf16_bits{}); return;
+    case DType::i32: fn(std::int32_t{}); return;
+    case DType::i64: fn(std::int64_t{}); return;
+    case DType::u8: fn(std::uint8_t{}); return;
+  }
+}
+
+}  // namespace
+
+void convert(void* dst, DType dst_dtype, const void* src, DType src_dtype, std::int64_t n, int device_index) {
+  ATTNLAB_CUDA_CHECK(cudaSetDevice(device_index));
+  if (n == 0) return;
+  const cudaStream_t stream = nullptr;  // the default stream, for now
+  visit_dtype(dst_dtype, [&](auto dst_tag) {
+    visit_dtype(src_dtype, [&](auto src_tag) {
+      using To = decltype(dst_tag);
+      using From = decltype(src_tag);
+      convert_kernel<To, From><<<grid_for(n), kThreads, 0, stream>>>(static_cast<To*>(dst),
+                                                                     static_cast<const From*>(src), n);
+      ATTNLAB_CUDA_CHECK_LAUNCH();
+    });
+  });
+}
+
+}  // namespace attnlab::cuda

@@ -1,0 +1,95 @@
+// The Tensor-level <fn>_cuda functions of binary, activation, dropout, adam and embedding: they
+// unpack the tensors and call the raw launchers of cuda/elementwise.h (kernels in ops/*_cuda.cu,
+// which cannot include attnlab/tensor.h: nvcc does not compile fmt). Files named *_cuda.cpp are
+// compiled only in a CUDA build (core/CMakeLists.txt); dispatch.h calls these only there.
+#include <cmath>
+
+#include "cuda/elementwise.h"
+#include "ops/activation_kernels.h"
+#include "ops/adam_kernels.h"
+#include "ops/binary_kernels.h"
+#include "ops/dropout_kernels.h"
+#include "ops/embedding_kernels.h"
+
+namespace attnlab::detail {
+namespace {
+
+// Every launch goes to the default stream for now, passed explicitly.
+constexpr cudaStream_t kStream = nullptr;
+
+void use_device(const Tensor& t) { cuda::set_device(t.device().index); }
+
+}  // namespace
+
+void binary_forward_cuda(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
+  use_device(out);
+  cuda::binary_forward(static_cast<int>(op), out.dtype(), a.raw_data(), a.numel(), b.raw_data(), b.numel(),
+                       out.raw_data(), out.numel(), kStream);
+}
+
+void scale_forward_cuda(const Tensor& x, double factor, Tensor& out) {
+  use_device(out);
+  cuda::scale_forward(x.dtype(), x.raw_data(), factor, out.raw_data(), x.numel(), kStream);
+}
+
+void add_inplace_cuda(Tensor& dst, const Tensor& src) {
+  use_device(dst);
+  cuda::add_inplace(dst.dtype(), dst.raw_data(), src.raw_data(), dst.numel(), kStream);
+}
+
+void sum_rows_cuda(const Tensor& in, Tensor& out) {
+  use_device(out);
+  const std::int64_t cols = out.numel();
+  const std::int64_t rows = cols == 0 ? 0 : in.numel() / cols;
+  cuda::sum_rows(in.dtype(), in.raw_data(), rows, cols, out.raw_data(), kStream);
+}
+
+void activation_forward_cuda(Activation kind, const Tensor& x, Tensor& y) {
+  use_device(y);
+  cuda::activation_forward(static_cast<int>(kind), x.dtype(), x.raw_data(), y.raw_data(), x.numel(), kStream);
+}
+
+void activation_backward_cuda(Activation kind, const Tensor& x, const Tensor& dy, Tensor& dx) {
+  use_device(dx);
+  cuda::activation_backward(static_cast<int>(kind), x.dtype(), x.raw_data(), dy.raw_data(), dx.raw_data(),
+                            x.numel(), kStream);
+}
+
+void dropout_forward_cuda(const Tensor& x, double p, std::uint64_t seed, std::uint64_t offset, Tensor& y) {
+  use_device(y);
+  cuda::dropout_apply(x.dtype(), x.raw_data(), y.raw_data(), x.numel(), p, seed, offset, kStream);
+}
+
+void dropout_backward_cuda(const Tensor& dy, double p, std::uint64_t seed, std::uint64_t offset,
+                           Tensor& dx) {
+  use_device(dx);
+  cuda::dropout_apply(dy.dtype(), dy.raw_data(), dx.raw_data(), dy.numel(), p, seed, offset, kStream);
+}
+
+void adam_update_cuda(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamHyper& h) {
+  use_device(param);
+  // The bias corrections folded into the step size and epsilon, as adam_update_cpu does.
+  const double t = static_cast<double>(h.step);
+  const double c2 = std::sqrt(1.0 - std::pow(h.beta2, t));
+  const double a = h.lr * c2 / (1.0 - std::pow(h.beta1, t));
+  cuda::adam_update(param.dtype(), param.raw_data(), grad.raw_data(), m.raw_data(), v.raw_data(), param.numel(),
+                    a, h.eps * c2, h.beta1, h.beta2, kStream);
+}
+
+void embedding_check_ids_cuda(const Tensor& ids, std::int64_t vocab) {
+  embedding_check_ids_cpu(ids.to(Device::cpu()), vocab);  // N integers: checked on the host
+}
+
+void embedding_forward_cuda(const Tensor& weight, const Tensor& ids, Tensor& out) {
+  use_device(out);
+  cuda::embedding_forward(weight.dtype(), weight.raw_data(), ids.dtype(), ids.raw_data(), ids.numel(),
+                          weight.dim(1), out.raw_data(), kStream);
+}
+
+void embedding_backward_cuda(const Tensor& dout, const Tensor& ids, Tensor& dweight) {
+  use_device(dweight);
+  cuda::embedding_backward(dweight.dtype(), dout.raw_data(), ids.dtype(), ids.raw_data(), ids.numel(),
+                           dweight.dim(0), dweight.dim(1), dweight.raw_data(), kStream);
+}
+
+}  // namespace attnlab::detail

@@ -1,0 +1,188 @@
+// Parity of the element-wise CUDA kernels (binary, activation, dropout, adam, embedding, dtype
+// conversion) with the CPU reference, forward and backward, under the dtype tolerance table.
+// Every test skips itself on a machine without a CUDA device.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "attnlab/attnlab.h"
+#include "support/tensor_testing.h"
+
+using namespace attnlab;
+using testing::compare;
+using testing::random_tensor;
+using testing::tolerance_for;
+
+namespace {
+
+const Device kCuda = Device::cuda(0);
+
+Tensor host(const Tensor& t) { return t.to(Device::cpu()); }
+
+// Runs f on CPU leaves and on their CUDA copies, backpropagates the same upstream gradient, and
+// checks the outputs and every input gradient against the CPU's under the tolerance of `dtype`.
+void check_parity(const std::vector<Tensor>& inputs, const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                  DType dtype) {
+  std::vector<Tensor> cpu_in, gpu_in;
+  for (const Tensor& x : inputs) {
+    cpu_in.push_back(x.to(dtype).detach().set_requires_grad());
+    gpu_in.push_back(x.to(dtype).to(kCuda).detach().set_requires_grad());
+  }
+  const Tensor y_cpu = f(cpu_in);
+  const Tensor y_gpu = f(gpu_in);
+  CHECK(y_gpu.device() == kCuda);
+  CHECK_TENSOR_NEAR(host(y_gpu), y_cpu, tolerance_for(dtype));
+  const Tensor g = random_tensor(y_cpu.shape(), 99, -1.0, 1.0, dtype);
+  y_cpu.backward(g);
+  y_gpu.backward(g.to(kCuda));
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    INFO("gradient of input " << i);
+    CHECK_TENSOR_NEAR(host(gpu_in[i].grad()), cpu_in[i].grad(), tolerance_for(dtype));
+  }
+}
+
+bool no_device() { return cuda_device_count() == 0; }
+
+}  // namespace
+
+TEST_CASE("cuda binary ops with suffix broadcasting match the cpu forward and backward") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  for (DType dtype : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dtype));
+    const Tensor a = random_tensor({4, 3, 5}, 1);
+    const Tensor b = random_tensor({3, 5}, 2);
+    const Tensor c = random_tensor({5}, 3);
+    check_parity({a, b}, [](const auto& t) { return add(t[0], t[1]); }, dtype);
+    check_parity({a, b}, [](const auto& t) { return sub(t[0], t[1]); }, dtype);
+    check_parity({a, c}, [](const auto& t) { return mul(t[0], t[1]); }, dtype);
+    check_parity({c, a}, [](const auto& t) { return sub(t[0], t[1]); }, dtype);  // broadcast on the left
+    check_parity({a, a}, [](const auto& t) { return mul(t[0], t[1]); }, dtype);  // equal shapes
+  }
+}
+
+TEST_CASE("cuda scale and add_inplace match the cpu") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  for (DType dtype : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dtype));
+    const Tensor x = random_tensor({7, 33}, 4);
+    check_parity({x}, [](const auto& t) { return scale(t[0], -2.5); }, dtype);
+    Tensor dst_cpu = x.to(dtype);
+    Tensor dst_gpu = x.to(dtype).to(kCuda);
+    const Tensor src = random_tensor({7, 33}, 5, -1.0, 1.0, dtype);
+    add_inplace(dst_cpu, src);
+    add_inplace(dst_gpu, src.to(kCuda));
+    CHECK_TENSOR_NEAR(host(dst_gpu), dst_cpu, tolerance_for(dtype));
+  }
+}
+
+TEST_CASE("cuda activations match the cpu forward and backward") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  for (DType dtype : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dtype));
+    const Tensor x = random_tensor({16, 65}, 6, -6.0, 6.0);
+    check_parity({x}, [](const auto& t) { return relu(t[0]); }, dtype);
+    check_parity({x}, [](const auto& t) { return gelu(t[0]); }, dtype);
+    check_parity({x}, [](const auto& t) { return attnlab::tanh(t[0]); }, dtype);
+    check_parity({x}, [](const auto& t) { return silu(t[0]); }, dtype);
+  }
+}
+
+TEST_CASE("cuda bf16 binary and activation kernels compute in f32") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  // The CPU kernels have no bf16: the reference is the f32 result of the bf16-rounded inputs.
+  const Tensor a = random_tensor({8, 40}, 7).to(DType::bf16);
+  const Tensor b = random_tensor({40}, 8).to(DType::bf16);
+  const Tensor want_add = add(a.to(DType::f32), b.to(DType::f32));
+  const Tensor want_gelu = gelu(a.to(DType::f32));
+  const Tensor got_add = add(a.to(kCuda), b.to(kCuda));
+  const Tensor got_gelu = gelu(a.to(kCuda));
+  CHECK(got_add.dtype() == DType::bf16);
+  CHECK_TENSOR_NEAR(host(got_add).to(DType::f32), want_add, tolerance_for(DType::bf16));
+  CHECK_TENSOR_NEAR(host(got_gelu).to(DType::f32), want_gelu, tolerance_for(DType::bf16));
+}
+
+TEST_CASE("cuda dropout masks are bit-identical to the cpu forward and backward") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  for (DType dtype : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dtype));
+    // An odd size and an offset, so the last Philox block is partial.
+    const Tensor x = random_tensor({37, 101}, 9, 0.5, 1.5);
+    for (double p : {0.1, 0.5}) {
+      CAPTURE(p);
+      const auto f = [p](const std::vector<Tensor>& t) { return dropout(t[0], p, 1234, 77); };
+      check_parity({x}, f, dtype);
+      const Tensor y_cpu = dropout(x.to(dtype), p, 1234, 77);
+      const Tensor y_gpu = host(dropout(x.to(dtype).to(kCuda), p, 1234, 77));
+      CHECK_TENSOR_NEAR(y_gpu, y_cpu, testing::Tolerance{0.0, 0.0});  // same mask, same products
+    }
+  }
+}
+
+TEST_CASE("cuda adam_step matches the cpu over several steps") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  for (DType dtype : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dtype));
+    Tensor p_cpu = random_tensor({9, 31}, 10, -1.0, 1.0, dtype);
+    Tensor m_cpu = Tensor::zeros({9, 31}, dtype), v_cpu = Tensor::zeros({9, 31}, dtype);
+    Tensor p_gpu = p_cpu.to(kCuda), m_gpu = m_cpu.to(kCuda), v_gpu = v_cpu.to(kCuda);
+    for (std::int64_t step = 1; step <= 4; ++step) {
+      const Tensor g = random_tensor({9, 31}, 20 + static_cast<std::uint64_t>(step), -1.0, 1.0, dtype);
+      const AdamHyper h{1e-2, 0.9, 0.98, 1e-9, step};
+      adam_step(p_cpu, g, m_cpu, v_cpu, h);
+      adam_step(p_gpu, g.to(kCuda), m_gpu, v_gpu, h);
+    }
+    CHECK_TENSOR_NEAR(host(p_gpu), p_cpu, tolerance_for(dtype));
+    CHECK_TENSOR_NEAR(host(m_gpu), m_cpu, tolerance_for(dtype));
+    CHECK_TENSOR_NEAR(host(v_gpu), v_cpu, tolerance_for(dtype));
+  }
+}
+
+TEST_CASE("cuda embedding matches the cpu forward and its deterministic backward") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  for (DType dtype : {DType::f32, DType::f64}) {
+    for (DType ids_dtype : {DType::i32, DType::i64}) {
+      CAPTURE(dtype_name(dtype));
+      CAPTURE(dtype_name(ids_dtype));
+      const Tensor weight = random_tensor({13, 24}, 11, -1.0, 1.0, dtype).set_requires_grad();
+      const Tensor ids = testing::random_ids({6, 9}, 12, 13, ids_dtype);  // repeats: rows accumulate
+      const Tensor w_gpu = weight.detach().to(kCuda).set_requires_grad();
+      const Tensor y_cpu = embedding(weight, ids);
+      const Tensor y_gpu = embedding(w_gpu, ids.to(kCuda));
+      CHECK_TENSOR_NEAR(host(y_gpu), y_cpu, tolerance_for(dtype));
+      const Tensor g = random_tensor(y_cpu.shape(), 13, -1.0, 1.0, dtype);
+      y_cpu.backward(g);
+      y_gpu.backward(g.to(kCuda));
+      // The rows are summed in the CPU's order: bit-identical.
+      CHECK_TENSOR_NEAR(host(w_gpu.grad()), weight.grad(), testing::Tolerance{0.0, 0.0});
+    }
+  }
+}
+
+TEST_CASE("cuda embedding refuses an id out of range") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  const Tensor weight = Tensor::zeros({4, 3}, DType::f32, kCuda);
+  const Tensor ids = Tensor::from_vector<std::int64_t>({2}, {1, 4}).to(kCuda);
+  CHECK_THROWS_WITH_AS(embedding(weight, ids), doctest::Contains("id 4 at position 1"), Error);
+}
+
+TEST_CASE("cuda dtype conversion matches the cpu") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  const Tensor x = random_tensor({5, 77}, 14, -300.0, 300.0);
+  const std::vector<std::pair<DType, DType>> pairs = {
+      {DType::f32, DType::bf16}, {DType::bf16, DType::f32}, {DType::f32, DType::f64}, {DType::f64, DType::f32},
+      {DType::f64, DType::bf16}, {DType::f32, DType::i32},  {DType::f64, DType::i64}, {DType::i32, DType::f32},
+      {DType::i64, DType::f64},  {DType::bf16, DType::f64}, {DType::i32, DType::i64}};
+  for (const auto& [from, to] : pairs) {
+    CAPTURE(dtype_name(from));
+    CAPTURE(dtype_name(to));
+    const Tensor src = x.to(from);
+    const Tensor want = src.to(to);
+    const Tensor got = src.to(kCuda).to(to);
+    CHECK(got.device() == kCuda);
+    CHECK(got.dtype() == to);
+    // Exact: both sides apply the same casts and the same bf16 rounding.
+    CHECK(host(got).to(DType::f64).to_vector<double>() == want.to(DType::f64).to_vector<double>());
+  }
+}
