@@ -26,7 +26,7 @@ class CrossEntropyNode final : public Node {
   std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
     const Tensor g = detail::grad_or_zeros(grads, 0, output_shapes[0], output_dtypes[0], device);
     Tensor dlogits = Tensor::empty_like(logits_);
-    ATTNLAB_DISPATCH_CPU(logits_.device(), detail::cross_entropy_backward, logits_, targets_, lse_, eps_,
+    ATTNLAB_DISPATCH(logits_.device(), detail::cross_entropy_backward, logits_, targets_, lse_, eps_,
                          ignore_index_, g.item(), dlogits);
     return {dlogits, Tensor()};
   }
@@ -55,11 +55,13 @@ CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& targets, do
                 logits.shape().str(), targets.shape().str());
   ATTNLAB_CHECK(std::isfinite(label_smoothing) && label_smoothing >= 0.0 && label_smoothing < 1.0,
                 "cross_entropy: label_smoothing must be in [0, 1), got {}", label_smoothing);
-  if (targets.device().is_cuda()) detail::fail_no_cuda_kernel("cross_entropy_check_targets");
-  const std::int64_t tokens = detail::cross_entropy_check_targets_cpu(targets, logits.dim(1), ignore_index);
+  // The targets are checked on the host (a copy of [N] ids from a device), so that a bad one is
+  // reported by value and position.
+  const Tensor host_targets = targets.device().is_cpu() ? targets : targets.to(Device::cpu());
+  const std::int64_t tokens = detail::cross_entropy_check_targets_cpu(host_targets, logits.dim(1), ignore_index);
   Tensor lse = Tensor::empty({logits.dim(0)}, logits.dtype(), logits.device());
   Tensor loss_sum = Tensor::empty(Shape{}, logits.dtype(), logits.device());
-  ATTNLAB_DISPATCH_CPU(logits.device(), detail::cross_entropy_forward, logits, targets, label_smoothing,
+  ATTNLAB_DISPATCH(logits.device(), detail::cross_entropy_forward, logits, targets, label_smoothing,
                        ignore_index, lse, loss_sum);
   if (any_requires_grad({&logits}))
     record(std::make_shared<CrossEntropyNode>(logits, targets, lse, label_smoothing, ignore_index),

@@ -21,4 +21,11 @@ void cross_entropy_forward_cpu(const Tensor& logits, const Tensor& targets, doub
 void cross_entropy_backward_cpu(const Tensor& logits, const Tensor& targets, const Tensor& lse, double eps,
                                 std::int64_t ignore_index, double g, Tensor& dlogits);
 
+// The same on a CUDA device (cross_entropy_cuda.cu). The targets are checked on the host
+// (cross_entropy_check_targets_cpu on a copy).
+void cross_entropy_forward_cuda(const Tensor& logits, const Tensor& targets, double eps,
+                                std::int64_t ignore_index, Tensor& lse, Tensor& loss_sum);
+void cross_entropy_backward_cuda(const Tensor& logits, const Tensor& targets, const Tensor& lse, double eps,
+                                 std::int64_t ignore_index, double g, Tensor& dlogits);
+
 }  // namespace attnlab::detail

@@ -43,7 +43,7 @@ class LayerNormNode final : public Node {
     if (next[0].node) dx = Tensor::empty_like(x_);
     if (next.size() > 1 && next[1].node) dgamma = Tensor::empty(Shape{x_.dim(-1)}, x_.dtype(), x_.device());
     if (next.size() > 2 && next[2].node) dbeta = Tensor::empty(Shape{x_.dim(-1)}, x_.dtype(), x_.device());
-    ATTNLAB_DISPATCH_CPU(x_.device(), detail::layer_norm_backward, x_, gamma_, mean_, rstd_, dy, dx,
+    ATTNLAB_DISPATCH(x_.device(), detail::layer_norm_backward, x_, gamma_, mean_, rstd_, dy, dx,
                          dgamma, dbeta);
     return {dx, dgamma, dbeta};
   }
@@ -68,7 +68,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
   Tensor y = Tensor::empty_like(x);
   Tensor mean = Tensor::empty(rows, x.dtype(), x.device());
   Tensor rstd = Tensor::empty(rows, x.dtype(), x.device());
-  ATTNLAB_DISPATCH_CPU(x.device(), detail::layer_norm_forward, x, gamma, beta, eps, y, mean, rstd);
+  ATTNLAB_DISPATCH(x.device(), detail::layer_norm_forward, x, gamma, beta, eps, y, mean, rstd);
   if (any_requires_grad({&x, &gamma, &beta}))
     record(std::make_shared<LayerNormNode>(x, gamma, mean, rstd), {&x, &gamma, &beta}, y);
   return y;

@@ -14,4 +14,12 @@ void layer_norm_backward_cpu(const Tensor& x, const Tensor& gamma, const Tensor&
                              const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
                              Tensor& dbeta);
 
+// The same on a CUDA device (layer_norm_cuda.cu); dgamma and dbeta are summed by chunks of rows,
+// then the chunks in order, so they are deterministic but may differ from the CPU in the last bits.
+void layer_norm_forward_cuda(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
+                             Tensor& y, Tensor& mean, Tensor& rstd);
+void layer_norm_backward_cuda(const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                              const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
+                              Tensor& dbeta);
+
 }  // namespace attnlab::detail

@@ -26,7 +26,7 @@ class ReduceNode final : public Node {
     const Tensor& g = grads[0];
     if (!g.defined()) return {Tensor()};
     Tensor dx = Tensor::empty(input_shape_, g.dtype(), g.device());
-    ATTNLAB_DISPATCH_CPU(g.device(), detail::reduce_sum_backward, op_, g, view_.outer, view_.n,
+    ATTNLAB_DISPATCH(g.device(), detail::reduce_sum_backward, op_, g, view_.outer, view_.n,
                          view_.inner, scale_, dx);
     return {dx};
   }
@@ -43,7 +43,7 @@ Tensor reduce(std::string_view op, const Tensor& x, const ReduceView& view, cons
               bool is_mean) {
   const double scale = is_mean ? 1.0 / static_cast<double>(view.n) : 1.0;
   Tensor out = Tensor::empty(out_shape, x.dtype(), x.device());
-  ATTNLAB_DISPATCH_CPU(x.device(), detail::reduce_sum, op, x, view.outer, view.n, view.inner, scale,
+  ATTNLAB_DISPATCH(x.device(), detail::reduce_sum, op, x, view.outer, view.n, view.inner, scale,
                        out);
   if (any_requires_grad({&x})) record(std::make_shared<ReduceNode>(op, x.shape(), view, scale), {&x}, out);
   return out;

@@ -20,4 +20,10 @@ void reduce_sum_cpu(std::string_view op, const Tensor& x, std::int64_t outer, st
 void reduce_sum_backward_cpu(std::string_view op, const Tensor& g, std::int64_t outer,
                              std::int64_t n, std::int64_t inner, double scale, Tensor& dx);
 
+// The same on a CUDA device (reduce_cuda.cu): deterministic, but summed in another fixed order.
+void reduce_sum_cuda(std::string_view op, const Tensor& x, std::int64_t outer, std::int64_t n,
+                     std::int64_t inner, double scale, Tensor& out);
+void reduce_sum_backward_cuda(std::string_view op, const Tensor& g, std::int64_t outer,
+                              std::int64_t n, std::int64_t inner, double scale, Tensor& dx);
+
 }  // namespace attnlab::detail

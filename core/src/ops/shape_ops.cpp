@@ -106,7 +106,7 @@ Tensor permute(const Tensor& x, const std::vector<int>& dims) {
   std::vector<std::int64_t> out_dims;
   for (int d : perm) out_dims.push_back(x.shape()[d]);
   Tensor out = Tensor::empty(Shape(std::move(out_dims)), x.dtype(), x.device());
-  ATTNLAB_DISPATCH_CPU(x.device(), detail::permute, x, perm, out);
+  ATTNLAB_DISPATCH(x.device(), detail::permute, x, perm, out);
   if (any_requires_grad({&x})) record(std::make_shared<PermuteNode>(perm), {&x}, out);
   return out;
 }
@@ -140,7 +140,7 @@ std::vector<Tensor> split(const Tensor& x, int axis, const std::vector<std::int6
     outs.push_back(Tensor::empty(piece, x.dtype(), x.device()));
   }
   if (outs.empty()) return outs;
-  ATTNLAB_DISPATCH_CPU(x.device(), detail::split, x, a, outs);
+  ATTNLAB_DISPATCH(x.device(), detail::split, x, a, outs);
   if (any_requires_grad({&x})) {
     std::vector<Tensor*> out_ptrs;
     for (Tensor& o : outs) out_ptrs.push_back(&o);
@@ -173,7 +173,7 @@ Tensor concat(const std::vector<Tensor>& parts, int axis) {
   Shape out_shape = first.shape();
   out_shape[a] = total;
   Tensor out = Tensor::empty(out_shape, first.dtype(), first.device());
-  ATTNLAB_DISPATCH_CPU(first.device(), detail::concat, parts, a, out);
+  ATTNLAB_DISPATCH(first.device(), detail::concat, parts, a, out);
   if (any_requires_grad(parts)) {
     std::vector<const Tensor*> in_ptrs;
     for (const Tensor& p : parts) in_ptrs.push_back(&p);

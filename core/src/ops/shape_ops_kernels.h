@@ -16,4 +16,9 @@ void split_cpu(const Tensor& x, int axis, std::vector<Tensor>& outs);
 // The inverse of split_cpu: parts laid side by side along `axis` into out.
 void concat_cpu(const std::vector<Tensor>& parts, int axis, Tensor& out);
 
+// The same on a CUDA device (shape_ops_cuda.cu; permute up to rank 8).
+void permute_cuda(const Tensor& x, const std::vector<int>& dims, Tensor& out);
+void split_cuda(const Tensor& x, int axis, std::vector<Tensor>& outs);
+void concat_cuda(const std::vector<Tensor>& parts, int axis, Tensor& out);
+
 }  // namespace attnlab::detail

@@ -47,7 +47,7 @@ class SoftmaxNode final : public Node {
   std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
     const Tensor dy = detail::grad_or_zeros(grads, 0, y_.shape(), y_.dtype(), y_.device());
     Tensor dx = Tensor::empty_like(y_);
-    ATTNLAB_DISPATCH_CPU(y_.device(), detail::softmax_backward, y_, dy, log_, dx);
+    ATTNLAB_DISPATCH(y_.device(), detail::softmax_backward, y_, dy, log_, dx);
     return {dx};
   }
   void release() override { y_ = Tensor(); }
@@ -62,7 +62,7 @@ Tensor softmax_impl(bool log, const Tensor& x, const Tensor& mask_in, bool causa
   const std::string_view op = log ? "log_softmax" : "softmax";
   const Tensor mask = check_inputs(op, x, mask_in, causal);
   Tensor y = Tensor::empty_like(x);
-  ATTNLAB_DISPATCH_CPU(x.device(), detail::softmax_forward, x, mask, causal, log, y);
+  ATTNLAB_DISPATCH(x.device(), detail::softmax_forward, x, mask, causal, log, y);
   // Only x is recorded: the mask receives no gradient.
   if (any_requires_grad({&x})) record(std::make_shared<SoftmaxNode>(log, y), {&x}, y);
   return y;

@@ -14,4 +14,8 @@ void softmax_forward_cpu(const Tensor& x, const Tensor& mask, bool causal, bool 
 //   log_softmax: dx = dy - exp(y) * sum(dy), over the keys with finite y (0 at masked keys).
 void softmax_backward_cpu(const Tensor& y, const Tensor& dy, bool log, Tensor& dx);
 
+// The same on a CUDA device (softmax_cuda.cu; x of rank <= 9 when a mask is given).
+void softmax_forward_cuda(const Tensor& x, const Tensor& mask, bool causal, bool log, Tensor& y);
+void softmax_backward_cuda(const Tensor& y, const Tensor& dy, bool log, Tensor& dx);
+
 }  // namespace attnlab::detail

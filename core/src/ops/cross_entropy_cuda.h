@@ -1,0 +1,20 @@
+#pragma once
+// Launchers of cross_entropy_cuda.cu (plain types, no CUDA headers). T is float or double, I is
+// std::int32_t or std::int64_t; pointers are device pointers. Targets are already checked.
+#include <cstdint>
+
+#include "cuda/launch.h"
+
+namespace attnlab::detail::cuda_cross_entropy {
+
+// logits: (n, v); targets: (n); lse: (n); row_loss: (n) doubles of scratch; loss_sum: (1).
+template <typename T, typename I>
+void forward(const T* logits, const I* targets, std::int64_t n, std::int64_t v, double eps,
+             std::int64_t ignore_index, T* lse, double* row_loss, T* loss_sum, int device,
+             cudaStream_t stream);
+// logits, dlogits: (n, v); targets, lse: (n).
+template <typename T, typename I>
+void backward(const T* logits, const I* targets, const T* lse, std::int64_t n, std::int64_t v, double eps,
+              std::int64_t ignore_index, double g, T* dlogits, int device, cudaStream_t stream);
+
+}  // namespace attnlab::detail::cuda_cross_entropy

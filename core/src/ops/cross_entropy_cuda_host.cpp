@@ -1,0 +1,39 @@
+// cross_entropy_*_cuda: unpack the tensors and call the launchers of cross_entropy_cuda.cu (CUDA
+// builds only).
+#if ATTNLAB_WITH_CUDA
+#include "ops/cross_entropy_cuda.h"
+#include "ops/cross_entropy_kernels.h"
+#include "ops/op_util.h"
+
+namespace attnlab::detail {
+
+void cross_entropy_forward_cuda(const Tensor& logits, const Tensor& targets, double eps,
+                                std::int64_t ignore_index, Tensor& lse, Tensor& loss_sum) {
+  dispatch_float("cross_entropy", logits.dtype(), [&](auto ftag) {
+    using T = typename decltype(ftag)::type;
+    dispatch_index("cross_entropy", targets.dtype(), [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      const std::int64_t n = logits.dim(0);
+      Tensor row_loss = Tensor::empty(Shape{n}, DType::f64, logits.device());
+      cuda_cross_entropy::forward<T, I>(logits.data<T>(), targets.data<I>(), n, logits.dim(1), eps,
+                                        ignore_index, lse.data<T>(), row_loss.data<double>(),
+                                        loss_sum.data<T>(), logits.device().index, cuda::kDefaultStream);
+    });
+  });
+}
+
+void cross_entropy_backward_cuda(const Tensor& logits, const Tensor& targets, const Tensor& lse, double eps,
+                                 std::int64_t ignore_index, double g, Tensor& dlogits) {
+  dispatch_float("cross_entropy_backward", logits.dtype(), [&](auto ftag) {
+    using T = typename decltype(ftag)::type;
+    dispatch_index("cross_entropy_backward", targets.dtype(), [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      cuda_cross_entropy::backward<T, I>(logits.data<T>(), targets.data<I>(), lse.data<T>(), logits.dim(0),
+                                         logits.dim(1), eps, ignore_index, g, dlogits.data<T>(),
+                                         logits.device().index, cuda::kDefaultStream);
+    });
+  });
+}
+
+}  // namespace attnlab::detail
+#endif
