@@ -1,6 +1,5 @@
 // permute/split/concat_cuda: unpack the tensors and call the launchers of shape_ops_cuda.cu (CUDA
 // builds only).
-#if ATTNLAB_WITH_CUDA
 #include <cstddef>
 
 #include "ops/op_util.h"
@@ -66,4 +65,3 @@ void concat_cuda(const std::vector<Tensor>& parts, int axis, Tensor& out) {
 }
 
 }  // namespace attnlab::detail
-#endif

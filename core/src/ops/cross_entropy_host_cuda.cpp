@@ -1,6 +1,5 @@
 // cross_entropy_*_cuda: unpack the tensors and call the launchers of cross_entropy_cuda.cu (CUDA
 // builds only).
-#if ATTNLAB_WITH_CUDA
 #include "ops/cross_entropy_cuda.h"
 #include "ops/cross_entropy_kernels.h"
 #include "ops/op_util.h"
@@ -36,4 +35,3 @@ void cross_entropy_backward_cuda(const Tensor& logits, const Tensor& targets, co
 }
 
 }  // namespace attnlab::detail
-#endif

@@ -1,5 +1,4 @@
 // layer_norm_*_cuda: unpack the tensors and call the launchers of layer_norm_cuda.cu (CUDA builds only).
-#if ATTNLAB_WITH_CUDA
 #include "ops/layer_norm_cuda.h"
 #include "ops/layer_norm_kernels.h"
 #include "ops/op_util.h"
@@ -47,4 +46,3 @@ void layer_norm_backward_cuda(const Tensor& x, const Tensor& gamma, const Tensor
 }
 
 }  // namespace attnlab::detail
-#endif

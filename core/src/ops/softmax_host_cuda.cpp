@@ -1,5 +1,4 @@
 // softmax_*_cuda: unpack the tensors and call the launchers of softmax_cuda.cu (CUDA builds only).
-#if ATTNLAB_WITH_CUDA
 #include "ops/op_util.h"
 #include "ops/softmax_cuda.h"
 #include "ops/softmax_kernels.h"
@@ -54,4 +53,3 @@ void softmax_backward_cuda(const Tensor& y, const Tensor& dy, bool log, Tensor& 
 }
 
 }  // namespace attnlab::detail
-#endif

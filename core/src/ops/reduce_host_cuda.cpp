@@ -1,5 +1,4 @@
 // reduce_sum*_cuda: unpack the tensors and call the launchers of reduce_cuda.cu (CUDA builds only).
-#if ATTNLAB_WITH_CUDA
 #include "ops/op_util.h"
 #include "ops/reduce_cuda.h"
 #include "ops/reduce_kernels.h"
@@ -28,4 +27,3 @@ void reduce_sum_backward_cuda(std::string_view op, const Tensor& g, std::int64_t
 }
 
 }  // namespace attnlab::detail
-#endif
