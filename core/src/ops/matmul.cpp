@@ -13,7 +13,7 @@ using detail::GemmSpec;
 
 Tensor run_gemm(const GemmSpec& spec, const Tensor& a, const Tensor& b, const Shape& out_shape) {
   Tensor out = Tensor::empty(out_shape, a.dtype(), a.device());
-  ATTNLAB_DISPATCH_CPU(a.device(), detail::gemm, spec, a, b, out);
+  ATTNLAB_DISPATCH(a.device(), detail::gemm, spec, a, b, out);
   return out;
 }
 
@@ -201,10 +201,10 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   s.m = sx.outer(sx.rank() - 1), s.n = out_features, s.k = in_features;
   s.trans_b = true;  // x [R, in] @ W^T [in, out]
   if (has_bias && y.numel() > 0) {
-    ATTNLAB_DISPATCH_CPU(x.device(), detail::fill_rows, bias, y);
+    ATTNLAB_DISPATCH(x.device(), detail::fill_rows, bias, y);
     s.accumulate = true;
   }
-  ATTNLAB_DISPATCH_CPU(x.device(), detail::gemm, s, x, weight, y);
+  ATTNLAB_DISPATCH(x.device(), detail::gemm, s, x, weight, y);
 
   if (any_requires_grad({&x, &weight, &bias})) {
     record(std::make_shared<LinearNode>(x, weight, has_bias), {&x, &weight, &bias}, y);

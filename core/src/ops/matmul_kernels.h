@@ -1,33 +1,28 @@
 #pragma once
 // Backend kernels of matmul.cpp. Tensors arrive checked: same dtype and device, out allocated.
-#include <cstdint>
-#include <string_view>
-
 #include "attnlab/tensor.h"
+#include "ops/gemm_spec.h"
+#include "ops/matmul_cuda.h"
 
 namespace attnlab::detail {
-
-// A batch of products out[i] = op(a[i]) @ op(b[i]), each op(a[i]) m x k and op(b[i]) k x n,
-// every matrix stored row-major and contiguous; a transposed operand is stored the other way
-// round (trans_a: a[i] is k x m). The tensors' shapes are not read: only their elements.
-struct GemmSpec {
-  std::string_view op = "matmul";  // named in errors
-  std::int64_t batch = 1;
-  std::int64_t m = 0, n = 0, k = 0;
-  bool trans_a = false, trans_b = false;
-  // One matrix used by every product of the batch (a rank-2 operand).
-  bool a_shared = false, b_shared = false;
-  // out is a single m x n matrix holding the sum over the batch of the products (the gradient
-  // of a shared operand).
-  bool reduce = false;
-  // out += ... instead of out = ... (BLAS beta = 1), e.g. on top of a broadcast bias.
-  bool accumulate = false;
-};
 
 // Runs the products with cblas_sgemm / cblas_dgemm (f32, f64).
 void gemm_cpu(const GemmSpec& spec, const Tensor& a, const Tensor& b, Tensor& out);
 // out viewed as [rows, row.numel()]: every row = row. Initializes a linear layer's output with
 // its bias before an accumulating GEMM.
 void fill_rows_cpu(const Tensor& row, Tensor& out);
+
+// The CUDA counterparts: cuBLAS on the tensors' device (matmul_cuda.cu). They are inline
+// adapters from tensors to the raw entry points of matmul_cuda.h because a .cu file cannot
+// include tensor.h (nvcc does not compile fmt); a CPU-only build, whose dispatch never names
+// them, emits no reference to those entry points.
+inline void gemm_cuda(const GemmSpec& spec, const Tensor& a, const Tensor& b, Tensor& out) {
+  cuda::gemm(spec, out.dtype(), out.device().index, a.raw_data(), b.raw_data(), out.raw_data());
+}
+inline void fill_rows_cuda(const Tensor& row, Tensor& out) {
+  const std::int64_t cols = row.numel();
+  cuda::fill_rows(out.dtype(), out.device().index, row.raw_data(), cols, out.raw_data(),
+                  cols == 0 ? 0 : out.numel() / cols);
+}
 
 }  // namespace attnlab::detail
