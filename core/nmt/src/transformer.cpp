@@ -24,6 +24,10 @@ std::shared_ptr<FeedForward> make_ffn(const BuildContext& ctx, const Transformer
   return ctx.registry->make_ffn(config.ffn.name, plugin_context(ctx, *ctx.registry, PluginFamily::ffn, config.ffn));
 }
 
+std::shared_ptr<nn::LayerNorm> make_norm(const BuildContext& ctx, const TransformerConfig& config) {
+  return std::make_shared<nn::LayerNorm>(config.dims.d_model, config.layer_norm_eps, ctx.dtype, ctx.device);
+}
+
 }  // namespace
 
 Tensor padding_mask(const Tensor& ids, std::int64_t pad_id, DType dtype) {
@@ -36,13 +40,12 @@ Tensor padding_mask(const Tensor& ids, std::int64_t pad_id, DType dtype) {
 }
 
 EncoderLayer::EncoderLayer(const BuildContext& ctx, const TransformerConfig& config) {
-  const auto d = config.dims.d_model;
   self_attn_ = register_module("self_attn", make_attention(ctx, config));
   drop1_ = register_module("dropout1", ctx.make_dropout(config.dropout.residual));
-  norm1_ = register_module("norm1", std::make_shared<nn::LayerNorm>(d, config.layer_norm_eps, ctx.dtype, ctx.device));
+  norm1_ = register_module("norm1", make_norm(ctx, config));
   ffn_ = register_module("ffn", make_ffn(ctx, config));
   drop2_ = register_module("dropout2", ctx.make_dropout(config.dropout.residual));
-  norm2_ = register_module("norm2", std::make_shared<nn::LayerNorm>(d, config.layer_norm_eps, ctx.dtype, ctx.device));
+  norm2_ = register_module("norm2", make_norm(ctx, config));
 }
 
 Tensor EncoderLayer::forward(const Tensor& x, const Tensor& src_mask) {
@@ -52,16 +55,15 @@ Tensor EncoderLayer::forward(const Tensor& x, const Tensor& src_mask) {
 }
 
 DecoderLayer::DecoderLayer(const BuildContext& ctx, const TransformerConfig& config) {
-  const auto d = config.dims.d_model;
   self_attn_ = register_module("self_attn", make_attention(ctx, config));
   drop1_ = register_module("dropout1", ctx.make_dropout(config.dropout.residual));
-  norm1_ = register_module("norm1", std::make_shared<nn::LayerNorm>(d, config.layer_norm_eps, ctx.dtype, ctx.device));
+  norm1_ = register_module("norm1", make_norm(ctx, config));
   cross_attn_ = register_module("cross_attn", make_attention(ctx, config));
   drop2_ = register_module("dropout2", ctx.make_dropout(config.dropout.residual));
-  norm2_ = register_module("norm2", std::make_shared<nn::LayerNorm>(d, config.layer_norm_eps, ctx.dtype, ctx.device));
+  norm2_ = register_module("norm2", make_norm(ctx, config));
   ffn_ = register_module("ffn", make_ffn(ctx, config));
   drop3_ = register_module("dropout3", ctx.make_dropout(config.dropout.residual));
-  norm3_ = register_module("norm3", std::make_shared<nn::LayerNorm>(d, config.layer_norm_eps, ctx.dtype, ctx.device));
+  norm3_ = register_module("norm3", make_norm(ctx, config));
 }
 
 Tensor DecoderLayer::forward(const Tensor& y, const Tensor& memory, const Tensor& src_mask,

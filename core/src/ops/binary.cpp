@@ -28,9 +28,6 @@ using detail::BinaryOp;
 // dropping its leading 1s). Returns the output shape.
 Shape broadcast_shape(BinaryOp op, const Tensor& a, const Tensor& b) {
   const auto name = detail::kBinaryOpNames[static_cast<std::size_t>(op)];
-  detail::check_same_device(name, a, b);
-  detail::check_same_dtype(name, a, b);
-  detail::check_floating(name, a);
   const Shape& sa = a.shape();
   const Shape& sb = b.shape();
   if (sa == sb) return sa;
@@ -83,8 +80,7 @@ class BinaryNode final : public Node {
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   const auto name = detail::kBinaryOpNames[static_cast<std::size_t>(op)];
-  detail::check_defined(name, a, "a");
-  detail::check_defined(name, b, "b");
+  detail::check_float_operands(name, a, "a", b, "b");
   Tensor out = Tensor::empty(broadcast_shape(op, a, b), a.dtype(), a.device());
   ATTNLAB_DISPATCH(a.device(), detail::binary_forward, op, a, b, out);
   if (any_requires_grad({&a, &b})) record(std::make_shared<BinaryNode>(op, a, b), {&a, &b}, out);

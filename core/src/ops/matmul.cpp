@@ -23,11 +23,7 @@ std::string flags(bool trans_a, bool trans_b) {
 
 // Validates the operands and returns the forward product's spec.
 GemmSpec matmul_spec(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
-  detail::check_defined("matmul", a, "a");
-  detail::check_defined("matmul", b, "b");
-  detail::check_same_device("matmul", a, b);
-  detail::check_same_dtype("matmul", a, b);
-  detail::check_floating("matmul", a);
+  detail::check_float_operands("matmul", a, "a", b, "b");
   const Shape& sa = a.shape();
   const Shape& sb = b.shape();
   ATTNLAB_CHECK(sa.rank() >= 2 && sb.rank() >= 2,
@@ -173,11 +169,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  detail::check_defined("linear", x, "x");
-  detail::check_defined("linear", weight, "weight");
-  detail::check_same_device("linear", x, weight);
-  detail::check_same_dtype("linear", x, weight);
-  detail::check_floating("linear", x);
+  detail::check_float_operands("linear", x, "x", weight, "weight");
   const Shape& sx = x.shape();
   const Shape& sw = weight.shape();
   ATTNLAB_CHECK(sw.rank() == 2, "linear: weight {} must be [out, in] (x {})", sw.str(), sx.str());

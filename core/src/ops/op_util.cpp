@@ -29,6 +29,15 @@ void check_same_shape(std::string_view op, const Tensor& a, const Tensor& b) {
                 b.shape().str());
 }
 
+void check_float_operands(std::string_view op, const Tensor& a, std::string_view a_name, const Tensor& b,
+                          std::string_view b_name) {
+  check_defined(op, a, a_name);
+  check_defined(op, b, b_name);
+  check_same_device(op, a, b);
+  check_same_dtype(op, a, b);
+  check_floating(op, a);
+}
+
 Tensor grad_or_zeros(const std::vector<Tensor>& grads, std::size_t i, const Shape& shape,
                      DType dtype, Device device) {
   if (i < grads.size() && grads[i].defined()) return grads[i];

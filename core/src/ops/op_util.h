@@ -14,6 +14,9 @@ void check_index_dtype(std::string_view op, const Tensor& ids);
 void check_same_device(std::string_view op, const Tensor& a, const Tensor& b);
 void check_same_dtype(std::string_view op, const Tensor& a, const Tensor& b);
 void check_same_shape(std::string_view op, const Tensor& a, const Tensor& b);
+// The operands of a two-input floating op: both defined, on one device, of one floating dtype.
+void check_float_operands(std::string_view op, const Tensor& a, std::string_view a_name, const Tensor& b,
+                          std::string_view b_name);
 
 template <typename T>
 struct TypeTag {
