@@ -4,6 +4,10 @@
 
 namespace attnlab {
 
+Tensor Attention::attend(const AttentionCore&) {
+  throw Error("this attention plugin does not expose its attention core (Attention::attend)");
+}
+
 Tensor split_heads(const Tensor& x, std::int64_t heads) {
   ATTNLAB_CHECK(x.rank() == 3 && heads > 0 && x.dim(2) % heads == 0,
                 "split_heads: {} is not [batch, length, heads * d] for {} heads", x.shape().str(), heads);
@@ -19,6 +23,22 @@ void check_attention_input(std::string_view plugin, std::string_view what, const
   ATTNLAB_CHECK(x.defined() && x.rank() == 3 && x.dim(2) == d_model,
                 "attention {}: {} must be [batch, length, d_model={}], got {}", plugin, what, d_model,
                 x.defined() ? x.shape().str() : "undefined");
+}
+
+void check_attention_core(std::string_view plugin, const AttentionCore& c) {
+  const Tensor* parts[] = {&c.query, &c.key, &c.value};
+  for (const Tensor* t : parts)
+    ATTNLAB_CHECK(t->defined() && t->rank() == 4, "attention {}: the core takes [batch, heads, length, d] query, "
+                  "key and value, got {}", plugin, t->defined() ? t->shape().str() : "undefined");
+  const Tensor &q = c.query, &k = c.key, &v = c.value;
+  ATTNLAB_CHECK(q.dim(0) == k.dim(0) && k.dim(0) == v.dim(0) && q.dim(1) == k.dim(1) && k.dim(1) == v.dim(1) &&
+                    q.dim(3) == k.dim(3) && k.dim(2) == v.dim(2),
+                "attention {}: core query {}, key {} and value {} do not fit ([B, h, Tq, d_k], [B, h, Tk, d_k], "
+                "[B, h, Tk, d_v])", plugin, q.shape().str(), k.shape().str(), v.shape().str());
+  if (c.key_padding_mask.defined())
+    ATTNLAB_CHECK(c.key_padding_mask.shape() == Shape({q.dim(0), k.dim(2)}),
+                  "attention {}: key_padding_mask {} should be [{}, {}] (batch, keys)", plugin,
+                  c.key_padding_mask.shape().str(), q.dim(0), k.dim(2));
 }
 
 std::pair<Tensor, Tensor> attention_keys_values(std::string_view plugin, const AttentionInputs& in,

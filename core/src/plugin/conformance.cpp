@@ -7,6 +7,7 @@
 namespace attnlab {
 
 bool ConformanceReport::passed() const {
+  if (!not_applicable.empty()) return false;
   for (const auto& c : checks)
     if (!c.passed) return false;
   return !checks.empty();
@@ -14,6 +15,8 @@ bool ConformanceReport::passed() const {
 
 std::string ConformanceReport::summary() const {
   std::string out;
+  if (!not_applicable.empty())
+    out += fmt::format("  [n/a] {} {}: {}\n", family_name(family), plugin, not_applicable);
   for (const auto& c : checks)
     out += fmt::format("  [{}] {} {}{}\n", c.passed ? "pass" : "FAIL", family_name(family), plugin,
                        c.passed ? fmt::format(": {}", c.name) : fmt::format(": {}: {}", c.name, c.message));
@@ -41,7 +44,7 @@ BuildContext small_context(const Registry& registry, PluginFamily family, const 
                            const ConformanceOptions& options, Generator& init, Generator& dropout,
                            DType dtype) {
   BuildContext ctx;
-  ctx.dims = {.d_model = 8, .n_heads = 2, .d_k = 3, .d_v = 5, .d_ff = 12, .max_length = 64};
+  ctx.dims = {.d_model = 8, .n_heads = 2, .d_k = options.d_k, .d_v = options.d_v, .d_ff = 12, .max_length = 64};
   ctx.dropout = {.residual = 0.0, .embedding = 0.0, .attention = 0.0, .ffn = 0.0};
   ctx.device = options.device;
   ctx.dtype = dtype;

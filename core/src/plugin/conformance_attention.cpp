@@ -1,6 +1,9 @@
 // Conformance checks of the attention family.
+#include <algorithm>
 #include <limits>
 #include <memory>
+
+#include <fmt/format.h>
 
 #include "attnlab/ops.h"
 #include "attnlab/testing/gradcheck.h"
@@ -9,8 +12,34 @@
 namespace attnlab::conformance {
 namespace {
 
-constexpr double kTol = 1e-10;  // f64 computations that must agree up to rounding
 constexpr std::int64_t kB = 2, kTq = 4, kTk = 5, kD = 8;
+
+// The largest difference between two computations that must agree up to rounding.
+double tolerance(const ConformanceOptions& options) {
+  if (options.tolerance > 0) return options.tolerance;
+  switch (options.dtype) {
+    case DType::f64: return 1e-10;
+    case DType::f32: return 1e-5;
+    default: return 3e-2;
+  }
+}
+
+// Values uniform in [-1, 1) from seed, of the kit's dtype on its device.
+Tensor input(const Shape& shape, std::uint64_t seed, const ConformanceOptions& options) {
+  return random_input(shape, seed, options.device).to(options.dtype);
+}
+
+// Empty when the plugin's capabilities cover the kit's device and dtype; else what they cover.
+std::string unsupported(const AttentionCapabilities& caps, const ConformanceOptions& options) {
+  const bool device = std::find(caps.devices.begin(), caps.devices.end(), options.device.kind) != caps.devices.end();
+  const bool dtype = std::find(caps.dtypes.begin(), caps.dtypes.end(), options.dtype) != caps.dtypes.end();
+  if (device && dtype) return {};
+  std::vector<std::string_view> devices, dtypes;
+  for (DeviceKind k : caps.devices) devices.push_back(kDeviceKindNames[static_cast<std::size_t>(k)]);
+  for (DType t : caps.dtypes) dtypes.push_back(dtype_name(t));
+  return fmt::format("the kit ran on {} in {}, but the plugin supports devices [{}] and dtypes [{}]",
+                     options.device.str(), dtype_name(options.dtype), fmt::join(devices, ", "), fmt::join(dtypes, ", "));
+}
 
 struct Instance {
   std::unique_ptr<Generator> init, dropout;
@@ -20,7 +49,8 @@ struct Instance {
 Instance build(const Registry& registry, const std::string& name, const ConformanceOptions& options,
                std::uint64_t seed, double attention_dropout = 0.0) {
   Instance in{std::make_unique<Generator>(seed), std::make_unique<Generator>(seed + 1000), nullptr};
-  BuildContext ctx = small_context(registry, PluginFamily::attention, name, options, *in.init, *in.dropout);
+  BuildContext ctx =
+      small_context(registry, PluginFamily::attention, name, options, *in.init, *in.dropout, options.dtype);
   ctx.seed = seed;
   ctx.dropout.attention = attention_dropout;
   in.module = registry.make_attention(name, ctx);
@@ -29,11 +59,11 @@ Instance build(const Registry& registry, const std::string& name, const Conforma
 }
 
 // [B, Tk] additive mask: key `pad_from..` of batch row `row` is padding.
-Tensor padding_mask(std::int64_t row, std::int64_t pad_from, Device device) {
+Tensor padding_mask(std::int64_t row, std::int64_t pad_from, const ConformanceOptions& options) {
   std::vector<double> m(static_cast<std::size_t>(kB * kTk), 0.0);
   for (std::int64_t j = pad_from; j < kTk; ++j)
     m[static_cast<std::size_t>(row * kTk + j)] = -std::numeric_limits<double>::infinity();
-  return Tensor::from_vector<double>({kB, kTk}, m).to(device);
+  return Tensor::from_vector<double>({kB, kTk}, m).to(options.dtype).to(options.device);
 }
 
 // x with positions [from, T) of every batch row replaced by other values.
@@ -50,7 +80,7 @@ Tensor perturb_from(const Tensor& x, std::int64_t row, std::int64_t from, std::u
         v[at] = n[at];
       }
   }
-  return Tensor::from_vector<double>(x.shape(), v).to(x.device());
+  return Tensor::from_vector<double>(x.shape(), v).to(x.dtype()).to(x.device());
 }
 
 Tensor swap_rows(const Tensor& x) {
@@ -63,9 +93,22 @@ Tensor swap_rows(const Tensor& x) {
 void check_attention(const Registry& registry, const std::string& name,
                      const ConformanceOptions& options, ConformanceReport& report) {
   const Device dev = options.device;
-  const Tensor q = random_input({kB, kTq, kD}, 1, dev);
-  const Tensor kv = random_input({kB, kTk, kD}, 2, dev);
-  const Tensor x = random_input({kB, kTk, kD}, 3, dev);
+  const double tol = tolerance(options);
+  try {
+    const std::string why = unsupported(build(registry, name, options, 5).module->capabilities(), options);
+    if (!why.empty()) {
+      report.not_applicable = why;
+      return;
+    }
+  } catch (const std::exception& e) {
+    report.checks.push_back({fmt::format("builds with the kit's dimensions (d_model {}, h 2, d_k {}, d_v {}, {})",
+                                         kD, options.d_k, options.d_v, dtype_name(options.dtype)),
+                             false, e.what()});
+    return;
+  }
+  const Tensor q = input({kB, kTq, kD}, 1, options);
+  const Tensor kv = input({kB, kTk, kD}, 2, options);
+  const Tensor x = input({kB, kTk, kD}, 3, options);
 
   run_check(report, "output shapes", [&] {
     auto a = build(registry, name, options, 5);
@@ -77,9 +120,10 @@ void check_attention(const Registry& registry, const std::string& name,
   });
 
   run_check(report, "gradients of inputs and parameters (finite differences)", [&]() -> std::string {
-    if (!dev.is_cpu()) return {};  // finite differences run on the host reference
+    // Finite differences run on the host reference in f64.
+    if (!dev.is_cpu() || options.dtype != DType::f64) return {};
     auto a = build(registry, name, options, 5);
-    Tensor mask = padding_mask(1, 3, dev);
+    Tensor mask = padding_mask(1, 3, options);
     auto result = testing::gradcheck(
         [&](const std::vector<Tensor>& in) {
           return a.module->forward({.query = in[0], .key = in[1], .value = in[1], .key_padding_mask = mask});
@@ -90,11 +134,11 @@ void check_attention(const Registry& registry, const std::string& name,
 
   run_check(report, "padding keys receive zero weight", [&] {
     auto a = build(registry, name, options, 5);
-    Tensor mask = padding_mask(0, 3, dev);
+    Tensor mask = padding_mask(0, 3, options);
     Tensor before = a.module->forward({.query = q, .key = kv, .value = kv, .key_padding_mask = mask});
     Tensor changed = perturb_from(kv, 0, 3, 77);
     Tensor after = a.module->forward({.query = q, .key = changed, .value = changed, .key_padding_mask = mask});
-    return compare(before, after, kTol, "output after changing padded keys and values");
+    return compare(before, after, tol, "output after changing padded keys and values");
   });
 
   run_check(report, "causal masking hides later positions", [&] {
@@ -102,7 +146,7 @@ void check_attention(const Registry& registry, const std::string& name,
     Tensor before = a.module->forward({.query = x, .key = x, .value = x, .causal = true});
     Tensor changed = perturb_from(x, -1, 3, 78);
     Tensor after = a.module->forward({.query = changed, .key = changed, .value = changed, .causal = true});
-    return compare(slice_time(before, 0, 3), slice_time(after, 0, 3), kTol,
+    return compare(slice_time(before, 0, 3), slice_time(after, 0, 3), tol,
                    "outputs at positions 0..2 after changing positions 3..4");
   });
 
@@ -115,7 +159,7 @@ void check_attention(const Registry& registry, const std::string& name,
       Tensor s = slice_time(x, t, t + 1);
       steps.push_back(a.module->forward({.query = s, .key = s, .value = s, .causal = true, .cache = &cache}));
     }
-    return compare(full, concat(steps, 1), kTol, "step-by-step output");
+    return compare(full, concat(steps, 1), tol, "step-by-step output");
   });
 
   run_check(report, "incremental cross-attention with a static cache equals full", [&] {
@@ -128,7 +172,7 @@ void check_attention(const Registry& registry, const std::string& name,
       Tensor s = slice_time(q, t, t + 1);
       steps.push_back(a.module->forward({.query = s, .key = kv, .value = kv, .cache = &cache}));
     }
-    return compare(full, concat(steps, 1), kTol, "step-by-step output");
+    return compare(full, concat(steps, 1), tol, "step-by-step output");
   });
 
   run_check(report, "a reordered cache continues the reordered batch", [&] {
@@ -143,13 +187,15 @@ void check_attention(const Registry& registry, const std::string& name,
       Tensor out = a.module->forward({.query = s, .key = s, .value = s, .causal = true, .cache = &cache});
       if (t >= 2) later.push_back(out);
     }
-    return compare(slice_time(full, 2, kTk), concat(later, 1), kTol, "outputs after the reorder");
+    return compare(slice_time(full, 2, kTk), concat(later, 1), tol, "outputs after the reorder");
   });
 
   run_check(report, "same seed gives the same parameters and output", [&]() -> std::string {
-    auto a = build(registry, name, options, 11, 0.2);
-    auto b = build(registry, name, options, 11, 0.2);
-    auto c = build(registry, name, options, 12, 0.2);
+    // With attention dropout where the plugin supports it, so that the masks must repeat too.
+    const double rate = build(registry, name, options, 11).module->capabilities().attention_dropout ? 0.2 : 0.0;
+    auto a = build(registry, name, options, 11, rate);
+    auto b = build(registry, name, options, 11, rate);
+    auto c = build(registry, name, options, 12, rate);
     a.module->train();
     b.module->train();
     const auto pa = a.module->named_parameters(), pb = b.module->named_parameters(),
@@ -164,7 +210,7 @@ void check_attention(const Registry& registry, const std::string& name,
     if (!any_differs) return "seeds 11 and 12 gave identical parameters";
     Tensor oa = a.module->forward({.query = q, .key = kv, .value = kv});
     Tensor ob = b.module->forward({.query = q, .key = kv, .value = kv});
-    return compare(oa, ob, 0.0, "training-mode output (attention dropout 0.2)");
+    return compare(oa, ob, 0.0, fmt::format("training-mode output (attention dropout {})", rate));
   });
 }
 

@@ -30,18 +30,32 @@ class ScaledDotAttention final : public Attention {
 
   Tensor forward(const AttentionInputs& in) override {
     check_attention_input("scaled_dot", "query", in.query, d_model_);
-    const std::int64_t b = in.query.dim(0);
     Tensor q = split_heads(w_q_->forward(in.query), h_);  // [B, h, Tq, d_k]
     auto [k, v] = attention_keys_values(  // [B, h, Tk, d_k], [B, h, Tk, d_v]
         "scaled_dot", in, d_model_, [&](const Tensor& x) { return split_heads(w_k_->forward(x), h_); },
         [&](const Tensor& x) { return split_heads(w_v_->forward(x), h_); });
-    Tensor scores = scale(matmul(q, k, false, true), 1.0 / std::sqrt(static_cast<double>(d_k_)));
-    Tensor mask = attention_padding_mask("scaled_dot", in, b, k.dim(2));
-    Tensor weights = dropout_->forward(softmax(scores, mask, in.causal));  // [B, h, Tq, Tk]
-    return w_o_->forward(merge_heads(matmul(weights, v)));                 // [B, h, Tq, d_v] -> [B, Tq, d]
+    return w_o_->forward(merge_heads(core(q, k, v, in.key_padding_mask, in.causal, true)));  // [B, Tq, d]
+  }
+
+  Tensor attend(const AttentionCore& c) override {
+    check_attention_core("scaled_dot", c);
+    return core(c.query, c.key, c.value, c.key_padding_mask, c.causal, false);
   }
 
  private:
+  // softmax(q k^T / sqrt(d_k) + masks) v: [B, h, Tq, d_k], [B, h, Tk, d_k], [B, h, Tk, d_v] ->
+  // [B, h, Tq, d_v], with the dropout plugin on the weights when `dropout`.
+  Tensor core(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_padding_mask, bool causal,
+              bool dropout) {
+    Tensor scores = scale(matmul(q, k, false, true), 1.0 / std::sqrt(static_cast<double>(q.dim(3))));
+    AttentionInputs masks;
+    masks.key_padding_mask = key_padding_mask;
+    Tensor mask = attention_padding_mask("scaled_dot", masks, q.dim(0), k.dim(2));  // [B, 1, 1, Tk]
+    Tensor weights = softmax(scores, mask, causal);                                // [B, h, Tq, Tk]
+    if (dropout) weights = dropout_->forward(weights);
+    return matmul(weights, v);
+  }
+
   std::int64_t d_model_, h_, d_k_, d_v_;
   std::shared_ptr<nn::Linear> w_q_, w_k_, w_v_, w_o_;
   std::shared_ptr<Dropout> dropout_;

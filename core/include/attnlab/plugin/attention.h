@@ -1,6 +1,7 @@
 #pragma once
 // The attention family: maps queries, keys and values to one output per query.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "attnlab/module.h"
@@ -33,8 +34,20 @@ struct AttentionInputs {
   KVCache* cache = nullptr;
 };
 
+// The attention core on projected heads: no projections, no dropout.
+struct AttentionCore {
+  Tensor query{};  // [B, h, Tq, d_k]
+  Tensor key{};    // [B, h, Tk, d_k]
+  Tensor value{};  // [B, h, Tk, d_v]
+  // Additive key padding mask [B, Tk] (0 or -inf), as in AttentionInputs; undefined: none.
+  Tensor key_padding_mask{};
+  // Query i may not see key j > i + (Tk - Tq).
+  bool causal = false;
+};
+
 // What an implementation supports, checked before training starts.
 struct AttentionCapabilities {
+  // Tensor dtypes it accepts (how it computes may differ: see notes).
   std::vector<DType> dtypes{DType::f32, DType::f64};
   std::vector<DeviceKind> devices{DeviceKind::cpu, DeviceKind::cuda};
   // Supported per-head sizes; empty means any.
@@ -42,6 +55,10 @@ struct AttentionCapabilities {
   bool padding_mask = true;
   bool causal = true;
   bool incremental = true;
+  // Dropout on the attention weights (BuildContext::dropout.attention > 0).
+  bool attention_dropout = true;
+  // Anything else a user should know (e.g. the precision it computes in), one line.
+  std::string notes;
 };
 
 class Attention : public Module {
@@ -49,6 +66,10 @@ class Attention : public Module {
   // Returns [B, Tq, d_model]. Throws an Error naming the shapes when they disagree with the
   // build context's dimensions. Differentiable w.r.t. the inputs and the parameters.
   virtual Tensor forward(const AttentionInputs& inputs) = 0;
+  // The core alone, softmax(q k^T / sqrt(d_k) + masks) v -> [B, h, Tq, d_v], differentiable in
+  // q, k and v; for benchmarks and for comparing the cores of two plugins. Same device and dtype
+  // rules as forward(). A plugin need not expose it: the default throws an Error saying so.
+  virtual Tensor attend(const AttentionCore& core);
   virtual AttentionCapabilities capabilities() const { return {}; }
 };
 

@@ -18,6 +18,10 @@ Tensor merge_heads(const Tensor& x);
 // Checks that x is [batch, length, d_model]; the Error names the plugin and what.
 void check_attention_input(std::string_view plugin, std::string_view what, const Tensor& x, std::int64_t d_model);
 
+// Checks that q [B, h, Tq, d_k], k [B, h, Tk, d_k] and v [B, h, Tk, d_v] fit together (and the
+// mask, when defined, is [B, Tk]); the Error names the plugin and the shapes.
+void check_attention_core(std::string_view plugin, const AttentionCore& core);
+
 // The keys and values of this call, [B, h, Tk, d_k] and [B, h, Tk, d_v], following the cache
 // protocol: without a cache, project(key) and project(value); self-attention with a cache appends
 // the new steps' projections to it; a static (cross-attention) cache is filled once and reused.
