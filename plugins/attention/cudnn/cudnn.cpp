@@ -1,0 +1,124 @@
+// attention "cudnn": the paper's multi-head attention with the same four projections, parameter
+// names and initialisation order as scaled_dot (checkpoints are interchangeable), and the core
+// softmax(Q K^T / sqrt(d_k) + masks) V computed by cuDNN's fused flash attention, forward and
+// backward (sdpa_node.cpp; the graphs in sdpa_graph.cpp, the cuDNN calls in cudnn_backend.cpp).
+// Built only in CUDA builds that found cuDNN 9.
+#include <memory>
+
+#include "attnlab/nn/linear.h"
+#include "attnlab/plugin/attention_util.h"
+#include "attnlab/plugin/plugin_api.h"
+#include "attnlab/plugin/registry.h"
+#include "sdpa_node.h"
+
+namespace {
+
+using namespace attnlab;
+using namespace attnlab::cudnn_attention;
+
+constexpr std::string_view kCudaOnly = "cudnn attention runs on CUDA devices only; use scaled_dot or flash";
+
+AttentionCapabilities cudnn_capabilities() {
+  AttentionCapabilities caps;
+  caps.dtypes = {DType::bf16, DType::f32};
+  caps.devices = {DeviceKind::cuda};
+  for (std::int64_t d = 8; d <= 128; d += 8) caps.head_dims.push_back(d);
+  caps.padding_mask = true;
+  caps.causal = true;
+  caps.incremental = true;
+  caps.attention_dropout = false;
+  caps.notes =
+      "computes in bf16 with f32 softmax and accumulation (cuDNN >= 9.0 fused attention); f32 tensors are "
+      "converted to bf16 around each call; padding masks must mask a suffix of each row; causal attention needs "
+      "Tq == Tk or one query step; no attention dropout";
+  return caps;
+}
+
+class CudnnAttention final : public Attention {
+ public:
+  explicit CudnnAttention(const BuildContext& ctx)
+      : d_model_(ctx.dims.d_model), h_(ctx.dims.n_heads), d_k_(ctx.dims.d_k), d_v_(ctx.dims.d_v) {
+    ATTNLAB_CHECK(ctx.init != nullptr, "attention cudnn: the build context has no init generator");
+    ATTNLAB_CHECK(h_ > 0 && d_k_ > 0 && d_v_ > 0, "attention cudnn: h, d_k and d_v must be positive");
+    for (std::int64_t d : {d_k_, d_v_})
+      ATTNLAB_CHECK(d % 8 == 0 && d <= 128,
+                    "attention cudnn: head size {} (d_k {}, d_v {}) is not supported: cuDNN's fused attention takes "
+                    "multiples of 8 up to 128; use scaled_dot or flash for this model",
+                    d, d_k_, d_v_);
+    ATTNLAB_CHECK(ctx.dropout.attention == 0.0,
+                  "attention cudnn: attention dropout {} is not supported: cuDNN's fused attention draws its dropout "
+                  "mask from its own generator, which the core's RNG and the experiment's dropout plugin cannot drive; "
+                  "set the attention dropout to 0 or use scaled_dot or flash",
+                  ctx.dropout.attention);
+    const bool bias = ctx.options.get_bool("bias");
+    // The order of scaled_dot: the same seed gives the same weights.
+    w_q_ = register_module("w_q", std::make_shared<nn::Linear>(d_model_, h_ * d_k_, bias, *ctx.init, ctx.dtype, ctx.device));
+    w_k_ = register_module("w_k", std::make_shared<nn::Linear>(d_model_, h_ * d_k_, bias, *ctx.init, ctx.dtype, ctx.device));
+    w_v_ = register_module("w_v", std::make_shared<nn::Linear>(d_model_, h_ * d_v_, bias, *ctx.init, ctx.dtype, ctx.device));
+    w_o_ = register_module("w_o", std::make_shared<nn::Linear>(h_ * d_v_, d_model_, bias, *ctx.init, ctx.dtype, ctx.device));
+  }
+
+  Tensor forward(const AttentionInputs& in) override {
+    check_attention_input("cudnn", "query", in.query, d_model_);
+    require_cuda(in.query);
+    // The query projection [B, Tq, h * d_k] goes to cuDNN as it is (bshd), and so does the output.
+    Tensor q = w_q_->forward(in.query);
+    auto [k, v] = attention_keys_values(  // [B, h, Tk, d_k], [B, h, Tk, d_v]
+        "cudnn", in, d_model_, [&](const Tensor& x) { return split_heads(w_k_->forward(x), h_); },
+        [&](const Tensor& x) { return split_heads(w_v_->forward(x), h_); });
+    Tensor o = fused_attention(session(q.device()), {.q = q,
+                                                     .k = k,
+                                                     .v = v,
+                                                     .heads = h_,
+                                                     .q_layout = HeadLayout::bshd,
+                                                     .key_padding_mask = in.key_padding_mask,
+                                                     .causal = in.causal});  // [B, Tq, h * d_v]
+    return w_o_->forward(o);
+  }
+
+  Tensor attend(const AttentionCore& c) override {
+    check_attention_core("cudnn", c);
+    require_cuda(c.query);
+    return fused_attention(session(c.query.device()), {.q = c.query,
+                                                       .k = c.key,
+                                                       .v = c.value,
+                                                       .heads = c.query.dim(1),
+                                                       .q_layout = HeadLayout::bhsd,
+                                                       .key_padding_mask = c.key_padding_mask,
+                                                       .causal = c.causal});
+  }
+
+  AttentionCapabilities capabilities() const override { return cudnn_capabilities(); }
+
+ private:
+  static void require_cuda(const Tensor& x) {
+    ATTNLAB_CHECK(x.device().is_cuda(), "attention cudnn: {} (got {})", kCudaOnly, x.str());
+  }
+  // The device's cuDNN session, shared with the other modules on it.
+  const std::shared_ptr<CudnnSdpa>& session(Device device) {
+    if (!session_ || session_device_ != device.index) {
+      session_ = CudnnSdpa::for_device(device.index);
+      session_device_ = device.index;
+    }
+    return session_;
+  }
+
+  std::int64_t d_model_, h_, d_k_, d_v_;
+  std::shared_ptr<nn::Linear> w_q_, w_k_, w_v_, w_o_;
+  std::shared_ptr<CudnnSdpa> session_;
+  int session_device_ = -1;
+};
+
+void register_plugins(Registry& registry) {
+  registry.add_attention(
+      {.name = "cudnn",
+       .version = "1.0.0",
+       .description = "multi-head scaled dot-product attention through cuDNN's fused attention (CUDA, bf16)",
+       .options = {{"bias", OptionType::boolean, OptionValue(true),
+                    "learn biases in the Q, K, V and output projections"}}},
+      [](const BuildContext& ctx) { return std::make_shared<CudnnAttention>(ctx); });
+}
+
+}  // namespace
+
+ATTNLAB_PLUGIN("cudnn", "1.0.0", "multi-head attention through cuDNN's fused attention", register_plugins)

@@ -1,0 +1,120 @@
+// The cudnn attention plugin where no GPU is needed: it registers in builds with cuDNN, lists its
+// capabilities, builds on the CPU (so that `attnlab check` can count its parameters) with the
+// parameters of scaled_dot, and refuses the CPU, unsupported head sizes and attention dropout with
+// clear errors. Its computation is checked in tests/cuda.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "attnlab/attnlab.h"
+#include "attnlab/plugin/conformance.h"
+#include "attnlab/plugin/loader.h"
+
+using namespace attnlab;
+
+namespace {
+
+constexpr bool kCudnnBuilt = ATTNLAB_TEST_CUDNN_PLUGIN;
+
+Registry& plugins() {
+  static Registry registry;
+  static bool loaded = false;
+  if (!loaded) {
+    PluginLoader loader(registry);
+    loader.add_search_path(ATTNLAB_TEST_PLUGIN_DIR);
+    loader.load_all();
+    loaded = true;
+  }
+  return registry;
+}
+
+struct Built {
+  std::unique_ptr<Generator> init, dropout;
+  std::shared_ptr<Attention> module;
+};
+
+Built build(const std::string& name, std::int64_t d_k, std::int64_t d_v, double attention_dropout = 0.0) {
+  Built b{std::make_unique<Generator>(7), std::make_unique<Generator>(8), nullptr};
+  BuildContext ctx;
+  ctx.dims = {.d_model = 16, .n_heads = 2, .d_k = d_k, .d_v = d_v, .d_ff = 32, .max_length = 16};
+  ctx.dropout.attention = attention_dropout;
+  ctx.init = b.init.get();
+  ctx.dropout_rng = b.dropout.get();
+  ctx.registry = &plugins();
+  ctx.options = Options::with_defaults(plugins().find(PluginFamily::attention, name).options);
+  b.module = plugins().make_attention(name, ctx);
+  return b;
+}
+
+#define SKIP_WITHOUT_CUDNN_PLUGIN()                                                  \
+  if (!kCudnnBuilt) {                                                                \
+    CHECK_FALSE(plugins().contains(PluginFamily::attention, "cudnn"));                \
+    MESSAGE("built without cuDNN: the cudnn attention plugin does not exist here");  \
+    return;                                                                          \
+  }
+
+}  // namespace
+
+TEST_CASE("cudnn attention registers in builds with cudnn") {
+  SKIP_WITHOUT_CUDNN_PLUGIN();
+  REQUIRE(plugins().contains(PluginFamily::attention, "cudnn"));
+  const PluginInfo& info = plugins().find(PluginFamily::attention, "cudnn");
+  CHECK(info.source.find("attnlab_attention_cudnn") != std::string::npos);
+  CHECK(info.options.size() == 1);
+  CHECK(info.options[0].name == "bias");
+}
+
+TEST_CASE("cudnn attention lists its capabilities") {
+  SKIP_WITHOUT_CUDNN_PLUGIN();
+  const AttentionCapabilities caps = build("cudnn", 8, 16).module->capabilities();
+  CHECK(caps.devices == std::vector<DeviceKind>{DeviceKind::cuda});
+  CHECK(caps.dtypes == std::vector<DType>{DType::bf16, DType::f32});
+  REQUIRE(caps.head_dims.size() == 16);
+  CHECK(caps.head_dims.front() == 8);
+  CHECK(caps.head_dims.back() == 128);
+  CHECK(caps.padding_mask);
+  CHECK(caps.causal);
+  CHECK(caps.incremental);
+  CHECK_FALSE(caps.attention_dropout);
+  CHECK(caps.notes.find("f32 tensors are converted to bf16") != std::string::npos);
+}
+
+TEST_CASE("cudnn attention has the parameters of scaled_dot for one seed") {
+  SKIP_WITHOUT_CUDNN_PLUGIN();
+  const auto a = build("cudnn", 8, 16).module->named_parameters();
+  const auto b = build("scaled_dot", 8, 16).module->named_parameters();
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(a[i].first);
+    CHECK(a[i].first == b[i].first);
+    CHECK(a[i].second.to_vector<double>() == b[i].second.to_vector<double>());
+  }
+}
+
+TEST_CASE("cudnn attention refuses the cpu clearly") {
+  SKIP_WITHOUT_CUDNN_PLUGIN();
+  auto a = build("cudnn", 8, 16);
+  const Tensor x = Tensor::zeros({1, 3, 16});
+  CHECK_THROWS_WITH_AS(a.module->forward({.query = x, .key = x, .value = x}),
+                       doctest::Contains("cudnn attention runs on CUDA devices only; use scaled_dot or flash"), Error);
+  const Tensor q = Tensor::zeros({1, 2, 3, 8});
+  CHECK_THROWS_WITH_AS(a.module->attend({.query = q, .key = q, .value = q}),
+                       doctest::Contains("cudnn attention runs on CUDA devices only"), Error);
+  // The conformance kit on the CPU reports it not applicable instead of failing checks.
+  ConformanceOptions options;
+  options.d_k = 8;
+  options.d_v = 16;
+  const ConformanceReport report = run_conformance(plugins(), PluginFamily::attention, "cudnn", options);
+  CHECK_FALSE(report.passed());
+  CHECK(report.checks.empty());
+  CHECK(report.not_applicable.find("the plugin supports devices [cuda] and dtypes [bf16, f32]") != std::string::npos);
+  CHECK(report.summary().find("[n/a] attention cudnn") != std::string::npos);
+}
+
+TEST_CASE("cudnn attention refuses unsupported head sizes and attention dropout when it is built") {
+  SKIP_WITHOUT_CUDNN_PLUGIN();
+  CHECK_THROWS_WITH_AS(build("cudnn", 12, 16),
+                       doctest::Contains("head size 12 (d_k 12, d_v 16) is not supported"), Error);
+  CHECK_THROWS_WITH_AS(build("cudnn", 8, 136), doctest::Contains("multiples of 8 up to 128"), Error);
+  CHECK_THROWS_WITH_AS(build("cudnn", 8, 16, 0.1), doctest::Contains("attention dropout 0.1 is not supported"), Error);
+}
