@@ -31,4 +31,9 @@ int cuda_device_count() {
   ATTNLAB_CUDA_ONLY("cuda_device_count", return cuda::device_count());
 }
 
+void synchronize(Device device) {
+  if (device.is_cpu()) return;
+  ATTNLAB_CUDA_ONLY("synchronize", cuda::synchronize(device.index));
+}
+
 }  // namespace attnlab

@@ -32,5 +32,8 @@ struct Device {
 bool cuda_built();
 // Number of visible CUDA devices; 0 on a build without CUDA or a machine without a GPU.
 int cuda_device_count();
+// Waits until the device has finished the work queued on it (for timing); nothing to wait for on
+// the CPU. Throws DeviceError for a CUDA device on a build without CUDA.
+void synchronize(Device device);
 
 }  // namespace attnlab

@@ -60,6 +60,11 @@ int device_count() {
   return count;
 }
 
+void synchronize(int index) {
+  ATTNLAB_CUDA_CHECK(cudaSetDevice(index));
+  ATTNLAB_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 Allocator& allocator(int index) {
   static std::mutex mutex;
   static std::vector<std::unique_ptr<CudaAllocator>> allocators;

@@ -10,6 +10,8 @@
 namespace attnlab::cuda {
 
 int device_count();
+// Waits until device `index` has finished all queued work.
+void synchronize(int index);
 Allocator& allocator(int index);
 // cudaMemcpy between any two devices (host included); synchronous.
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes);

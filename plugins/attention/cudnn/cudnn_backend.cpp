@@ -280,6 +280,15 @@ struct CudnnSdpa::Impl {
   std::mutex mutex;
   std::unordered_map<SdpaProblem, std::unique_ptr<Plan>, SdpaProblemHash> forward_plans, backward_plans;
 
+  ~Impl() {  // the plans first, then the handle they were built on; errors at teardown are ignored
+    forward_plans.clear();
+    backward_plans.clear();
+    if (handle) {
+      cudaSetDevice(device);
+      cudnnDestroy(handle);
+    }
+  }
+
   const Plan& plan(const SdpaProblem& p, bool backward) {
     auto& cache = backward ? backward_plans : forward_plans;
     auto it = cache.find(p);
@@ -328,14 +337,7 @@ CudnnSdpa::CudnnSdpa(int device_index) : impl_(std::make_unique<Impl>()) {
   ATTNLAB_CUDNN_CHECK(cudnnSetStream(impl_->handle, nullptr));  // the legacy default stream, as the core
 }
 
-CudnnSdpa::~CudnnSdpa() {
-  if (impl_ && impl_->handle) {
-    impl_->forward_plans.clear();
-    impl_->backward_plans.clear();
-    cudaSetDevice(impl_->device);
-    cudnnDestroy(impl_->handle);
-  }
-}
+CudnnSdpa::~CudnnSdpa() = default;
 
 std::shared_ptr<CudnnSdpa> CudnnSdpa::for_device(int device_index) {
   // Weak references only: the sessions belong to the modules and nodes that use them.
