@@ -20,7 +20,7 @@ else()
   find_library(CUDNN_LIBRARY cudnn
     HINTS $ENV{CUDNN_ROOT} ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}
     PATH_SUFFIXES lib64 lib)
-  if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY)
+  if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY AND EXISTS ${CUDNN_INCLUDE_DIR}/cudnn_version.h)
     file(STRINGS ${CUDNN_INCLUDE_DIR}/cudnn_version.h attnlab_cudnn_major REGEX "^#define CUDNN_MAJOR +[0-9]+")
     string(REGEX REPLACE "^#define CUDNN_MAJOR +" "" attnlab_cudnn_major "${attnlab_cudnn_major}")
     if(attnlab_cudnn_major GREATER_EQUAL 9)
