@@ -44,18 +44,21 @@ for line in open(sys.argv[1]):
 if not rows:
     sys.exit("no measurements")
 ref = "torch_sdpa" if "torch_sdpa" in impls else None
+# GFLOP/s when nothing reaches a TFLOP/s (the CPU), TFLOP/s otherwise.
+giga = max(v for r in rows.values() for v in r.values()) < 1.0
+unit, factor = ("GFLOP/s", 1000.0) if giga else ("TFLOP/s", 1.0)
 head = ["d", "causal", "pass", "T"] + [f"{i} ({dtypes[i]})" for i in impls]
 if ref:
     head += [f"{i} / torch" for i in impls if i != ref]
 print()
-print("TFLOP/s of the attention core (4 B h T^2 d forward, halved when causal; backward 2.5x forward)")
+print(f"{unit} of the attention core (4 B h T^2 d forward, halved when causal; backward 2.5x forward)")
 print()
 print("| " + " | ".join(head) + " |")
 print("|" + "---|" * 4 + "---:|" * (len(head) - 4))
 for key in sorted(rows, key=lambda k: (k[0], k[1], k[2] != "fwd", k[3])):
     r = rows[key]
     cells = [str(key[0]), "yes" if key[1] else "no", key[2], str(key[3])]
-    cells += [f"{r[i]:.3g}" if i in r else "-" for i in impls]
+    cells += [f"{r[i] * factor:.3g}" if i in r else "-" for i in impls]
     if ref:
         cells += [f"{r[i] / r[ref]:.2f}" if i in r and r.get(ref) else "-" for i in impls if i != ref]
     print("| " + " | ".join(cells) + " |")
