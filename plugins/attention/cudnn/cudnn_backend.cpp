@@ -254,8 +254,9 @@ std::unique_ptr<Plan> build_plan(cudnnHandle_t handle, const SdpaGraph& graph, c
         last_status = cudnnGetErrorString(status);
         continue;
       }
+      std::int64_t count = 0;
       ATTNLAB_CUDNN_CHECK(cudnnBackendGetAttribute(candidate->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                                   CUDNN_TYPE_INT64, 1, nullptr, &plan->workspace));
+                                                   CUDNN_TYPE_INT64, 1, &count, &plan->workspace));
       plan->plan = std::move(candidate);
       for (auto& c : configs) plan->keep.push_back(std::move(c));
       plan->keep.push_back(std::move(heuristics));
