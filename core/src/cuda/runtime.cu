@@ -81,6 +81,11 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
   if (dst_device.is_cuda() && src_device.is_cpu()) kind = cudaMemcpyHostToDevice;
   if (dst_device.is_cpu() && src_device.is_cuda()) kind = cudaMemcpyDeviceToHost;
   if (dst_device.is_cuda() && src_device.is_cuda()) kind = cudaMemcpyDeviceToDevice;
+  // cudaMemcpy is ordered after the work of the legacy default stream of the *current* device
+  // only. Make the source's device current (the destination's for an upload), so that a copy
+  // of a tensor written by kernels on another device than the last one used waits for them.
+  if (src_device.is_cuda() || dst_device.is_cuda())
+    ATTNLAB_CUDA_CHECK(cudaSetDevice(src_device.is_cuda() ? src_device.index : dst_device.index));
   ATTNLAB_CUDA_CHECK(cudaMemcpy(dst, src, bytes, kind));
 }
 
