@@ -5,6 +5,7 @@
 #include "attnlab/ops/binary.h"
 #include "attnlab/ops/cross_entropy.h"
 #include "attnlab/ops/dropout.h"
+#include "attnlab/ops/dropout_add_layer_norm.h"
 #include "attnlab/ops/embedding.h"
 #include "attnlab/ops/layer_norm.h"
 #include "attnlab/ops/matmul.h"
