@@ -5,7 +5,8 @@
 // x, residual [..., D] (same shape, dtype and device); bias, gamma, beta [D] or undefined (bias 0,
 // gamma 1, beta 0). The dropout mask is the one dropout(x + bias, p, seed, offset) draws (Philox,
 // element i of x kept when philox_uniform(seed, offset, i) >= p), on every device and thread count,
-// so the op equals that composition of the unfused ops (bit for bit on the CPU).
+// so the op equals that composition of the unfused ops: on the CPU the output and the gradients
+// of x, residual, gamma and beta bit for bit (the bias gradient is summed in double there).
 //
 // Memory: the forward saves s [..., D] and the per-row mean and 1/std; the backward regenerates
 // the mask from (seed, offset) instead of storing it, and differentiates x, bias, residual, gamma
