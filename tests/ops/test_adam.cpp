@@ -81,7 +81,8 @@ TEST_CASE("adam_step_multi equals adam_step on each tensor to the bit") {
     for (std::int64_t t = 1; t <= 3; ++t) {
       const AdamHyper h{.lr = 0.01 * static_cast<double>(t), .step = t};
       adam_step_multi(multi.p, multi.g, multi.m, multi.v, h);
-      for (std::size_t i = 0; i < single.p.size(); ++i) adam_step(single.p[i], single.g[i], single.m[i], single.v[i], h);
+      for (std::size_t i = 0; i < single.p.size(); ++i)
+        adam_step(single.p[i], single.g[i], single.m[i], single.v[i], h);
     }
     for (std::size_t i = 0; i < multi.p.size(); ++i) {
       CAPTURE(i);
