@@ -173,3 +173,48 @@ TEST_CASE("cuda adam_step_multi splits a tensor larger than one launch") {
   for (std::size_t i = 0; i < p.size(); ++i)
     CHECK(host(p_multi[i]).to_vector<float>() == host(p_one[i]).to_vector<float>());
 }
+
+TEST_CASE("cuda bf16 adam_step_multi equals adam_step on each tensor") {
+  SKIP_WITHOUT_CUDA();
+  // The multi-tensor kernel runs the one-tensor kernel's element code, bf16 loads and stores
+  // included, so the two agree to the bit (the CPU has no bf16 Adam to compare with).
+  const std::vector<Shape> shapes = {{1}, {7, 45}, {adam_multi::kChunk + 9}};
+  std::vector<Tensor> p_one, p_multi, m_one, m_multi, v_one, v_multi;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const Tensor p0 = random_tensor(shapes[i], 60 + i).to(DType::bf16);
+    p_one.push_back(p0.to(kCuda));
+    p_multi.push_back(p0.to(kCuda));
+    for (auto* list : {&m_one, &m_multi, &v_one, &v_multi})
+      list->push_back(Tensor::zeros(shapes[i], DType::bf16, kCuda));
+  }
+  for (std::int64_t step = 1; step <= 2; ++step) {
+    std::vector<Tensor> g;
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+      g.push_back(random_tensor(shapes[i], 70 + 10 * static_cast<std::uint64_t>(step) + i).to(DType::bf16).to(kCuda));
+    const AdamHyper h{0.5, 0.9, 0.98, 1e-8, step};
+    for (std::size_t i = 0; i < shapes.size(); ++i) adam_step(p_one[i], g[i], m_one[i], v_one[i], h);
+    adam_step_multi(p_multi, g, m_multi, v_multi, h);
+  }
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    CAPTURE(i);
+    CHECK(host(p_multi[i]).to(DType::f32).to_vector<float>() == host(p_one[i]).to(DType::f32).to_vector<float>());
+    CHECK(host(m_multi[i]).to(DType::f32).to_vector<float>() == host(m_one[i]).to(DType::f32).to_vector<float>());
+  }
+}
+
+TEST_CASE("cuda dropout_add_layer_norm parameter gradients over more than 65535 row chunks match the cpu") {
+  SKIP_WITHOUT_CUDA();
+  // The column sums take chunks of 256 rows on the grid's y axis (at most 65535 blocks): more rows
+  // than 65535 * 256 need the chunks strided over it.
+  const std::int64_t rows = std::int64_t{65535} * 256 + 300;
+  const DropoutAddLayerNormInputs cpu = make_leaves({rows, 2}, DType::f32, true, Device::cpu());
+  const DropoutAddLayerNormInputs gpu = make_leaves({rows, 2}, DType::f32, true, kCuda);
+  const Tensor y_cpu = dropout_add_layer_norm(cpu, 0.1, 3, 0);
+  const Tensor y_gpu = dropout_add_layer_norm(gpu, 0.1, 3, 0);
+  const Tensor dy = random_tensor({rows, 2}, 8);
+  y_cpu.backward(dy);
+  y_gpu.backward(dy.to(kCuda));
+  CHECK_TENSOR_NEAR(host(gpu.bias.grad()), cpu.bias.grad(), tolerance_for(DType::f32));
+  CHECK_TENSOR_NEAR(host(gpu.gamma.grad()), cpu.gamma.grad(), tolerance_for(DType::f32));
+  CHECK_TENSOR_NEAR(host(gpu.beta.grad()), cpu.beta.grad(), tolerance_for(DType::f32));
+}
