@@ -2,8 +2,12 @@
 // cannot serve is refused with its place, the plugin, what is missing and what is supported, or
 // runs with the `fallback` named in [model.attention].
 #include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "attnlab/error.h"
+#include "attnlab/nmt/trainer.h"
 #include "attnlab/nmt/experiment.h"
 #include "attnlab/plugin/attention_support.h"
 #include "nmt_testing.h"
@@ -146,4 +150,51 @@ TEST_CASE("a compute dtype neither the plugin nor its fallback serves names both
   CHECK(check_attention_support(flash, Device::cuda(0), DType::f64, 64, 64).value() ==
         "attention plugin 'flash' does not support dtype f64 on cuda (it supports on cuda: f32, bf16; head sizes 16, "
         "32, 64, 128; padding mask, causal, incremental, attention dropout)");
+}
+
+TEST_CASE("training prints one line when the fallback serves the model") {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / fmt::format("attnlab-fallback-{}", ::getpid());
+  fs::remove_all(root);
+  ExperimentConfig c = parse_experiment(R"([experiment]
+name = "narrow"
+[data]
+cache_dir = "cache"
+[data.synthetic]
+train_pairs = 100
+dev_pairs = 5
+test_pairs = 5
+[vocab]
+size = 100
+[model]
+encoder_layers = 1
+decoder_layers = 1
+d_model = 16
+heads = 2
+d_ff = 32
+[model.attention]
+name = "narrow"
+fallback = "scaled_dot"
+[training]
+batch_tokens = 200
+max_steps = 1
+eval_every = 1
+)",
+                                        (root / "narrow.toml").string());
+  c.run_dir = (root / "run").string();
+  std::vector<std::string> lines;
+  TrainOptions options;
+  options.progress = false;
+  options.log = [&](const std::string& line) { lines.push_back(line); };
+  train(c, with_narrow(), options);
+  std::size_t notes = 0;
+  for (const auto& line : lines)
+    if (line.starts_with("note: ")) {
+      ++notes;
+      CHECK(line.find("narrow.toml:17:1: model.attention: attention plugin 'narrow' does not support head size "
+                      "d_k = 8, head size d_v = 8 on cpu") != std::string::npos);
+      CHECK(line.ends_with("using its fallback 'scaled_dot'"));
+    }
+  CHECK(notes == 1);
+  fs::remove_all(root);
 }
