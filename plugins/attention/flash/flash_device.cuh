@@ -23,7 +23,7 @@ inline constexpr int kGroup = 4;                 // threads per row
 inline constexpr int kRows = kThreads / kGroup;  // 32
 inline constexpr int kCols = 32;                 // partner tile width
 inline constexpr int kColsPerThread = kCols / kGroup;  // 8
-static_assert(kRows == kTileQueries && kCols == kTileKeys, "the CUDA tiles are the tiles of flash_attention.h");
+static_assert(kRows == kTileQueries && kCols == kTileKeys, "the CUDA tiles are those of flash_tiles.h");
 
 __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
