@@ -267,10 +267,10 @@ TEST_CASE("suite mistakes name file line column and key") {
   CHECK_THROWS_WITH_AS(load("paper.toml", suite_text("[rows.a]\npaper = { ppl = 1, blue = 2 }\n")),
                        contains("paper.toml:5:20: rows.a.paper.blue: unknown key"), Error);
   // Plugins are checked once they are known.
-  const Suite s = load("plugin.toml", suite_text("\n[rows.fast]\n\"model.attention.name\" = \"flash\"\n"));
+  const Suite s = load("plugin.toml", suite_text("\n[rows.fast]\n\"model.attention.name\" = \"performer\"\n"));
   validate_plugins(find(s, "base").config, nmt::testing::plugins());
   CHECK_THROWS_WITH_AS(validate_plugins(find(s, "fast").config, nmt::testing::plugins()),
-                       contains("plugin.toml:6:26: model.attention: unknown attention plugin 'flash'"), Error);
+                       contains("plugin.toml:6:26: model.attention: unknown attention plugin 'performer'"), Error);
 }
 
 TEST_CASE("parameter counts composed from one module of each kind equal the built model") {

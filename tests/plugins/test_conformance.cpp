@@ -39,6 +39,27 @@ TEST_CASE("every in-tree positional plugin passes the conformance kit") { check_
 TEST_CASE("every in-tree ffn plugin passes the conformance kit") { check_family(PluginFamily::ffn, 3); }
 TEST_CASE("every in-tree dropout plugin passes the conformance kit") { check_family(PluginFamily::dropout, 1); }
 
+TEST_CASE("flash passes the whole conformance kit against scaled_dot as reference") {
+  ConformanceOptions options;
+  options.reference = "scaled_dot";
+  const ConformanceReport report = run_conformance(in_tree_registry(), PluginFamily::attention, "flash", options);
+  INFO(report.summary());
+  CHECK(report.passed());
+  std::size_t compared = 0;
+  for (const auto& c : report.checks) compared += c.name.find("reference scaled_dot") != std::string::npos;
+  CHECK(compared == 5);  // parameters, then outputs and gradients in four settings
+  CHECK(report.checks.front().name == "serves the kit's model on cpu (f64, d_k 3, d_v 5)");
+}
+
+TEST_CASE("the reference comparison fails a plugin that computes another function") {
+  ConformanceOptions options;
+  options.reference = "scaled_dot";
+  const ConformanceReport report = run_conformance(in_tree_registry(), PluginFamily::attention, "additive", options);
+  CHECK_FALSE(report.passed());
+  for (const auto& c : report.checks)
+    if (c.name.find("reference scaled_dot") != std::string::npos) CHECK_MESSAGE(!c.passed, c.name);
+}
+
 TEST_CASE("the conformance kit fails an attention that ignores masks and the cache") {
   Registry& registry = in_tree_registry();
   PluginLoader loader(registry);

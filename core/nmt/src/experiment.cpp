@@ -1,5 +1,6 @@
 #include "attnlab/nmt/experiment.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include "attnlab/config/table_reader.h"
 #include "attnlab/device.h"
 #include "attnlab/error.h"
+#include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/registry.h"
 
 namespace attnlab::nmt {
@@ -34,16 +36,24 @@ void check_rate(TableReader& t, const std::string& key, double value) {
     throw Error(fmt::format("{}: {}: must be in [0, 1), got {}", t.position(key), t.path(key), value));
 }
 
-PluginChoice read_plugin(TableReader& model, const std::string& key, const std::string& fallback) {
-  PluginChoice choice{fallback, {}};
+// The keys of a plugin table that belong to the experiment, not to the plugin's options.
+std::vector<std::string> reserved_keys(const std::string& key) {
+  if (key == "attention") return {"name", "fallback"};
+  return {"name"};
+}
+
+PluginChoice read_plugin(TableReader& model, const std::string& key, const std::string& default_name) {
+  PluginChoice choice{default_name, {}, {}};
   auto t = model.table(key);
   if (!t) return choice;
-  choice.name = t->get_string("name", fallback);
+  choice.name = t->get_string("name", default_name);
+  if (key == "attention") choice.fallback = t->get_string("fallback", "");
+  const std::vector<std::string> reserved = reserved_keys(key);
   // Options are checked against the plugin's declaration in validate_plugins(); here they are
   // only converted.
   for (const auto& [k, node] : t->raw()) {
     const std::string name(k.str());
-    if (name == "name") continue;
+    if (std::find(reserved.begin(), reserved.end(), name) != reserved.end()) continue;
     t->accept(name);
     if (auto v = node.value_exact<bool>()) choice.options[name] = *v;
     else if (auto i = node.value_exact<std::int64_t>()) choice.options[name] = *i;
@@ -222,7 +232,9 @@ ExperimentConfig load_experiment(const std::string& path) {
   return parse_experiment(ss.str(), path);
 }
 
-void validate_plugins(const ExperimentConfig& c, const Registry& registry) {
+DType compute_dtype(const ExperimentConfig&) { return DType::f32; }
+
+std::vector<std::string> validate_plugins(const ExperimentConfig& c, const Registry& registry) {
   struct Site {
     const char* key;
     PluginFamily family;
@@ -233,6 +245,7 @@ void validate_plugins(const ExperimentConfig& c, const Registry& registry) {
                         {"ffn", PluginFamily::ffn, &c.model.ffn},
                         {"dropout_plugin", PluginFamily::dropout, &c.model.dropout_plugin}};
   const toml::table* model = c.document ? (*c.document)["model"].as_table() : nullptr;
+  std::vector<std::string> notices;
   for (const Site& s : sites) {
     const toml::table* table = model ? (*model)[s.key].as_table() : nullptr;
     // A table made by a suite's dotted override ("model.attention.name") has no position of its
@@ -249,10 +262,32 @@ void validate_plugins(const ExperimentConfig& c, const Registry& registry) {
     }
     const std::string plugin = fmt::format("{} plugin '{}'", family_name(s.family), s.choice->name);
     if (table)
-      config::plugin_options_from_toml(info->options, *table, std::string("model.") + s.key, plugin);
+      config::plugin_options_from_toml(info->options, *table, std::string("model.") + s.key, plugin,
+                                       reserved_keys(s.key));
     else
       Options::with_defaults(info->options, s.choice->options);
+    if (s.family != PluginFamily::attention) continue;
+    // The fallback must exist even when this row does not need it (it may on another device).
+    const std::string& fallback = s.choice->fallback;
+    if (!fallback.empty() && !registry.contains(PluginFamily::attention, fallback)) {
+      const toml::node* node = table ? table->get("fallback") : nullptr;
+      const std::string at = node ? config::source_position(node->source()) + ": model.attention.fallback"
+                                  : where + ".fallback";
+      try {
+        registry.find(PluginFamily::attention, fallback);
+      } catch (const Error& e) {
+        throw Error(fmt::format("{}: {} (the fallback must be an attention plugin)", at, e.what()));
+      }
+    }
+    AttentionResolution r;
+    try {
+      r = resolve_attention(c.model, registry, Device::parse(c.device), compute_dtype(c));
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: {}", where, e.what()));
+    }
+    if (!r.notice.empty()) notices.push_back(fmt::format("{}: {}", where, r.notice));
   }
+  return notices;
 }
 
 }  // namespace attnlab::nmt

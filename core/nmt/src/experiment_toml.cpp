@@ -11,6 +11,8 @@ namespace {
 toml::table plugin_table(const PluginChoice& choice) {
   toml::table t;
   t.insert("name", choice.name);
+  // A fallback equal to the plugin itself changes nothing, so it does not change the identity.
+  if (!choice.fallback.empty() && choice.fallback != choice.name) t.insert("fallback", choice.fallback);
   for (const auto& [key, value] : choice.options)
     std::visit([&](const auto& v) { t.insert(key, v); }, value);
   return t;

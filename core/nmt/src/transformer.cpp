@@ -111,10 +111,12 @@ void DecoderState::reorder(const std::vector<std::int64_t>& rows) {
 
 Transformer::Transformer(const TransformerConfig& config, const Registry& registry, Generator& init,
                          Generator& dropout_rng, DType dtype, Device device)
-    : config_(config), dtype_(dtype), device_(device) {
+    : config_(config), attention_(resolve_attention(config, registry, device, dtype)), dtype_(dtype), device_(device) {
   ATTNLAB_CHECK(config.vocab_size > 0 && config.encoder_layers >= 0 && config.decoder_layers > 0,
                 "transformer: vocab_size {} must be > 0, encoder_layers {} >= 0, decoder_layers {} > 0",
                 config.vocab_size, config.encoder_layers, config.decoder_layers);
+  TransformerConfig layers = config;  // what the layers build: the resolved attention plugin
+  layers.attention = attention_.choice;
   BuildContext ctx;
   ctx.dims = config.dims;
   ctx.dropout = config.dropout;
@@ -136,9 +138,9 @@ Transformer::Transformer(const TransformerConfig& config, const Registry& regist
   src_dropout_ = register_module("src_dropout", ctx.make_dropout(config.dropout.embedding));
   tgt_dropout_ = register_module("tgt_dropout", ctx.make_dropout(config.dropout.embedding));
   for (std::int64_t i = 0; i < config.encoder_layers; ++i)
-    encoder_.push_back(register_module(fmt::format("encoder.layers.{}", i), std::make_shared<EncoderLayer>(ctx, config)));
+    encoder_.push_back(register_module(fmt::format("encoder.layers.{}", i), std::make_shared<EncoderLayer>(ctx, layers)));
   for (std::int64_t i = 0; i < config.decoder_layers; ++i)
-    decoder_.push_back(register_module(fmt::format("decoder.layers.{}", i), std::make_shared<DecoderLayer>(ctx, config)));
+    decoder_.push_back(register_module(fmt::format("decoder.layers.{}", i), std::make_shared<DecoderLayer>(ctx, layers)));
 }
 
 Tensor Transformer::embed(const Tensor& ids, PositionalEncoding& positional, std::int64_t offset) {

@@ -79,6 +79,22 @@ std::string compare(const Tensor& a, const Tensor& b, double tol, const std::str
   return fmt::format("{}: element {} differs by {} ({} vs {})", what, at, worst, va[at], vb[at]);
 }
 
+std::string compare_close(const Tensor& a, const Tensor& b, double tol, const std::string& what) {
+  if (a.shape() != b.shape())
+    return fmt::format("{}: shapes differ, {} vs {}", what, a.shape().str(), b.shape().str());
+  const auto va = a.to_vector<double>();
+  const auto vb = b.to_vector<double>();
+  double worst = 0;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < va.size(); ++i) {
+    const double excess = std::abs(va[i] - vb[i]) - tol * (1.0 + std::abs(vb[i]));
+    if (!(excess <= worst)) worst = excess, at = i;
+  }
+  if (worst <= 0) return {};
+  return fmt::format("{}: element {} differs by {} ({} vs {}; tolerance {} relative to 1 + |value|)", what, at,
+                     std::abs(va[at] - vb[at]), va[at], vb[at], tol);
+}
+
 Tensor random_input(const Shape& shape, std::uint64_t seed, Device device) {
   Generator g(seed);
   return uniform(shape, -1.0, 1.0, g, DType::f64, device);

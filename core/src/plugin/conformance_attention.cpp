@@ -1,39 +1,24 @@
 // Conformance checks of the attention family.
+#include <algorithm>
 #include <limits>
 #include <memory>
 
 #include "attnlab/ops.h"
+#include "attnlab/plugin/attention_support.h"
 #include "attnlab/testing/gradcheck.h"
 #include "plugin/conformance_support.h"
 
 namespace attnlab::conformance {
 namespace {
 
-constexpr double kTol = 1e-10;  // f64 computations that must agree up to rounding
 constexpr std::int64_t kB = 2, kTq = 4, kTk = 5, kD = 8;
 
-struct Instance {
-  std::unique_ptr<Generator> init, dropout;
-  std::shared_ptr<Attention> module;
-};
-
-Instance build(const Registry& registry, const std::string& name, const ConformanceOptions& options,
-               std::uint64_t seed, double attention_dropout = 0.0) {
-  Instance in{std::make_unique<Generator>(seed), std::make_unique<Generator>(seed + 1000), nullptr};
-  BuildContext ctx = small_context(registry, PluginFamily::attention, name, options, *in.init, *in.dropout);
-  ctx.seed = seed;
-  ctx.dropout.attention = attention_dropout;
-  in.module = registry.make_attention(name, ctx);
-  in.module->eval();
-  return in;
-}
-
 // [B, Tk] additive mask: key `pad_from..` of batch row `row` is padding.
-Tensor padding_mask(std::int64_t row, std::int64_t pad_from, Device device) {
+Tensor padding_mask(std::int64_t row, std::int64_t pad_from, Device device, DType dtype) {
   std::vector<double> m(static_cast<std::size_t>(kB * kTk), 0.0);
   for (std::int64_t j = pad_from; j < kTk; ++j)
     m[static_cast<std::size_t>(row * kTk + j)] = -std::numeric_limits<double>::infinity();
-  return Tensor::from_vector<double>({kB, kTk}, m).to(device);
+  return Tensor::from_vector<double>({kB, kTk}, m).to(dtype).to(device);
 }
 
 // x with positions [from, T) of every batch row replaced by other values.
@@ -50,7 +35,7 @@ Tensor perturb_from(const Tensor& x, std::int64_t row, std::int64_t from, std::u
         v[at] = n[at];
       }
   }
-  return Tensor::from_vector<double>(x.shape(), v).to(x.device());
+  return Tensor::from_vector<double>(x.shape(), v).to(x.dtype()).to(x.device());
 }
 
 Tensor swap_rows(const Tensor& x) {
@@ -58,14 +43,77 @@ Tensor swap_rows(const Tensor& x) {
   return concat({parts[1], parts[0]}, 0);
 }
 
+double tolerance_for(DType dtype) {
+  switch (dtype) {
+    case DType::f64: return 1e-10;
+    case DType::f32: return 1e-4;
+    default: return 5e-2;
+  }
+}
+
 }  // namespace
+
+AttentionSetup attention_setup(const Registry& registry, const std::string& name, const ConformanceOptions& options) {
+  AttentionSetup setup;
+  const AttentionDeviceSupport* s = registry.find(PluginFamily::attention, name).capabilities.on(options.device.kind);
+  if (options.dtype) setup.dtype = *options.dtype;
+  else if (s && std::find(s->dtypes.begin(), s->dtypes.end(), DType::f64) == s->dtypes.end() && !s->dtypes.empty())
+    setup.dtype = std::find(s->dtypes.begin(), s->dtypes.end(), DType::f32) != s->dtypes.end() ? DType::f32 : s->dtypes[0];
+  if (s && !s->head_dims.empty()) {
+    std::vector<std::int64_t> sizes = s->head_dims;
+    std::sort(sizes.begin(), sizes.end());
+    setup.d_k = sizes[0];
+    setup.d_v = sizes.size() > 1 ? sizes[1] : sizes[0];
+  }
+  if (options.d_k > 0) setup.d_k = options.d_k;
+  if (options.d_v > 0) setup.d_v = options.d_v;
+  setup.tol = tolerance_for(setup.dtype);
+  return setup;
+}
+
+AttentionInstance build_attention(const Registry& registry, const std::string& name, const ConformanceOptions& options,
+                                  const AttentionSetup& setup, std::uint64_t seed, double attention_dropout) {
+  AttentionInstance in{std::make_unique<Generator>(seed), std::make_unique<Generator>(seed + 1000), nullptr};
+  BuildContext ctx =
+      small_context(registry, PluginFamily::attention, name, options, *in.init, *in.dropout, setup.dtype);
+  ctx.dims.d_k = setup.d_k;
+  ctx.dims.d_v = setup.d_v;
+  ctx.seed = seed;
+  ctx.dropout.attention = attention_dropout;
+  // Options the plugin does not declare (a reference plugin's view of the options) are left out.
+  std::map<std::string, OptionValue> own;
+  for (const auto& spec : registry.find(PluginFamily::attention, name).options)
+    if (auto it = options.options.find(spec.name); it != options.options.end()) own[spec.name] = it->second;
+  ctx.options = Options::with_defaults(registry.find(PluginFamily::attention, name).options, own);
+  in.module = registry.make_attention(name, ctx);
+  in.module->eval();
+  return in;
+}
 
 void check_attention(const Registry& registry, const std::string& name,
                      const ConformanceOptions& options, ConformanceReport& report) {
   const Device dev = options.device;
-  const Tensor q = random_input({kB, kTq, kD}, 1, dev);
-  const Tensor kv = random_input({kB, kTk, kD}, 2, dev);
-  const Tensor x = random_input({kB, kTk, kD}, 3, dev);
+  const AttentionSetup setup = attention_setup(registry, name, options);
+  const DType dt = setup.dtype;
+  const double kTol = setup.tol;
+  auto build = [&](const Registry& reg, const std::string& plugin, const ConformanceOptions& opts, std::uint64_t seed,
+                   double attention_dropout = 0.0) {
+    return build_attention(reg, plugin, opts, setup, seed, attention_dropout);
+  };
+  auto compare = [](const Tensor& a, const Tensor& b, double tol, const std::string& what) {
+    return compare_close(a, b, tol, what);
+  };
+  const Tensor q = random_input({kB, kTq, kD}, 1, dev).to(dt);
+  const Tensor kv = random_input({kB, kTk, kD}, 2, dev).to(dt);
+  const Tensor x = random_input({kB, kTk, kD}, 3, dev).to(dt);
+
+  run_check(report, fmt::format("serves the kit's model on {} ({}, d_k {}, d_v {})", dev.str(), dtype_name(dt),
+                                setup.d_k, setup.d_v),
+            [&]() -> std::string {
+              const auto problem = check_attention_support(registry.find(PluginFamily::attention, name), dev, dt,
+                                                           setup.d_k, setup.d_v);
+              return problem ? *problem : std::string();
+            });
 
   run_check(report, "output shapes", [&] {
     auto a = build(registry, name, options, 5);
@@ -77,9 +125,9 @@ void check_attention(const Registry& registry, const std::string& name,
   });
 
   run_check(report, "gradients of inputs and parameters (finite differences)", [&]() -> std::string {
-    if (!dev.is_cpu()) return {};  // finite differences run on the host reference
+    if (!dev.is_cpu() || dt != DType::f64) return {};  // finite differences run on the host, in f64
     auto a = build(registry, name, options, 5);
-    Tensor mask = padding_mask(1, 3, dev);
+    Tensor mask = padding_mask(1, 3, dev, dt);
     auto result = testing::gradcheck(
         [&](const std::vector<Tensor>& in) {
           return a.module->forward({.query = in[0], .key = in[1], .value = in[1], .key_padding_mask = mask});
@@ -90,7 +138,7 @@ void check_attention(const Registry& registry, const std::string& name,
 
   run_check(report, "padding keys receive zero weight", [&] {
     auto a = build(registry, name, options, 5);
-    Tensor mask = padding_mask(0, 3, dev);
+    Tensor mask = padding_mask(0, 3, dev, dt);
     Tensor before = a.module->forward({.query = q, .key = kv, .value = kv, .key_padding_mask = mask});
     Tensor changed = perturb_from(kv, 0, 3, 77);
     Tensor after = a.module->forward({.query = q, .key = changed, .value = changed, .key_padding_mask = mask});
@@ -166,6 +214,8 @@ void check_attention(const Registry& registry, const std::string& name,
     Tensor ob = b.module->forward({.query = q, .key = kv, .value = kv});
     return compare(oa, ob, 0.0, "training-mode output (attention dropout 0.2)");
   });
+
+  if (!options.reference.empty()) check_attention_reference(registry, name, options, setup, report);
 }
 
 }  // namespace attnlab::conformance

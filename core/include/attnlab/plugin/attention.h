@@ -33,15 +33,36 @@ struct AttentionInputs {
   KVCache* cache = nullptr;
 };
 
-// What an implementation supports, checked before training starts.
-struct AttentionCapabilities {
+// What an attention plugin serves on one kind of device. A plugin declares these when it registers
+// (PluginInfo::capabilities), so that an experiment or suite row it cannot serve is refused when it
+// is checked (attnlab check, attnlab train), not when the first batch reaches the plugin.
+struct AttentionDeviceSupport {
+  DeviceKind device = DeviceKind::cpu;
   std::vector<DType> dtypes{DType::f32, DType::f64};
-  std::vector<DeviceKind> devices{DeviceKind::cpu, DeviceKind::cuda};
-  // Supported per-head sizes; empty means any.
+  // Supported per-head sizes, for d_k and d_v alike; empty means any.
   std::vector<std::int64_t> head_dims;
-  bool padding_mask = true;
-  bool causal = true;
-  bool incremental = true;
+  bool padding_mask = true;       // AttentionInputs::key_padding_mask
+  bool causal = true;             // AttentionInputs::causal
+  bool incremental = true;        // AttentionInputs::cache (one query step against the KV cache)
+  bool attention_dropout = true;  // BuildContext::dropout.attention > 0
+};
+
+// One entry per device kind the plugin runs on; a kind without an entry is not served. The
+// default is what a plugin composed from core ops serves: f32 and f64, any head size, every
+// feature, on the CPU and on CUDA.
+struct AttentionCapabilities {
+  std::vector<AttentionDeviceSupport> devices = everywhere();
+  static std::vector<AttentionDeviceSupport> everywhere() {
+    AttentionDeviceSupport cpu, cuda;
+    cuda.device = DeviceKind::cuda;
+    return {cpu, cuda};
+  }
+  // The entry for `kind`, or null when the plugin does not run there.
+  const AttentionDeviceSupport* on(DeviceKind kind) const {
+    for (const auto& d : devices)
+      if (d.device == kind) return &d;
+    return nullptr;
+  }
 };
 
 class Attention : public Module {
@@ -49,7 +70,6 @@ class Attention : public Module {
   // Returns [B, Tq, d_model]. Throws an Error naming the shapes when they disagree with the
   // build context's dimensions. Differentiable w.r.t. the inputs and the parameters.
   virtual Tensor forward(const AttentionInputs& inputs) = 0;
-  virtual AttentionCapabilities capabilities() const { return {}; }
 };
 
 }  // namespace attnlab

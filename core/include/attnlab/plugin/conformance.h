@@ -10,6 +10,7 @@
 //   row, gradients, same seed same result.
 // ffn: shape, position-wise (no mixing across positions), gradients, same seed same result.
 // dropout: identity in evaluation mode, same seed same mask, expectation preserved.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,17 @@ struct ConformanceOptions {
   Device device = Device::cpu();
   // Plugin options (e.g. an attention plugin's own switches); defaults are filled in.
   std::map<std::string, OptionValue> options;
+  // Element type of the checks. Unset: f64 when the plugin serves it on the device (every
+  // comparison then holds to 1e-10), else f32 (1e-4), else the first dtype it declares (bf16:
+  // 5e-2). Finite-difference gradients are checked in f64 on the CPU only.
+  std::optional<DType> dtype;
+  // Attention: per-head sizes. 0 takes the kit's d_k = 3 and d_v = 5 when the plugin serves any
+  // head size on the device, else the two smallest it declares (one when it declares one).
+  std::int64_t d_k = 0;
+  std::int64_t d_v = 0;
+  // Attention: a plugin to compare with (e.g. "scaled_dot"), built with the same seed and options.
+  // Empty: no comparison.
+  std::string reference;
 };
 
 // Runs the family's checks on plugin `name`. Exceptions inside a check fail that check.

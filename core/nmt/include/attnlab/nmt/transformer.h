@@ -68,7 +68,9 @@ struct Encoded {
 class Transformer : public Module {
  public:
   // Builds every sub-module from `registry`; `init` draws the initial weights in a fixed order.
-  // `dropout_rng` drives every dropout in training and must outlive the model.
+  // `dropout_rng` drives every dropout in training and must outlive the model. The attention
+  // layers use config.attention, or its fallback where that cannot serve this device, dtype and
+  // head sizes (resolve_attention).
   Transformer(const TransformerConfig& config, const Registry& registry, Generator& init,
               Generator& dropout_rng, DType dtype = DType::f32, Device device = Device::cpu());
 
@@ -82,12 +84,15 @@ class Transformer : public Module {
   DecoderState start_decoding() const;
 
   const TransformerConfig& config() const { return config_; }
+  // Which attention plugin built the attention layers, and why when it is the fallback.
+  const AttentionResolution& attention() const { return attention_; }
   const Tensor& embedding() const { return embedding_; }
 
  private:
   Tensor embed(const Tensor& ids, PositionalEncoding& positional, std::int64_t offset);
 
   TransformerConfig config_;
+  AttentionResolution attention_;
   DType dtype_;
   Device device_;
   Tensor embedding_;  // [V, d_model]
