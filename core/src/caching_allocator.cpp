@@ -117,6 +117,7 @@ void CachingAllocator::deallocate(void* ptr, std::size_t bytes) {
 }
 
 void CachingAllocator::release_cache() {
+  if (!cached_.empty() && backend_.synchronize) backend_.synchronize();
   for (const auto& [block, ptr] : cached_) {
     backend_.deallocate(ptr, block);
     ++stats_.raw_frees;

@@ -40,6 +40,10 @@ class CachingAllocator {
     std::function<void*(std::size_t bytes)> allocate;
     // bytes: as allocated. Must not throw (it runs from destructors).
     std::function<void(void* ptr, std::size_t bytes)> deallocate;
+    // Optional: waits until the device no longer uses any block; called before the cache is
+    // returned (empty_cache, the out-of-memory retry), since cached blocks may still be read by
+    // queued work.
+    std::function<void()> synchronize;
   };
   struct Options {
     std::string name = "device";  // named in errors, e.g. "cuda:0"

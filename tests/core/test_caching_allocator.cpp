@@ -259,3 +259,20 @@ TEST_CASE("caching allocator keeps exact statistics under concurrent use") {
   // At most 4 threads hold a block at once, and there are 7 classes.
   CHECK(s.raw_allocations <= 28);
 }
+
+TEST_CASE("caching allocator waits for the device before returning its cache") {
+  FakeBackend fake;
+  int syncs = 0;
+  CachingAllocator::Backend backend = fake.backend();
+  backend.synchronize = [&] {
+    CHECK(fake.frees == 0);  // before any block goes back
+    ++syncs;
+  };
+  CachingAllocator cache(backend, named());
+  cache.empty_cache();
+  CHECK(syncs == 0);  // nothing cached: nothing to wait for
+  cache.deallocate(cache.allocate(KiB), KiB);
+  cache.empty_cache();
+  CHECK(syncs == 1);
+  CHECK(fake.frees == 1);
+}

@@ -37,19 +37,17 @@ class CudaAllocator final : public Allocator {
                                          [index](void* ptr, std::size_t) {
                                            // Must not throw: errors here are left to the next call.
                                            if (cudaSetDevice(index) == cudaSuccess) cudaFree(ptr);
-                                         }},
+                                         },
+                                         [index] { Context::get(index).synchronize(); }},
                CachingAllocator::Options{"cuda:" + std::to_string(index), !caching_disabled_by_env()}) {}
   void* allocate(std::size_t bytes) override { return cache_.allocate(bytes); }
   void deallocate(void* ptr, std::size_t bytes) override { cache_.deallocate(ptr, bytes); }
   Device device() const override { return Device::cuda(index_); }
   std::size_t bytes_in_use() const override { return cache_.bytes_in_use(); }
   AllocatorStats stats() const override { return cache_.stats(); }
-  void empty_cache() override {
-    // cudaFree waits for the device anyway; wait for the stream first so that no queued kernel
-    // still reads a cached block.
-    Context::get(index_).synchronize();
-    cache_.empty_cache();
-  }
+  // Waits for the device's stream first (Backend::synchronize), so no queued kernel still reads
+  // a block that goes back to the driver.
+  void empty_cache() override { cache_.empty_cache(); }
 
  private:
   int index_;
