@@ -24,8 +24,8 @@ const Device kGpu = Device::cuda(0);
 // The same products up to the order of f32 sums (cuBLAS may split k).
 testing::Tolerance same_products() { return {1e-4, 1e-4}; }
 // TF32 rounds every operand to 10 mantissa bits (relative 2^-11); sums of k ~ 100 products of
-// values in [-1, 1] then differ by a few 1e-3.
-testing::Tolerance tf32_vs_fp32() { return {2e-2, 1e-2}; }
+// values in [-1, 1] differ by a few 1e-3 (up to about 2e-2 at k = 300 in the far tail).
+testing::Tolerance tf32_vs_fp32() { return {3e-2, 1e-2}; }
 
 Tensor leaf(const Tensor& host, Device device) {
   Tensor t = host.to(device).detach();
