@@ -31,7 +31,9 @@ class CudaAllocator final : public Allocator {
                                              cudaGetLastError();  // clear it: the caller retries
                                              return nullptr;
                                            }
-                                           ATTNLAB_CUDA_CHECK(status);
+                                           if (status != cudaSuccess)
+                                             throw_cuda_error(cudaGetErrorName(status), cudaGetErrorString(status),
+                                                              "cudaMalloc(&ptr, bytes)", __FILE__, __LINE__);
                                            return ptr;
                                          },
                                          [index](void* ptr, std::size_t) {
