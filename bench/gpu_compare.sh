@@ -9,6 +9,7 @@
 #   PRECISIONS="bf16 tf32 fp32" MODEL=base DEVICE=cuda:0 BATCH_TOKENS=25000 LEN=32 WARMUP=3 STEPS=10 \
 #     PYTHON=python3 bash bench/gpu_compare.sh
 #
+# DEVICE=cpu runs the same comparison on the host (a quick check of the script itself).
 # Works from a build tree (BUILD, default <repo>/build) and from the folder scripts/pack-gpu.sh
 # makes (its run.sh sets the library path for attnlab's programs only: PyTorch runs in the plain
 # environment).
@@ -30,8 +31,10 @@ else
   bench=("$BUILD/bin/bench_train_step")
   [[ -x ${bench[0]} ]] || { echo "no ${bench[0]}: build it first (cmake --build $BUILD)" >&2; exit 1; }
 fi
-"$PYTHON" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)" ||
-  { echo "$PYTHON has no PyTorch with a visible CUDA device" >&2; exit 1; }
+if [[ $DEVICE == cuda* ]]; then
+  "$PYTHON" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)" ||
+    { echo "$PYTHON has no PyTorch with a visible CUDA device" >&2; exit 1; }
+fi
 
 echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1 || echo unknown)"
 echo "torch: $("$PYTHON" -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda)')"
