@@ -6,6 +6,7 @@
 #include "attnlab/ops/cast.h"
 #include "attnlab/ops/cross_entropy.h"
 #include "attnlab/ops/dropout.h"
+#include "attnlab/ops/dropout_add_layer_norm.h"
 #include "attnlab/ops/embedding.h"
 #include "attnlab/ops/layer_norm.h"
 #include "attnlab/ops/matmul.h"

@@ -111,6 +111,7 @@ void read_model(TableReader& t, TransformerConfig& m) {
   for (const char* key : {"dropout", "embedding_dropout", "attention_dropout", "ffn_dropout"})
     if (t.has(key)) check_rate(t, key, t.get_real(key, 0.0));
   m.layer_norm_eps = t.get_real("layer_norm_eps", m.layer_norm_eps);
+  m.fused_kernels = t.get_bool("fused_kernels", m.fused_kernels);
   m.attention = read_plugin(t, "attention", m.attention.name);
   m.positional = read_plugin(t, "positional", m.positional.name);
   m.ffn = read_plugin(t, "ffn", m.ffn.name);

@@ -57,6 +57,7 @@ std::string to_toml(const ExperimentConfig& c, bool include_eval) {
                                    {"attention_dropout", m.dropout.attention},
                                    {"ffn_dropout", m.dropout.ffn},
                                    {"layer_norm_eps", m.layer_norm_eps},
+                                   {"fused_kernels", m.fused_kernels},
                                    {"attention", plugin_table(m.attention)},
                                    {"positional", plugin_table(m.positional)},
                                    {"ffn", plugin_table(m.ffn)},

@@ -125,6 +125,8 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
   cudaMemcpyKind kind = cudaMemcpyDeviceToDevice;
   if (dst_device.is_cuda() && src_device.is_cpu()) kind = cudaMemcpyHostToDevice;
   if (dst_device.is_cpu() && src_device.is_cuda()) kind = cudaMemcpyDeviceToHost;
+  // On the stream of the device that holds the device side (the source's for a download), after
+  // the kernels queued there.
   const Context& ctx = Context::get(dst_device.is_cuda() ? dst_device.index : src_device.index);
   ctx.make_current();
   ATTNLAB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, ctx.stream()));

@@ -7,7 +7,8 @@
 //                max_length_ratio, cache_dir
 //   [vocab]      size, model_type
 //   [model]      encoder_layers, decoder_layers, d_model, heads, d_k, d_v, d_ff, max_length,
-//                dropout, embedding_dropout, attention_dropout, ffn_dropout, layer_norm_eps
+//                dropout, embedding_dropout, attention_dropout, ffn_dropout, layer_norm_eps,
+//                fused_kernels
 //   [model.attention] / [model.positional] / [model.ffn] / [model.dropout]: name + options
 //   [training]   batch_tokens, accumulate, max_steps, max_seconds, warmup_steps, lr_scale,
 //                adam_beta1, adam_beta2, adam_eps, label_smoothing, eval_every,

@@ -6,6 +6,8 @@
 //   * post-norm residual blocks LayerNorm(x + Dropout(Sublayer(x))):
 //       encoder layer: self-attention, feed-forward;
 //       decoder layer: causal self-attention, attention over the encoder output, feed-forward.
+//     With config.fused_kernels and the "standard" dropout plugin, the dropout, the residual add
+//     and the layer norm of a block are one dropout_add_layer_norm call with the same result.
 // Attention, positional encoding, feed-forward network and dropout come from plugins by name.
 #include <memory>
 #include <vector>
@@ -27,6 +29,7 @@ class EncoderLayer : public Module {
   std::shared_ptr<FeedForward> ffn_;
   std::shared_ptr<nn::LayerNorm> norm1_, norm2_;
   std::shared_ptr<Dropout> drop1_, drop2_;
+  Generator* fused_rng_ = nullptr;  // the dropout stream when the blocks run fused, else null
 };
 
 // The per-layer caches of incremental decoding.
@@ -46,6 +49,7 @@ class DecoderLayer : public Module {
   std::shared_ptr<FeedForward> ffn_;
   std::shared_ptr<nn::LayerNorm> norm1_, norm2_, norm3_;
   std::shared_ptr<Dropout> drop1_, drop2_, drop3_;
+  Generator* fused_rng_ = nullptr;  // the dropout stream when the blocks run fused, else null
 };
 
 // Everything incremental decoding carries from one step to the next.
