@@ -27,7 +27,7 @@ commands:
   translate --checkpoint RUN_OR_FILE [--input F] [--output F] [--beam 4] [--alpha 0.6]
                  [--max-length-offset 50] [--batch-tokens N] [--device D]
                  translate text (stdin to stdout by default) with beam search
-  score --checkpoint RUN_OR_FILE --source F --target F
+  score --checkpoint RUN_OR_FILE --source F --target F [--device D]
                  per-sentence log-probabilities of given translations
   average RUN_DIR [--last N] [--out FILE]
                  average the last N checkpoints of a run (the paper: 5 for base, 20 for big)

@@ -97,3 +97,21 @@ TEST_CASE("plugins named by an experiment are checked against the registry") {
   CHECK_THROWS_WITH_AS(validate_plugins(parse_experiment(bad_type, "b.toml"), registry),
                        contains("b.toml:17:8: model.attention.bias: expected boolean"), Error);
 }
+
+TEST_CASE("training precision is read checked and written back") {
+  CHECK(parse_experiment(kMinimal, "t.toml").training.precision == "fp32");
+  for (const char* name : {"fp32", "tf32", "bf16"}) {
+    const ExperimentConfig c =
+        parse_experiment(std::string(kMinimal) + "precision = \"" + name + "\"\n", "t.toml");
+    CHECK(c.training.precision == name);
+    // In the resolved configuration (the run's identity), and read back from it.
+    CHECK(to_toml(c, false).find(std::string("precision = '") + name + "'") != std::string::npos);
+    CHECK(parse_experiment(to_toml(c), "resolved.toml").training.precision == name);
+  }
+  CHECK_THROWS_WITH_AS(parse_experiment(std::string(kMinimal) + "precision = \"fp16\"\n", "t.toml"),
+                       doctest::Contains("t.toml:21:13: training.precision: expected \"fp32\", \"tf32\" or \"bf16\", "
+                                         "got \"fp16\""),
+                       Error);
+  CHECK_THROWS_WITH_AS(parse_experiment(std::string(kMinimal) + "precision = 16\n", "t.toml"),
+                       doctest::Contains("t.toml:21:13: training.precision: expected a string"), Error);
+}

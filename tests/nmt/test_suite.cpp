@@ -403,3 +403,16 @@ TEST_CASE("scaled table3 suites resolve") {
   for (const auto& r : t.rows) validate_plugins(r.config, nmt::testing::plugins());
   for (const auto& r : m.rows) validate_plugins(r.config, nmt::testing::plugins());
 }
+
+TEST_CASE("suite rows choose the training precision and its mistakes point into the suite file") {
+  const Suite s = load("precision.toml", suite_text("\n[rows.bf16]\ntraining.precision = \"bf16\"\n"));
+  CHECK(find(s, "base").config.training.precision == "fp32");
+  const SuiteRow& row = find(s, "bf16");
+  CHECK(row.config.training.precision == "bf16");
+  CHECK(setting(row, "training.precision") == "bf16");
+  CHECK(row.hash != find(s, "base").hash);  // another configuration: another run folder
+  CHECK_THROWS_WITH_AS(load("badprecision.toml", suite_text("\n[rows.half]\ntraining.precision = \"fp16\"\n")),
+                       contains("badprecision.toml:6:22: rows.half: training.precision: expected \"fp32\", \"tf32\" or "
+                                "\"bf16\", got \"fp16\""),
+                       Error);
+}

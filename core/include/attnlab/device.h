@@ -32,5 +32,14 @@ struct Device {
 bool cuda_built();
 // Number of visible CUDA devices; 0 on a build without CUDA or a machine without a GPU.
 int cuda_device_count();
+// The devices this process can use, e.g. "cpu" or "cpu, cuda:0, cuda:1".
+std::string available_devices();
+// Throws DeviceError unless `device` can be used here: the CPU always; cuda:N when this build has
+// the CUDA backend and more than N devices are visible. The message names the device, why it is
+// unavailable and what is available. Programs call it before any other work.
+void check_device_available(Device device);
+// Blocks until the work queued on `device` is done (a no-op for the CPU, whose ops return when
+// their work is done). Timing code needs it: CUDA ops return once their work is queued.
+void synchronize(Device device);
 
 }  // namespace attnlab

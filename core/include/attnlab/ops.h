@@ -3,6 +3,7 @@
 #include "attnlab/ops/activation.h"
 #include "attnlab/ops/adam.h"
 #include "attnlab/ops/binary.h"
+#include "attnlab/ops/cast.h"
 #include "attnlab/ops/cross_entropy.h"
 #include "attnlab/ops/dropout.h"
 #include "attnlab/ops/dropout_add_layer_norm.h"

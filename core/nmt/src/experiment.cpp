@@ -11,6 +11,7 @@
 #include "attnlab/error.h"
 #include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/registry.h"
+#include "attnlab/precision.h"
 
 namespace attnlab::nmt {
 namespace {
@@ -149,6 +150,10 @@ void read_training(TableReader& t, TrainingConfig& c) {
                           "checkpoint_every", "keep_checkpoints", "log_every"})
     check_positive(t, key, t.get_int(key, 1));
   check_rate(t, "label_smoothing", c.label_smoothing);
+  c.precision = t.get_string("precision", c.precision);
+  if (!find_precision(c.precision))
+    throw Error(fmt::format("{}: {}: expected \"fp32\", \"tf32\" or \"bf16\", got \"{}\"", t.position("precision"),
+                            t.path("precision"), c.precision));
   t.finish();
 }
 

@@ -80,7 +80,8 @@ std::string to_toml(const ExperimentConfig& c, bool include_eval) {
                                       {"checkpoint_every_seconds", t.checkpoint_every_seconds},
                                       {"keep_checkpoints", t.keep_checkpoints},
                                       {"early_stopping", t.early_stopping},
-                                      {"log_every", t.log_every}});
+                                      {"log_every", t.log_every},
+                                      {"precision", t.precision}});
   const auto& e = c.eval;
   if (include_eval)
     root.insert("eval", toml::table{{"beam", e.beam},

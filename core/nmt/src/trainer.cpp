@@ -21,6 +21,7 @@
 #include "attnlab/nmt/prepared_data.h"
 #include "attnlab/nmt/transformer.h"
 #include "attnlab/ops.h"
+#include "attnlab/precision.h"
 #include "attnlab/threads.h"
 #include "metrics_log.h"
 
@@ -98,10 +99,13 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
     else if (options.progress) fmt::print(stderr, "{}{}\n", tty ? "\r\033[K" : "", line);
   };
   const TrainingConfig& tc = config.training;
+  // The device first: a missing GPU is reported before the run folder or the data are touched.
+  const Device device = Device::parse(config.device);
+  check_device_available(device);
+  const PrecisionGuard precision(precision_from_name(tc.precision));
   const std::string resolved = to_toml(config, /*include_eval=*/false);
   claim_run_dir(config, resolved);
   if (config.threads > 0) set_num_threads(static_cast<int>(config.threads));
-  const Device device = Device::parse(config.device);
   for (const std::string& notice : validate_plugins(config, registry)) log("note: " + notice);
 
   PreparedData data = prepare_data(config, log);
@@ -142,9 +146,11 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
     log(fmt::format("resumed from {} (step {})", latest.path.string(), step));
   }
   MetricsLog metrics((fs::path(config.run_dir) / "metrics.jsonl").string(), step);
-  log(fmt::format("model: {} parameters ({} encoder + {} decoder layers, d_model {}, {} heads, d_ff {}; {} / {} / {})",
+  log(fmt::format("model: {} parameters ({} encoder + {} decoder layers, d_model {}, {} heads, d_ff {}; {} / {} / {}) "
+                  "on {}, precision {}",
                   result.parameters, mc.encoder_layers, mc.decoder_layers, mc.dims.d_model, mc.dims.n_heads,
-                  mc.dims.d_ff, model.attention().choice.name, mc.positional.name, mc.ffn.name));
+                  mc.dims.d_ff, model.attention().choice.name, mc.positional.name, mc.ffn.name, device.str(),
+                  tc.precision));
   metrics.write({{"kind", "start"}, {"step", step}, {"parameters", result.parameters}, {"resumed", step > 0}});
 
   SavePolicy policy(tc.checkpoint_every, tc.checkpoint_every_seconds);

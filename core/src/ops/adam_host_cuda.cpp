@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cuda/elementwise.h"
+#include "cuda/launch.h"
 #include "ops/adam_cuda.h"
 #include "ops/adam_kernels.h"
 
@@ -13,6 +14,7 @@ void adam_update_multi_cuda(std::span<const Tensor> params, std::span<const Tens
                             std::span<const Tensor> m, std::span<const Tensor> v, const AdamHyper& h) {
   if (params.empty()) return;
   cuda::set_device(params[0].device().index);
+  const cudaStream_t stream = cuda::current_stream(params[0].device().index);
   // The bias corrections folded into the step size and epsilon, as adam_update_cuda does.
   const double t = static_cast<double>(h.step);
   const double c2 = std::sqrt(1.0 - std::pow(h.beta2, t));
@@ -37,7 +39,7 @@ void adam_update_multi_cuda(std::span<const Tensor> params, std::span<const Tens
       table.slot[b] = static_cast<std::uint8_t>(launch.blocks[b].slot);
     }
     cuda::adam_update_multi(params[0].dtype(), table, static_cast<int>(launch.blocks.size()), adam_multi::kChunk, a,
-                            h.eps * c2, h.beta1, h.beta2, cuda::kDefaultStream);
+                            h.eps * c2, h.beta1, h.beta2, stream);
   }
 }
 

@@ -24,7 +24,8 @@ void dropout_add_layer_norm_forward_cuda(const DropoutAddLayerNormInputs& in, co
     if (d == 0 || in.x.numel() == 0) return;
     launch::forward<T>(in.x.data<T>(), ptr_or_null<T>(in.bias), in.residual.data<T>(), ptr_or_null<T>(in.gamma),
                        ptr_or_null<T>(in.beta), in.x.numel() / d, d, to_launch(mask), eps, sum.data<T>(),
-                       y.data<T>(), mean.data<T>(), rstd.data<T>(), in.x.device().index, cuda::kDefaultStream);
+                       y.data<T>(), mean.data<T>(), rstd.data<T>(), in.x.device().index,
+                       cuda::current_stream(in.x.device().index));
   });
 }
 
@@ -39,15 +40,16 @@ void dropout_add_layer_norm_backward_cuda(const Tensor& sum, const Tensor& gamma
     if (grads.ds.defined())
       launch::backward_rows<T>(sum.data<T>(), ptr_or_null<T>(gamma), mean.data<T>(), rstd.data<T>(), dy.data<T>(),
                                rows, d, to_launch(mask), grads.ds.data<T>(), ptr_or_null<T>(grads.dx), device,
-                               cuda::kDefaultStream);
+                               cuda::current_stream(device));
     if (grads.dgamma.defined() || grads.dbeta.defined() || grads.dbias.defined()) {
       const std::int64_t chunks = (rows + launch::kRowChunk - 1) / launch::kRowChunk;
-      // Freed at the end of this scope: the CUDA allocator's cudaFree waits for the kernels.
+      // Freed at the end of this scope while the kernels may still be queued: safe, since whatever
+      // reuses the block is queued after them on the same stream (caching_allocator.h).
       Tensor partial = Tensor::empty(Shape{3, chunks, d}, DType::f64, sum.device());
       launch::backward_params<T>(sum.data<T>(), mean.data<T>(), rstd.data<T>(), dy.data<T>(),
                                  ptr_or_null<T>(grads.dx), rows, d, partial.data<double>(),
                                  ptr_or_null<T>(grads.dgamma), ptr_or_null<T>(grads.dbeta),
-                                 ptr_or_null<T>(grads.dbias), device, cuda::kDefaultStream);
+                                 ptr_or_null<T>(grads.dbias), device, cuda::current_stream(device));
     }
   });
 }

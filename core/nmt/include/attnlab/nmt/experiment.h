@@ -14,7 +14,8 @@
 //                one cannot serve
 //   [training]   batch_tokens, accumulate, max_steps, max_seconds, warmup_steps, lr_scale,
 //                adam_beta1, adam_beta2, adam_eps, label_smoothing, eval_every,
-//                checkpoint_every, checkpoint_every_seconds, keep_checkpoints, early_stopping
+//                checkpoint_every, checkpoint_every_seconds, keep_checkpoints, early_stopping,
+//                precision
 //   [eval]       beam, alpha, max_length_offset, batch_tokens, bleu, lowercase, average_last
 // docs/experiments.md documents every key with its default.
 #include <cstdint>
@@ -64,6 +65,9 @@ struct TrainingConfig {
   std::int64_t keep_checkpoints = 5;
   std::int64_t early_stopping = 0;    // evaluations without dev improvement before stopping; 0 off
   std::int64_t log_every = 10;
+  // Compute precision of the GEMMs in training, evaluation and decoding (attnlab/precision.h):
+  // "fp32", "tf32" or "bf16".
+  std::string precision = "fp32";
 };
 
 // How a trained model is evaluated: beam search settings and the BLEU mode (docs/evaluation.md).
