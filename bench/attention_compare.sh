@@ -10,9 +10,17 @@
 #
 # ARGS are passed to both programs (--dims, --min-len, --max-len, --tokens, --warmup, --iters).
 # The raw lines are kept in $LOG (default: a temporary file, named at the end).
+# Works from a build tree (BUILD, default <repo>/build) and from the folder scripts/pack-gpu.sh
+# makes (its run.sh sets the library path for attnlab's programs only).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+if [[ -x $here/../run.sh ]]; then
+  bench=("$here/../run.sh" bench_attention)
+else
+  BUILD=${BUILD:-$here/../build}
+  bench=("$BUILD/bin/bench_attention")
+  [[ -x ${bench[0]} ]] || { echo "no ${bench[0]}: build it first (cmake --build $BUILD)" >&2; exit 1; }
+fi
 DEVICE=${DEVICE:-cuda:0}
 PYTHON=${PYTHON:-python3}
 PLUGINS=${PLUGINS:-scaled_dot,flash,cudnn}
@@ -20,10 +28,10 @@ ARGS=${ARGS:-}
 LOG=${LOG:-$(mktemp /tmp/attention_compare.XXXXXX)}
 
 # shellcheck disable=SC2086  # ARGS is a list of options
-"$BUILD/bin/bench_attention" --device "$DEVICE" --plugins "$PLUGINS" $ARGS | tee "$LOG"
+"${bench[@]}" --device "$DEVICE" --plugins "$PLUGINS" $ARGS | tee "$LOG"
 if [[ $DEVICE == cuda* ]]; then
   # shellcheck disable=SC2086
-  "$PYTHON" bench/pytorch_sdpa.py --device "$DEVICE" $ARGS | tee -a "$LOG" ||
+  "$PYTHON" "$here/pytorch_sdpa.py" --device "$DEVICE" $ARGS | tee -a "$LOG" ||
     echo "# note: pytorch_sdpa.py failed (is PyTorch with CUDA installed for $PYTHON?)" | tee -a "$LOG"
 fi
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -151,15 +152,18 @@ void bench_plugin(Attention& module, const std::string& name, DType dtype, std::
 
 int main(int argc, char** argv) {
   const BenchOptions o = parse(argc, argv);
-  set_num_threads(o.threads);
-  if (o.device.is_cuda() && o.device.index >= cuda_device_count()) {
-    fmt::print(stderr, "bench_attention: {} is not available (this build {}, {} CUDA device(s) visible)\n",
-               o.device.str(), cuda_built() ? "has CUDA" : "has no CUDA", cuda_device_count());
+  try {
+    check_device_available(o.device);
+  } catch (const Error& e) {
+    fmt::print(stderr, "bench_attention: {}\n", e.what());
     return 1;
   }
+  set_num_threads(o.threads);
   Registry registry;
   PluginLoader loader(registry);
-  loader.add_search_path(ATTNLAB_BENCH_PLUGIN_DIR);
+  // The build tree's plugins where this binary was built; otherwise $ATTNLAB_PLUGIN_PATH and the
+  // folder next to the core library (a packed or installed copy).
+  if (std::filesystem::is_directory(ATTNLAB_BENCH_PLUGIN_DIR)) loader.add_search_path(ATTNLAB_BENCH_PLUGIN_DIR);
   loader.load_all();
   for (const auto& f : loader.failures()) fmt::print(stderr, "plugin {}: {}\n", f.path, f.message);
   fmt::print("# attention core: FLOPs 4 B h T^2 d forward (halved when causal), backward 2.5x forward; B = {} / T, "
@@ -168,10 +172,27 @@ int main(int argc, char** argv) {
 
   for (const auto& name : o.plugins) {
     if (!registry.contains(PluginFamily::attention, name)) {
-      fmt::print("# skip {}: not registered (not built here, or not found in {})\n", name, ATTNLAB_BENCH_PLUGIN_DIR);
+      fmt::print("# skip {}: not registered (not built here, or not on the plugin search path)\n", name);
+      continue;
+    }
+    // What the plugin declares for the device (PluginInfo::capabilities).
+    const AttentionDeviceSupport* support =
+        registry.find(PluginFamily::attention, name).capabilities.on(o.device.kind);
+    if (!support) {
+      fmt::print("# skip {}: it does not run on {}\n", name, o.device.str());
+      continue;
+    }
+    DType dtype = o.dtype == "bf16" ? DType::bf16 : DType::f32;
+    if (o.dtype == "auto" && o.device.is_cuda() && contains(support->dtypes, DType::bf16)) dtype = DType::bf16;
+    if (!contains(support->dtypes, dtype)) {
+      fmt::print("# skip {}: dtype {} not supported on {}\n", name, dtype_name(dtype), o.device.str());
       continue;
     }
     for (std::int64_t d : o.dims) {
+      if (!support->head_dims.empty() && !contains(support->head_dims, d)) {
+        fmt::print("# skip {} d={}: head size not supported on {}\n", name, d, o.device.str());
+        continue;
+      }
       Generator init(1), dropout(2);
       BuildContext ctx;
       ctx.dims = {.d_model = 1024, .n_heads = 1024 / d, .d_k = d, .d_v = d, .d_ff = 4096, .max_length = o.max_len};
@@ -181,30 +202,9 @@ int main(int argc, char** argv) {
       ctx.dropout_rng = &dropout;
       ctx.registry = &registry;
       ctx.options = Options::with_defaults(registry.find(PluginFamily::attention, name).options);
-      std::shared_ptr<Attention> module;
       try {
-        module = registry.make_attention(name, ctx);
-      } catch (const Error& e) {
-        fmt::print("# skip {} d={}: {}\n", name, d, e.what());
-        continue;
-      }
-      module->eval();
-      const AttentionCapabilities caps = module->capabilities();
-      if (!contains(caps.devices, o.device.kind)) {
-        fmt::print("# skip {}: it does not run on {}\n", name, o.device.str());
-        break;
-      }
-      if (!caps.head_dims.empty() && !contains(caps.head_dims, d)) {
-        fmt::print("# skip {} d={}: head size not supported\n", name, d);
-        continue;
-      }
-      DType dtype = o.dtype == "bf16" ? DType::bf16 : DType::f32;
-      if (o.dtype == "auto" && o.device.is_cuda() && contains(caps.dtypes, DType::bf16)) dtype = DType::bf16;
-      if (!contains(caps.dtypes, dtype)) {
-        fmt::print("# skip {}: dtype {} not supported\n", name, dtype_name(dtype));
-        break;
-      }
-      try {
+        std::shared_ptr<Attention> module = registry.make_attention(name, ctx);
+        module->eval();
         bench_plugin(*module, name, dtype, d, o);
       } catch (const Error& e) {
         fmt::print("# skip {} d={}: {}\n", name, d, e.what());

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """PyTorch reference for bench_train_step: the same Transformer, batches and training step in
-PyTorch eager mode on the CPU, printing the same line format. See bench/README.md.
+PyTorch eager mode on the CPU or a CUDA device, printing the same line format (with the same
+model FLOP count and MFU). See bench/README.md.
 
 Model (as attnlab::nmt::Transformer with scaled_dot / sinusoidal / relu / standard dropout):
 post-norm encoder and decoder layers LayerNorm(x + Dropout(Sublayer(x))), eps 1e-6; multi-head
@@ -10,7 +11,12 @@ dropout; one embedding matrix for source, target and output projection; dropout 
 branches and embedding sums. Loss: label-smoothed (0.1) cross-entropy summed over non-pad targets,
 divided by their count. Adam(0.9, 0.98, 1e-9) with the paper's schedule (LambdaLR, warmup 4000).
 
-    python3 bench/pytorch_train_step.py [--model small|base] [--threads N] [--warmup W] [--steps S]
+Precision: fp32 (TF32 off), tf32 (torch.backends.cuda.matmul.allow_tf32), bf16 (torch.autocast
+with bfloat16 around forward and loss; fp32 master weights and Adam state, as attnlab's bf16).
+
+    python3 bench/pytorch_train_step.py [--model small|base] [--device cpu|cuda:N]
+        [--precision fp32|tf32|bf16] [--batch-tokens N | --batch B] [--len T] [--threads N]
+        [--warmup W] [--steps S] [--peak-tflops P]
 """
 import argparse
 import math
@@ -104,9 +110,10 @@ class Transformer(nn.Module):
         return self.drop(x + self.pe[: ids.size(1)])
 
     def forward(self, src, tgt_in):
-        src_mask = torch.zeros(src.shape).masked_fill(src == PAD, float("-inf"))[:, None, None, :]
+        dev = src.device
+        src_mask = torch.zeros(src.shape, device=dev).masked_fill(src == PAD, float("-inf"))[:, None, None, :]
         t = tgt_in.size(1)
-        causal = torch.full((t, t), float("-inf")).triu(1)
+        causal = torch.full((t, t), float("-inf"), device=dev).triu(1)
         x = self.embed(src)
         for layer in self.encoder:
             x = layer(x, src_mask)
@@ -116,12 +123,41 @@ class Transformer(nn.Module):
         return torch.matmul(y, self.embedding.t())  # logits through the shared embedding
 
 
-def random_batch(b, t, vocab, gen):
+def random_batch(b, t, vocab, gen, device):
     """Row r holds t - r % 4 tokens then padding, in source and target (as bench_train_step)."""
     lengths = t - torch.arange(b) % 4
     keep = torch.arange(t)[None, :] < lengths[:, None]
-    ids = [torch.randint(3, vocab, (b, t), generator=gen) * keep for _ in range(3)]
-    return ids[0], ids[1], ids[2], int(keep.sum())
+    ids = [(torch.randint(3, vocab, (b, t), generator=gen) * keep).to(device) for _ in range(3)]
+    return ids[0], ids[1], ids[2], int(keep.sum()), [int(n) for n in lengths]
+
+
+def model_flops(model, c, lengths):
+    """Model FLOPs of one training step over real tokens, as bench_train_step counts them
+    (bench/README.md): 6 x non-embedding parameters x tokens (encoder parameters and the
+    decoder's cross-attention key/value projections see the source tokens, the other decoder
+    parameters the target tokens), 6 x d x V x target tokens for the output projection through
+    the shared embedding, and 6 x h x (d_k + d_v) x Tq x Tk per sentence and attention layer."""
+    tokens = float(sum(lengths))  # source = target lengths here
+    squares = float(sum(n * n for n in lengths))
+    src_params = tgt_params = 0
+    for name, p in model.named_parameters():
+        if name == "embedding":
+            continue
+        if name.startswith("encoder.") or ".cross_attn.w_k." in name or ".cross_attn.w_v." in name:
+            src_params += p.numel()
+        else:
+            tgt_params += p.numel()
+    d, h = c["d"], c["h"]
+    attention = 6.0 * h * (2 * (d // h)) * squares * (c["enc"] + 2 * c["dec"])
+    return 6.0 * (src_params + tgt_params) * tokens + 6.0 * d * c["vocab"] * tokens + attention
+
+
+H200_PEAK_TFLOPS = {"bf16": 989.0, "tf32": 494.0, "fp32": 67.0}
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def transformer_lr(step, d, warmup=4000):
@@ -132,50 +168,76 @@ def transformer_lr(step, d, warmup=4000):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", choices=CONFIGS, default="small")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--precision", choices=["fp32", "tf32", "bf16"], default="fp32")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=-1)
     ap.add_argument("--steps", type=int, default=-1)
-    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--batch", type=int, default=-1)
     ap.add_argument("--len", type=int, default=32)
+    ap.add_argument("--batch-tokens", type=int, default=0)
+    ap.add_argument("--peak-tflops", type=float, default=0.0)
     a = ap.parse_args()
-    warmup = a.warmup if a.warmup >= 0 else (3 if a.model == "small" else 1)
-    steps = a.steps if a.steps >= 0 else (10 if a.model == "small" else 2)
+    if a.batch_tokens > 0 and a.batch > 0:
+        ap.error("give --batch-tokens or --batch, not both")
+    batch = max(1, (a.batch_tokens + a.len // 2) // a.len) if a.batch_tokens > 0 else (a.batch if a.batch > 0 else 128)
+    device = torch.device(a.device)
+    gpu = device.type == "cuda"
+    warmup = a.warmup if a.warmup >= 0 else (3 if a.model == "small" or gpu else 1)
+    steps = a.steps if a.steps >= 0 else (10 if a.model == "small" or gpu else 2)
     torch.set_num_threads(a.threads)
+    # fp32 is full fp32 on the GPU too (PyTorch's matmul default may allow TF32).
+    torch.backends.cuda.matmul.allow_tf32 = a.precision == "tf32"
+    torch.backends.cudnn.allow_tf32 = a.precision == "tf32"
     torch.manual_seed(1)
     c = CONFIGS[a.model]
-    model = Transformer(c["vocab"], c["enc"], c["dec"], c["d"], c["h"], c["ff"])
+    model = Transformer(c["vocab"], c["enc"], c["dec"], c["d"], c["h"], c["ff"]).to(device)
     model.train()
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     # LambdaLR calls the lambda with the number of scheduler.step() calls so far (0 at first):
     # the k-th optimizer step uses transformer_lr(k), as attnlab.
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: transformer_lr(s + 1, c["d"]))
     gen = torch.Generator().manual_seed(100)
-    batches = [random_batch(a.batch, a.len, c["vocab"], gen) for _ in range(4)]
+    batches = [random_batch(batch, a.len, c["vocab"], gen, device) for _ in range(4)]
+    autocast = a.precision == "bf16"
 
-    fwd = bwd = upd = 0.0
+    fwd = bwd = upd = flops = 0.0
     tokens, loss_value = 0, 0.0
     for step in range(1, warmup + steps + 1):
-        src, tgt_in, tgt_out, ntok = batches[step % len(batches)]
+        src, tgt_in, tgt_out, ntok, lengths = batches[step % len(batches)]
+        sync(device)
         t0 = time.perf_counter()
-        logits = model(src, tgt_in).reshape(-1, c["vocab"])
-        loss_sum = F.cross_entropy(logits, tgt_out.reshape(-1), ignore_index=PAD, label_smoothing=0.1,
-                                   reduction="sum")
+        with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=autocast):
+            logits = model(src, tgt_in).reshape(-1, c["vocab"])
+            loss_sum = F.cross_entropy(logits.float(), tgt_out.reshape(-1), ignore_index=PAD, label_smoothing=0.1,
+                                       reduction="sum")
         objective = loss_sum / ntok
+        sync(device)
         t1 = time.perf_counter()
         objective.backward()
+        sync(device)
         t2 = time.perf_counter()
         opt.step()
         sched.step()
         opt.zero_grad(set_to_none=True)
-        loss_value = loss_sum.item() / ntok
+        sync(device)
         t3 = time.perf_counter()
+        loss_value = loss_sum.item() / ntok
         if step > warmup:
             fwd, bwd, upd, tokens = fwd + t1 - t0, bwd + t2 - t1, upd + t3 - t2, tokens + ntok
+            flops += model_flops(model, c, lengths)
     total = fwd + bwd + upd
     params = sum(p.numel() for p in model.parameters())
-    print(f"impl=pytorch model={a.model} threads={a.threads} batch={a.batch}x{a.len} params={params} "
-          f"steps={steps} ms_per_step={1000 * total / steps:.1f} tgt_tok_per_s={tokens / total:.0f} "
-          f"fwd_ms={1000 * fwd / steps:.1f} bwd_ms={1000 * bwd / steps:.1f} opt_ms={1000 * upd / steps:.1f} "
+    achieved = flops / total / 1e12
+    peak = a.peak_tflops if a.peak_tflops > 0 else (H200_PEAK_TFLOPS[a.precision] if gpu else 0.0)
+    mfu = f"{achieved / peak:.3f}" if peak > 0 else "n/a"
+    peak_mem = torch.cuda.max_memory_reserved(device) / 2**30 if gpu else 0.0
+    dev_name = f"cuda:{device.index or 0}" if gpu else "cpu"
+    print(f"impl=pytorch model={a.model} device={dev_name} precision={a.precision} threads={a.threads} "
+          f"batch={batch}x{a.len} params={params} steps={steps} ms_per_step={1000 * total / steps:.1f} "
+          f"tgt_tok_per_s={tokens / total:.0f} fwd_ms={1000 * fwd / steps:.1f} bwd_ms={1000 * bwd / steps:.1f} "
+          f"opt_ms={1000 * upd / steps:.1f} model_tflop_per_step={flops / steps / 1e12:.3f} tflops={achieved:.1f} "
+          f"peak_tflops={f'{peak:.0f}' if peak > 0 else 'n/a'} mfu={mfu} peak_mem_gib={peak_mem:.2f} "
           f"loss={loss_value:.4f}")
 
 

@@ -1,6 +1,7 @@
-// attnlab check SUITE.toml: resolves and validates every row of a suite (plugins, options, shapes),
-// prints one line per row with its dimensions and parameter count (beside the paper's, when the
-// row has one), and lists data files that do not exist. Exit status: 0 all good, 3 valid but data
+// attnlab check SUITE.toml: resolves and validates every row of a suite (plugins, options, shapes,
+// whether the attention plugin serves the row or its fallback does), prints one line per row with
+// its dimensions, attention plugin and parameter count (beside the paper's, when the row has one),
+// one note per row served by a fallback, and lists data files that do not exist. Exit status: 0 all good, 3 valid but data
 // missing, 1 errors.
 #include <filesystem>
 #include <algorithm>
@@ -84,20 +85,24 @@ int command_check(const Args& args) {
       if (std::find(plugin_paths.begin(), plugin_paths.end(), p) == plugin_paths.end()) plugin_paths.push_back(p);
   const Registry& registry = load_plugins(plugin_paths);
 
-  const std::vector<std::string> header{"row", "seed", "settings", "N", "d_model", "d_ff", "h", "d_k", "d_v",
-                                        "P_drop", "eps_ls", "positional", "steps", "params(M)", "paper(M)"};
+  const std::vector<std::string> header{"row",    "seed",      "settings",   "N",     "d_model",   "d_ff",
+                                        "h",      "d_k",       "d_v",        "P_drop", "eps_ls",   "attention",
+                                        "positional", "steps", "params(M)", "paper(M)"};
   std::vector<std::vector<std::string>> table;
   struct Missing {
     std::string id, path, key, row;
     std::size_t others;
   };
   std::vector<Missing> missing;
+  std::vector<std::string> notices;
   for (const auto& row : suite.rows) {
     const auto& c = row.config;
     nmt::ParameterCount count;
+    nmt::TransformerConfig served = c.model;  // with the attention plugin that serves the row
     try {
-      validate_plugins(c, registry);
-      count = nmt::count_parameters(c.model, registry);
+      for (const auto& n : validate_plugins(c, registry)) notices.push_back(fmt::format("note: row {}: {}", row.name, n));
+      served.attention = nmt::resolve_attention(c.model, registry, Device::parse(c.device), nmt::compute_dtype(c)).choice;
+      count = nmt::count_parameters(served, registry);
     } catch (const Error& e) {
       throw Error(fmt::format("{}: row {}: {}", row.position, row.name, e.what()));
     }
@@ -110,7 +115,10 @@ int command_check(const Args& args) {
     table.push_back({row.name, std::to_string(row.seed), settings.empty() ? "-" : fmt::format("{}", fmt::join(settings, " ")),
                      n, std::to_string(m.dims.d_model), std::to_string(m.dims.d_ff), std::to_string(m.dims.n_heads),
                      std::to_string(m.dims.d_k), std::to_string(m.dims.d_v), number(m.dropout.residual),
-                     number(c.training.label_smoothing), m.positional.name, std::to_string(c.training.max_steps),
+                     number(c.training.label_smoothing),
+                     served.attention.name == m.attention.name ? m.attention.name
+                                                               : fmt::format("{} (fallback)", served.attention.name),
+                     m.positional.name, std::to_string(c.training.max_steps),
                      fmt::format("{:.2f}", static_cast<double>(count.total) / 1e6),
                      row.paper && row.paper->params_m ? number(*row.paper->params_m) : ""});
     if (!c.data.synthetic) {
@@ -130,6 +138,10 @@ int command_check(const Args& args) {
   fmt::print("suite {}: {} rows{}\n", suite.name, suite.rows.size(),
              suite.reference.empty() ? "" : fmt::format(" ({})", suite.reference));
   print_table(header, table, format);
+  if (!notices.empty()) {
+    fmt::print("\n");
+    for (const auto& n : notices) fmt::print("{}\n", n);
+  }
   if (!missing.empty()) {
     fmt::print("\n");
     for (const auto& m : missing)

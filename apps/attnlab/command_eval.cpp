@@ -39,7 +39,9 @@ int command_eval(const Args& args) {
     else throw Error(fmt::format("unknown argument '{}'\n{}", a, kUsage));
   }
   if (path.empty()) throw Error(kUsage);
-  nmt::LoadedModel model = nmt::load_model(path, load_plugins(), Device::parse(device));
+  const Device target_device = Device::parse(device);
+  check_device_available(target_device);  // before reading the model
+  nmt::LoadedModel model = nmt::load_model(path, load_plugins(), target_device);
   for (const auto& w : model.warnings) fmt::print(stderr, "warning: {}\n", w);
   if (source.empty()) {  // the run's own dev (or test) set
     nmt::ExperimentConfig c = model.config;

@@ -1,8 +1,12 @@
-// attnlab plugins: list what the loader finds, or check one library with the conformance kit.
+// attnlab plugins: list what the loader finds (with what each attention plugin serves), or check
+// one library with the conformance kit, optionally against a reference attention plugin.
+#include <algorithm>
+
 #include <fmt/core.h>
 #include <fmt/format.h>
 
 #include "attnlab/commands.h"
+#include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/conformance.h"
 #include "attnlab/plugin/loader.h"
 
@@ -27,6 +31,12 @@ void print_plugins(const Registry& registry) {
     for (const auto& p : plugins) {
       fmt::print("  {} {}  {}\n      file: {}\n", p.name, p.version, p.description, p.source);
       fmt::print("{}", describe_options(p.options));
+      if (family == PluginFamily::attention) {
+        fmt::print("      serves:\n");
+        for (const auto& d : p.capabilities.devices)
+          fmt::print("        {}: {}\n", kDeviceKindNames[static_cast<std::size_t>(d.device)],
+                     describe_attention_support(d));
+      }
     }
   }
 }
@@ -36,13 +46,21 @@ void print_plugins(const Registry& registry) {
 int command_plugins(const Args& args) {
   PluginLoader loader;
   std::string check_file;
+  ConformanceOptions conformance;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if ((args[i] == "--path" || args[i] == "--check") && i + 1 >= args.size())
-      throw Error(fmt::format("{} needs a value", args[i]));
+    const bool valued = args[i] == "--path" || args[i] == "--check" || args[i] == "--reference" || args[i] == "--device";
+    if (valued && i + 1 >= args.size()) throw Error(fmt::format("{} needs a value", args[i]));
     if (args[i] == "--path") loader.add_search_path(args[++i]);
     else if (args[i] == "--check") check_file = args[++i];
-    else throw Error(fmt::format("unknown option '{}' (options: --path DIR, --check FILE)", args[i]));
+    else if (args[i] == "--reference") conformance.reference = args[++i];
+    else if (args[i] == "--device") conformance.device = Device::parse(args[++i]);
+    else
+      throw Error(fmt::format("unknown option '{}' (options: --path DIR, --check FILE [--reference ATTENTION] "
+                              "[--device cpu|cuda:N])",
+                              args[i]));
   }
+  if (check_file.empty() && (!conformance.reference.empty() || args.end() != std::find(args.begin(), args.end(), "--device")))
+    throw Error("--reference and --device go with --check FILE");
   Registry& registry = Registry::global();
 
   if (check_file.empty()) {
@@ -66,7 +84,11 @@ int command_plugins(const Args& args) {
   for (const auto& f : loader.failures()) fmt::print("note: not loaded: {}\n", f.message);
   bool all_passed = !under_test.empty();
   for (const auto& p : under_test) {
-    const ConformanceReport report = run_conformance(registry, p.family, p.name);
+    ConformanceOptions options = conformance;
+    if (p.family != PluginFamily::attention) options.reference.clear();  // references compare attention plugins
+    if (!options.reference.empty()) fmt::print("{} {}: compared with reference {}\n", family_name(p.family), p.name,
+                                                options.reference);
+    const ConformanceReport report = run_conformance(registry, p.family, p.name, options);
     fmt::print("{} {} ({} checks): {}\n{}", family_name(p.family), p.name, report.checks.size(),
                report.passed() ? "PASS" : "FAIL", report.summary());
     all_passed = all_passed && report.passed();

@@ -52,7 +52,18 @@ int command_run(const Args& args) {
     else throw Error(fmt::format("unknown argument '{}'\n{}", a, kUsage));
   }
   if (file.empty()) throw Error(kUsage);
+  for (const auto& d : options.devices) check_device_available(Device::parse(d));
+  if (!device.empty()) check_device_available(Device::parse(device));
   nmt::Suite suite = nmt::load_suite(file);
+  // Every row's own device, unless --devices replaces them: before any row starts.
+  if (options.devices.empty() && device.empty())
+    for (const auto& row : suite.rows) {
+      try {
+        check_device_available(Device::parse(row.config.device));
+      } catch (const DeviceError& e) {
+        throw DeviceError(fmt::format("{}: row {}: {}", row.position, row.name, e.what()));
+      }
+    }
   std::set<std::string> paths;
   for (const auto& row : suite.rows) paths.insert(row.config.plugin_paths.begin(), row.config.plugin_paths.end());
   const Registry& registry = load_plugins({paths.begin(), paths.end()});

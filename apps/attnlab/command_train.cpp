@@ -29,6 +29,8 @@ int command_train(const Args& args) {
   if (steps) config.training.max_steps = *steps;
   if (!run_dir.empty()) config.run_dir = run_dir;
   if (!device.empty()) config.device = Device::parse(device).str();
+  // Before plugins and data: a missing GPU is reported at once.
+  check_device_available(Device::parse(config.device));
 
   const Registry& registry = load_plugins(config.plugin_paths);
 

@@ -42,7 +42,9 @@ InferenceArgs parse(const Args& args, const char* usage) {
 }
 
 nmt::LoadedModel load(const InferenceArgs& a) {
-  nmt::LoadedModel m = nmt::load_model(a.checkpoint, load_plugins(a.plugin_paths), Device::parse(a.device));
+  const Device device = Device::parse(a.device);
+  check_device_available(device);  // before reading the model
+  nmt::LoadedModel m = nmt::load_model(a.checkpoint, load_plugins(a.plugin_paths), device);
   for (const auto& w : m.warnings) fmt::print(stderr, "warning: {}\n", w);
   fmt::print(stderr, "model: {} (step {})\n", m.checkpoint, m.step);
   return m;
@@ -81,7 +83,7 @@ int command_translate(const Args& args) {
 
 int command_score(const Args& args) {
   constexpr const char* kUsage =
-      "usage: attnlab score --checkpoint RUN_DIR_OR_FILE --source FILE --target FILE [--output FILE|-]";
+      "usage: attnlab score --checkpoint RUN_DIR_OR_FILE --source FILE --target FILE [--output FILE|-] [--device D]";
   const InferenceArgs a = parse(args, kUsage);
   if (a.source.empty() || a.target.empty()) throw Error(fmt::format("--source and --target are required\n{}", kUsage));
   nmt::LoadedModel model = load(a);

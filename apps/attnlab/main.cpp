@@ -15,9 +15,11 @@ namespace {
 constexpr const char* kUsage = R"(usage: attnlab <command> [options]
 
 commands:
-  plugins [--path DIR]... [--check FILE]
-                 list every plugin found (family, name, version, file, description, options);
-                 --check FILE loads one plugin library and runs the conformance kit on it
+  plugins [--path DIR]... [--check FILE [--reference ATTENTION] [--device cpu|cuda:N]]
+                 list every plugin found (family, name, version, file, description, options,
+                 and what each attention plugin serves); --check FILE loads one plugin library
+                 and runs the conformance kit on it, --reference also compares an attention
+                 plugin with another (e.g. scaled_dot) built with the same seed
   train EXPERIMENT.toml [--steps N] [--run-dir DIR] [--device cpu|cuda:N]
                  train one configuration into its run folder (resumes an interrupted run)
   data synth --out DIR [--train N] [--dev N] [--test N] [--seed S]
@@ -25,7 +27,7 @@ commands:
   translate --checkpoint RUN_OR_FILE [--input F] [--output F] [--beam 4] [--alpha 0.6]
                  [--max-length-offset 50] [--batch-tokens N] [--device D]
                  translate text (stdin to stdout by default) with beam search
-  score --checkpoint RUN_OR_FILE --source F --target F
+  score --checkpoint RUN_OR_FILE --source F --target F [--device D]
                  per-sentence log-probabilities of given translations
   average RUN_DIR [--last N] [--out FILE]
                  average the last N checkpoints of a run (the paper: 5 for base, 20 for big)
@@ -39,8 +41,9 @@ commands:
                  train and evaluate every row of a suite; finished rows are skipped, an
                  interrupted row resumes, a changed row is retrained
   check SUITE.toml [--format text|markdown|csv]
-                 resolve and validate every row of an experiment suite; print each row's
-                 settings, dimensions and parameter count; list missing data files
+                 resolve and validate every row of an experiment suite (plugins, options, what
+                 the attention plugin serves, its fallback); print each row's settings,
+                 dimensions and parameter count; list missing data files
                  (exit 0: valid, 3: valid but data missing, 1: errors)
   report RUN_DIR [--format terminal|markdown|csv|latex|html] [--output FILE] [--ref DEV_REF]
                  the table of a suite run: settings, parameters, steps, time, dev perplexity,

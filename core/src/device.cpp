@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "attnlab/error.h"
+#include "cuda/launch.h"
 #include "cuda/runtime.h"
 #include "dispatch.h"
 
@@ -31,9 +32,38 @@ int cuda_device_count() {
   ATTNLAB_CUDA_ONLY("cuda_device_count", return cuda::device_count());
 }
 
+std::string available_devices() {
+  std::string out = "cpu";
+  for (int i = 0; i < cuda_device_count(); ++i) out += fmt::format(", cuda:{}", i);
+  return out;
+}
+
+void check_device_available(Device device) {
+  if (device.is_cpu()) return;
+  if (!cuda_built())
+    throw DeviceError(fmt::format("device {} is not available: attnlab was built without CUDA (reconfigure with "
+                                  "-DATTNLAB_CUDA=ON on a machine with nvcc); available: cpu",
+                                  device.str()));
+  std::string why;
+  int count = 0;
+  ATTNLAB_CUDA_ONLY("check_device_available", count = cuda::device_count(&why));
+  if (count == 0)
+    throw DeviceError(fmt::format("device {} is not available: this build has CUDA, but no CUDA device is visible "
+                                  "({}; check the driver, nvidia-smi and CUDA_VISIBLE_DEVICES); available: cpu",
+                                  device.str(), why));
+  if (device.index >= count)
+    throw DeviceError(fmt::format("device {} is not available: {} CUDA device(s) are visible; available: {}",
+                                  device.str(), count, available_devices()));
+}
+
 void synchronize(Device device) {
   if (device.is_cpu()) return;
   ATTNLAB_CUDA_ONLY("synchronize", cuda::synchronize(device.index));
+}
+
+CUstream_st* cuda_stream(Device device) {
+  ATTNLAB_CHECK(device.is_cuda(), "cuda_stream: {} is not a CUDA device", device.str());
+  ATTNLAB_CUDA_ONLY("cuda_stream", return cuda::current_stream(device.index));
 }
 
 }  // namespace attnlab

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include "attnlab/error.h"
+#include "cpu/parallel.h"
 
 namespace attnlab {
 
@@ -13,6 +14,10 @@ void set_num_threads(int n) {
   ATTNLAB_CHECK(n >= 1, "set_num_threads: need at least 1 thread, got {}", n);
   omp_set_num_threads(n);
   openblas_set_num_threads(n);
+}
+
+void parallel_for(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& fn) {
+  cpu::parallel_for(n, grain, fn);
 }
 
 }  // namespace attnlab

@@ -186,3 +186,97 @@ TEST_CASE("cuda dtype conversion matches the cpu") {
     CHECK(host(got).to(DType::f64).to_vector<double>() == want.to(DType::f64).to_vector<double>());
   }
 }
+
+TEST_CASE("cuda binary ops with a one-element operand match the cpu forward and backward") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  // The one-element side repeats with period 1 and its gradient is a sum_rows with one column.
+  for (DType dtype : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dtype));
+    const Tensor a = random_tensor({6, 7, 3}, 31);
+    const Tensor s = random_tensor({1}, 32);
+    check_parity({a, s}, [](const auto& t) { return mul(t[0], t[1]); }, dtype);
+    check_parity({s, a}, [](const auto& t) { return sub(t[0], t[1]); }, dtype);
+  }
+}
+
+TEST_CASE("cuda bf16 scale and dropout equal the f32 result rounded once") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  // bf16 kernels compute in f32 and round the result once, as bf16(f32 result) on the host; the
+  // dropout mask is the same Philox stream, so both are bit-identical to the rounded f32 CPU.
+  const Tensor x = random_tensor({29, 67}, 33, -3.0, 3.0).to(DType::bf16);
+  const Tensor x_f32 = x.to(DType::f32);
+  const Tensor x_gpu = x.to(kCuda);
+  const testing::Tolerance exact{0.0, 0.0};
+  CHECK_TENSOR_NEAR(host(scale(x_gpu, 0.37)).to(DType::f64), scale(x_f32, 0.37).to(DType::bf16).to(DType::f64),
+                    exact);
+  for (double p : {0.1, 0.5}) {
+    CAPTURE(p);
+    const Tensor got = host(dropout(x_gpu, p, 4321, 5));
+    CHECK(got.dtype() == DType::bf16);
+    CHECK_TENSOR_NEAR(got.to(DType::f64), dropout(x_f32, p, 4321, 5).to(DType::bf16).to(DType::f64), exact);
+  }
+}
+
+TEST_CASE("cuda bf16 gradients of broadcast mul and gelu follow the f32 reference") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  // The reference is the f32 CPU graph on the bf16-rounded values; the bf16 kernels round each
+  // stored result, hence the bf16 tolerance. The gradient of the broadcast operand goes through
+  // sum_rows (16 rows summed in f32).
+  const Tensor a = random_tensor({16, 24}, 34).to(DType::bf16);
+  const Tensor b = random_tensor({24}, 35).to(DType::bf16);
+  const Tensor g = random_tensor({16, 24}, 36).to(DType::bf16);
+  Tensor a_ref = a.to(DType::f32).set_requires_grad(), b_ref = b.to(DType::f32).set_requires_grad();
+  Tensor a_gpu = a.to(kCuda).set_requires_grad(), b_gpu = b.to(kCuda).set_requires_grad();
+  gelu(mul(a_ref, b_ref)).backward(g.to(DType::f32));
+  gelu(mul(a_gpu, b_gpu)).backward(g.to(kCuda));
+  CHECK(a_gpu.grad().dtype() == DType::bf16);
+  CHECK_TENSOR_NEAR(host(a_gpu.grad()).to(DType::f32), a_ref.grad(), tolerance_for(DType::bf16));
+  CHECK_TENSOR_NEAR(host(b_gpu.grad()).to(DType::f32), b_ref.grad(), tolerance_for(DType::bf16));
+}
+
+TEST_CASE("cuda bf16 adam_step follows the f32 update") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  // lr = 0.5 makes the step large against the bf16 tolerance, so a missing or wrong update
+  // fails; m and v are rounded to bf16 after every step on the device, hence the tolerance.
+  const Tensor p0 = random_tensor({7, 45}, 37, -1.0, 1.0).to(DType::bf16);
+  Tensor p_ref = p0.to(DType::f32), m_ref = Tensor::zeros({7, 45}), v_ref = Tensor::zeros({7, 45});
+  Tensor p_gpu = p0.to(kCuda), m_gpu = Tensor::zeros({7, 45}, DType::bf16, kCuda);
+  Tensor v_gpu = Tensor::zeros({7, 45}, DType::bf16, kCuda);
+  for (std::int64_t step = 1; step <= 2; ++step) {
+    const Tensor g = random_tensor({7, 45}, 40 + static_cast<std::uint64_t>(step), -1.0, 1.0).to(DType::bf16);
+    const AdamHyper h{0.5, 0.9, 0.98, 1e-8, step};
+    adam_step(p_ref, g.to(DType::f32), m_ref, v_ref, h);
+    adam_step(p_gpu, g.to(kCuda), m_gpu, v_gpu, h);
+  }
+  CHECK_TENSOR_NEAR(host(p_gpu).to(DType::f32), p_ref, tolerance_for(DType::bf16));
+  CHECK_TENSOR_NEAR(host(m_gpu).to(DType::f32), m_ref, tolerance_for(DType::bf16));
+  CHECK_TENSOR_NEAR(host(v_gpu).to(DType::f32), v_ref, tolerance_for(DType::bf16));
+}
+
+TEST_CASE("cuda bf16 embedding copies rows exactly and sums gradients in f32") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  const Tensor weight = random_tensor({11, 33}, 43).to(DType::bf16);
+  const Tensor ids = testing::random_ids({5, 8}, 44, 11, DType::i32);  // repeats accumulate
+  const Tensor g = random_tensor({5, 8, 33}, 45).to(DType::bf16);
+  Tensor w_ref = weight.to(DType::f32).set_requires_grad();
+  Tensor w_gpu = weight.to(kCuda).set_requires_grad();
+  const Tensor y_ref = embedding(w_ref, ids);
+  const Tensor y_gpu = embedding(w_gpu, ids.to(kCuda));
+  CHECK_TENSOR_NEAR(host(y_gpu).to(DType::f32), y_ref, testing::Tolerance{0.0, 0.0});
+  y_ref.backward(g.to(DType::f32));
+  y_gpu.backward(g.to(kCuda));
+  // f32 sums rounded once to bf16: within half a bf16 ulp of the f32 reference.
+  CHECK_TENSOR_NEAR(host(w_gpu.grad()).to(DType::f32), w_ref.grad(), testing::Tolerance{1e-6, 1.0 / 256});
+}
+
+TEST_CASE("cuda element-wise kernels cover more elements than one grid") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  // The element-wise grids are capped at 65535 blocks of 256 threads and loop over the rest; the
+  // dropout kernel gives a thread four elements. This size needs more than one pass for both.
+  const std::int64_t n = std::int64_t{65535} * 256 * 4 + 5;
+  const Tensor x = random_tensor({n}, 46, -2.0, 2.0);
+  const Tensor x_gpu = x.to(kCuda);
+  const testing::Tolerance exact{0.0, 0.0};
+  CHECK_TENSOR_NEAR(host(scale(x_gpu, -1.5)), scale(x, -1.5), exact);
+  CHECK_TENSOR_NEAR(host(dropout(x_gpu, 0.3, 99, 12345)), dropout(x, 0.3, 99, 12345), exact);
+}

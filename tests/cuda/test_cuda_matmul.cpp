@@ -124,3 +124,32 @@ TEST_CASE("cuda linear with bias matches the cpu forward and backward") {
     CHECK_TENSOR_NEAR(linear(x.to(kGpu), w.to(kGpu)).to(Device::cpu()), linear(x, w), tol);
   }
 }
+
+TEST_CASE("cuda f32 matmul keeps full f32 precision over a long inner axis") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  // The context sets CUBLAS_DEFAULT_MATH: no TF32 for f32. Over k = 4096 TF32's 10-bit mantissa
+  // would be off by about 1e-2 here, plain f32 by about 1e-6; the reference is the f64 product.
+  const Tensor a = random_tensor({48, 4096}, 600, -1, 1, DType::f64);
+  const Tensor b = random_tensor({4096, 40}, 601, -1, 1, DType::f64);
+  const Tensor want = matmul(a, b);
+  const Tensor got = matmul(a.to(DType::f32).to(kGpu), b.to(DType::f32).to(kGpu));
+  CHECK_TENSOR_NEAR(got.to(Device::cpu()).to(DType::f64), want, testing::Tolerance{1e-4, 1e-4});
+}
+
+TEST_CASE("cuda linear bias gradient matches the cpu") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  // The bias gradient sums the output gradient over every row (sum_rows on the device).
+  for (DType dtype : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dtype));
+    const Tensor x = random_tensor({3, 7, 5}, 510, -1, 1, dtype);
+    const Tensor w = random_tensor({11, 5}, 511, -1, 1, dtype);
+    const Tensor bias = random_tensor({11}, 512, -1, 1, dtype);
+    Tensor b_cpu = leaf(bias, Device::cpu()), b_gpu = leaf(bias, kGpu);
+    const Tensor y_cpu = linear(x, w, b_cpu);
+    const Tensor y_gpu = linear(x.to(kGpu), w.to(kGpu), b_gpu);
+    const Tensor g = random_tensor(y_cpu.shape(), 513, -1, 1, dtype);
+    y_cpu.backward(g);
+    y_gpu.backward(g.to(kGpu));
+    CHECK_TENSOR_NEAR(b_gpu.grad().to(Device::cpu()), b_cpu.grad(), tolerance_for(dtype));
+  }
+}

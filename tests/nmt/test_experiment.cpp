@@ -84,9 +84,9 @@ TEST_CASE("plugins named by an experiment are checked against the registry") {
   const Registry& registry = nmt::testing::plugins();
   validate_plugins(parse_experiment(kMinimal, "ok.toml"), registry);
   std::string unknown = kMinimal;
-  unknown.replace(unknown.find("\"scaled_dot\""), 12, "\"flash\"");
+  unknown.replace(unknown.find("\"scaled_dot\""), 12, "\"performer\"");
   CHECK_THROWS_WITH_AS(validate_plugins(parse_experiment(unknown, "u.toml"), registry),
-                       contains("u.toml:15:1: model.attention: unknown attention plugin 'flash'; available: "), Error);
+                       contains("u.toml:15:1: model.attention: unknown attention plugin 'performer'; available: "), Error);
   std::string bad_option = std::string(kMinimal);
   bad_option.replace(bad_option.find("bias = false"), 12, "bais = false");
   CHECK_THROWS_WITH_AS(validate_plugins(parse_experiment(bad_option, "o.toml"), registry),
@@ -96,4 +96,22 @@ TEST_CASE("plugins named by an experiment are checked against the registry") {
   bad_type.replace(bad_type.find("bias = false"), 12, "bias = 3");
   CHECK_THROWS_WITH_AS(validate_plugins(parse_experiment(bad_type, "b.toml"), registry),
                        contains("b.toml:17:8: model.attention.bias: expected boolean"), Error);
+}
+
+TEST_CASE("training precision is read checked and written back") {
+  CHECK(parse_experiment(kMinimal, "t.toml").training.precision == "fp32");
+  for (const char* name : {"fp32", "tf32", "bf16"}) {
+    const ExperimentConfig c =
+        parse_experiment(std::string(kMinimal) + "precision = \"" + name + "\"\n", "t.toml");
+    CHECK(c.training.precision == name);
+    // In the resolved configuration (the run's identity), and read back from it.
+    CHECK(to_toml(c, false).find(std::string("precision = '") + name + "'") != std::string::npos);
+    CHECK(parse_experiment(to_toml(c), "resolved.toml").training.precision == name);
+  }
+  CHECK_THROWS_WITH_AS(parse_experiment(std::string(kMinimal) + "precision = \"fp16\"\n", "t.toml"),
+                       doctest::Contains("t.toml:21:13: training.precision: expected \"fp32\", \"tf32\" or \"bf16\", "
+                                         "got \"fp16\""),
+                       Error);
+  CHECK_THROWS_WITH_AS(parse_experiment(std::string(kMinimal) + "precision = 16\n", "t.toml"),
+                       doctest::Contains("t.toml:21:13: training.precision: expected a string"), Error);
 }

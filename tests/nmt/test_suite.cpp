@@ -267,10 +267,10 @@ TEST_CASE("suite mistakes name file line column and key") {
   CHECK_THROWS_WITH_AS(load("paper.toml", suite_text("[rows.a]\npaper = { ppl = 1, blue = 2 }\n")),
                        contains("paper.toml:5:20: rows.a.paper.blue: unknown key"), Error);
   // Plugins are checked once they are known.
-  const Suite s = load("plugin.toml", suite_text("\n[rows.fast]\n\"model.attention.name\" = \"flash\"\n"));
+  const Suite s = load("plugin.toml", suite_text("\n[rows.fast]\n\"model.attention.name\" = \"performer\"\n"));
   validate_plugins(find(s, "base").config, nmt::testing::plugins());
   CHECK_THROWS_WITH_AS(validate_plugins(find(s, "fast").config, nmt::testing::plugins()),
-                       contains("plugin.toml:6:26: model.attention: unknown attention plugin 'flash'"), Error);
+                       contains("plugin.toml:6:26: model.attention: unknown attention plugin 'performer'"), Error);
 }
 
 TEST_CASE("parameter counts composed from one module of each kind equal the built model") {
@@ -402,4 +402,17 @@ TEST_CASE("scaled table3 suites resolve") {
   CHECK(find(t, "base").config.data.synthetic);
   for (const auto& r : t.rows) validate_plugins(r.config, nmt::testing::plugins());
   for (const auto& r : m.rows) validate_plugins(r.config, nmt::testing::plugins());
+}
+
+TEST_CASE("suite rows choose the training precision and its mistakes point into the suite file") {
+  const Suite s = load("precision.toml", suite_text("\n[rows.bf16]\ntraining.precision = \"bf16\"\n"));
+  CHECK(find(s, "base").config.training.precision == "fp32");
+  const SuiteRow& row = find(s, "bf16");
+  CHECK(row.config.training.precision == "bf16");
+  CHECK(setting(row, "training.precision") == "bf16");
+  CHECK(row.hash != find(s, "base").hash);  // another configuration: another run folder
+  CHECK_THROWS_WITH_AS(load("badprecision.toml", suite_text("\n[rows.half]\ntraining.precision = \"fp16\"\n")),
+                       contains("badprecision.toml:6:22: rows.half: training.precision: expected \"fp32\", \"tf32\" or "
+                                "\"bf16\", got \"fp16\""),
+                       Error);
 }

@@ -38,3 +38,95 @@ TEST_CASE("adam_step names mismatched shapes and bad hyperparameters") {
   CHECK_THROWS_WITH_AS(adam_step(p, Tensor::zeros({4}), m, v, {}), doctest::Contains("shapes differ: [3] and [4]"), Error);
   CHECK_THROWS_WITH_AS(adam_step(p, Tensor::zeros({3}), m, v, {.step = 0}), doctest::Contains("step must be >= 1"), Error);
 }
+
+namespace {
+
+// Entries of mixed sizes: empty, one element, small, and larger than the parallel grain (so that
+// thread chunks span several entries).
+const std::vector<Shape> kMixedShapes = {{0}, {1}, {3, 5}, {70001}, {2, 0, 4}, {1}, {40000}, {7}};
+
+struct AdamState {
+  std::vector<Tensor> p, g, m, v;
+};
+
+AdamState make_state(const std::vector<Shape>& shapes, DType dtype, std::uint64_t seed) {
+  AdamState s;
+  for (const Shape& shape : shapes) {
+    s.p.push_back(testing::random_tensor(shape, seed++, -1.0, 1.0, dtype));
+    s.g.push_back(testing::random_tensor(shape, seed++, -0.5, 0.5, dtype));
+    s.m.push_back(testing::random_tensor(shape, seed++, -0.1, 0.1, dtype));
+    s.v.push_back(testing::random_tensor(shape, seed++, 0.0, 0.1, dtype));
+  }
+  return s;
+}
+
+AdamState copy_state(const AdamState& s) {
+  AdamState c;
+  for (std::size_t i = 0; i < s.p.size(); ++i) {
+    c.p.push_back(s.p[i].clone());
+    c.g.push_back(s.g[i].clone());
+    c.m.push_back(s.m[i].clone());
+    c.v.push_back(s.v[i].clone());
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("adam_step_multi equals adam_step on each tensor to the bit") {
+  for (DType dtype : {DType::f32, DType::f64}) {
+    INFO("dtype ", dtype_name(dtype));
+    AdamState multi = make_state(kMixedShapes, dtype, 100);
+    AdamState single = copy_state(multi);
+    for (std::int64_t t = 1; t <= 3; ++t) {
+      const AdamHyper h{.lr = 0.01 * static_cast<double>(t), .step = t};
+      adam_step_multi(multi.p, multi.g, multi.m, multi.v, h);
+      for (std::size_t i = 0; i < single.p.size(); ++i)
+        adam_step(single.p[i], single.g[i], single.m[i], single.v[i], h);
+    }
+    for (std::size_t i = 0; i < multi.p.size(); ++i) {
+      CAPTURE(i);
+      CHECK(multi.p[i].to_vector<double>() == single.p[i].to_vector<double>());
+      CHECK(multi.m[i].to_vector<double>() == single.m[i].to_vector<double>());
+      CHECK(multi.v[i].to_vector<double>() == single.v[i].to_vector<double>());
+    }
+  }
+  // An empty list is a no-op.
+  adam_step_multi({}, {}, {}, {}, {});
+}
+
+TEST_CASE("adam_step_multi does not depend on the thread count") {
+  testing::ThreadCountGuard guard;
+  const AdamState start = make_state(kMixedShapes, DType::f32, 200);
+  std::vector<std::vector<float>> results[2];
+  for (int run = 0; run < 2; ++run) {
+    set_num_threads(run == 0 ? 1 : 3);
+    AdamState s = copy_state(start);
+    adam_step_multi(s.p, s.g, s.m, s.v, {});
+    for (const Tensor& p : s.p) results[run].push_back(p.to_vector<float>());
+  }
+  CHECK(results[0] == results[1]);
+}
+
+TEST_CASE("adam_step_multi checks every entry before changing anything") {
+  AdamState s = make_state({{2}, {3}}, DType::f32, 300);
+  const auto before = s.p[0].to_vector<float>();
+  const std::vector<Tensor> one = {s.p[0]};
+  CHECK_THROWS_WITH_AS(adam_step_multi(s.p, one, s.m, s.v, {}),
+                       doctest::Contains("adam_step_multi: the lists must have one length, got 2 params, 1 grads"),
+                       Error);
+  std::vector<Tensor> bad_m = {s.m[0], Tensor::zeros({4})};
+  CHECK_THROWS_WITH_AS(adam_step_multi(s.p, s.g, bad_m, s.v, {}),
+                       doctest::Contains("adam_step_multi (entry 1): shapes differ: [3] and [4]"), Error);
+  std::vector<Tensor> mixed = {s.p[0], Tensor::zeros({3}, DType::f64)};
+  CHECK_THROWS_WITH_AS(adam_step_multi(mixed, s.g, s.m, s.v, {}),
+                       doctest::Contains("adam_step_multi (entry 1): param f64[3] on cpu differs from entry 0's"),
+                       Error);
+  std::vector<Tensor> twice = {s.p[0], s.p[0]};
+  std::vector<Tensor> g2 = {s.g[0], s.g[0]}, m2 = {s.m[0], s.m[0].clone()}, v2 = {s.v[0], s.v[0].clone()};
+  CHECK_THROWS_WITH_AS(adam_step_multi(twice, g2, m2, v2, {}),
+                       doctest::Contains("adam_step_multi (entry 1): param f32[2] on cpu shares its storage"), Error);
+  CHECK_THROWS_WITH_AS(adam_step_multi(s.p, s.g, s.m, s.v, {.step = 0}),
+                       doctest::Contains("adam_step_multi: step must be >= 1"), Error);
+  CHECK(s.p[0].to_vector<float>() == before);
+}

@@ -126,3 +126,22 @@ TEST_CASE("cross_entropy loss is identical with 1 and 2 threads") {
   set_num_threads(saved);
   CHECK(one == two);
 }
+
+TEST_CASE("cross_entropy keeps only the row log-sum-exp and allocates only the gradient") {
+  // Host allocations are counted exactly (bytes requested), so the memory contract of the op
+  // header can be checked: between the passes only lse [N] and the loss [] are new; after the
+  // backward only the loss and the logits' gradient [N, V] remain (lse is released).
+  const std::int64_t n = 64, v = 1000;
+  Tensor logits = random_tensor({n, v}, 3, -3.0, 3.0, DType::f64);
+  logits.set_requires_grad();
+  const Tensor targets = testing::random_ids({n}, 4, v);
+  const Allocator& cpu = allocator_for(Device::cpu());
+  const std::size_t before = cpu.bytes_in_use();
+  {
+    const CrossEntropyResult r = cross_entropy(logits, targets, 0.1);
+    CHECK(cpu.bytes_in_use() - before == static_cast<std::size_t>(n + 1) * sizeof(double));
+    r.loss_sum.backward();
+    CHECK(cpu.bytes_in_use() - before == static_cast<std::size_t>(n * v + 1) * sizeof(double));
+  }
+  CHECK(cpu.bytes_in_use() - before == static_cast<std::size_t>(n * v) * sizeof(double));  // the gradient
+}

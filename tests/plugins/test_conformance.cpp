@@ -21,10 +21,10 @@ Registry& in_tree_registry() {
   return registry;
 }
 
-// Plugins that compute on CUDA devices only; the cuda suite runs the kit on them
-// (tests/cuda/test_cuda_cudnn_attention.cpp). Here the kit must call them not applicable.
-bool cuda_only(PluginFamily family, const std::string& name) {
-  return family == PluginFamily::attention && name == "cudnn";
+// An attention plugin that declares no CPU support (cudnn) is checked by the cuda suite
+// (tests/cuda/test_cuda_cudnn_attention.cpp); on the CPU the kit's first check must refuse it.
+bool cuda_only(const PluginInfo& p) {
+  return p.family == PluginFamily::attention && p.capabilities.on(DeviceKind::cpu) == nullptr;
 }
 
 void check_family(PluginFamily family, std::size_t at_least) {
@@ -32,13 +32,12 @@ void check_family(PluginFamily family, std::size_t at_least) {
   const auto plugins = registry.list(family);
   CHECK(plugins.size() >= at_least);
   for (const auto& p : plugins) {
-    if (cuda_only(family, p.name)) {
-      ConformanceOptions options;  // head sizes it accepts, so that the kit gets as far as the device
-      options.d_k = 8;
-      options.d_v = 16;
-      const ConformanceReport report = run_conformance(registry, family, p.name, options);
-      CHECK_MESSAGE(!report.not_applicable.empty(), p.name, " runs on CUDA only but the kit ran on the CPU:\n",
-                    report.summary());
+    if (cuda_only(p)) {
+      const ConformanceReport report = run_conformance(registry, family, p.name);
+      INFO(report.summary());
+      REQUIRE_FALSE(report.checks.empty());
+      CHECK_FALSE(report.checks.front().passed);
+      CHECK(report.checks.front().message.find("on cpu") != std::string::npos);
       continue;
     }
     const ConformanceReport report = run_conformance(registry, family, p.name);
@@ -53,6 +52,27 @@ TEST_CASE("every in-tree attention plugin passes the conformance kit") { check_f
 TEST_CASE("every in-tree positional plugin passes the conformance kit") { check_family(PluginFamily::positional, 3); }
 TEST_CASE("every in-tree ffn plugin passes the conformance kit") { check_family(PluginFamily::ffn, 3); }
 TEST_CASE("every in-tree dropout plugin passes the conformance kit") { check_family(PluginFamily::dropout, 1); }
+
+TEST_CASE("flash passes the whole conformance kit against scaled_dot as reference") {
+  ConformanceOptions options;
+  options.reference = "scaled_dot";
+  const ConformanceReport report = run_conformance(in_tree_registry(), PluginFamily::attention, "flash", options);
+  INFO(report.summary());
+  CHECK(report.passed());
+  std::size_t compared = 0;
+  for (const auto& c : report.checks) compared += c.name.find("reference scaled_dot") != std::string::npos;
+  CHECK(compared == 5);  // parameters, then outputs and gradients in four settings
+  CHECK(report.checks.front().name == "serves the kit's model on cpu (f64, d_k 3, d_v 5)");
+}
+
+TEST_CASE("the reference comparison fails a plugin that computes another function") {
+  ConformanceOptions options;
+  options.reference = "scaled_dot";
+  const ConformanceReport report = run_conformance(in_tree_registry(), PluginFamily::attention, "additive", options);
+  CHECK_FALSE(report.passed());
+  for (const auto& c : report.checks)
+    if (c.name.find("reference scaled_dot") != std::string::npos) CHECK_MESSAGE(!c.passed, c.name);
+}
 
 TEST_CASE("the conformance kit fails an attention that ignores masks and the cache") {
   Registry& registry = in_tree_registry();

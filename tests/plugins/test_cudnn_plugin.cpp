@@ -1,5 +1,5 @@
-// The cudnn attention plugin where no GPU is needed: it registers in builds with cuDNN, lists its
-// capabilities, builds on the CPU (so that `attnlab check` can count its parameters) with the
+// The cudnn attention plugin where no GPU is needed: it registers in builds with cuDNN, declares
+// what it serves, builds on the CPU (so that `attnlab check` can count its parameters) with the
 // parameters of scaled_dot, and refuses the CPU, unsupported head sizes and attention dropout with
 // clear errors. Its computation is checked in tests/cuda.
 #include <doctest/doctest.h>
@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "attnlab/attnlab.h"
+#include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/conformance.h"
 #include "attnlab/plugin/loader.h"
 
@@ -64,19 +65,33 @@ TEST_CASE("cudnn attention registers in builds with cudnn") {
   CHECK(info.options[0].name == "bias");
 }
 
-TEST_CASE("cudnn attention lists its capabilities") {
+TEST_CASE("cudnn attention declares what it serves") {
   SKIP_WITHOUT_CUDNN_PLUGIN();
-  const AttentionCapabilities caps = build("cudnn", 8, 16).module->capabilities();
-  CHECK(caps.devices == std::vector<DeviceKind>{DeviceKind::cuda});
-  CHECK(caps.dtypes == std::vector<DType>{DType::bf16, DType::f32});
-  REQUIRE(caps.head_dims.size() == 16);
-  CHECK(caps.head_dims.front() == 8);
-  CHECK(caps.head_dims.back() == 128);
-  CHECK(caps.padding_mask);
-  CHECK(caps.causal);
-  CHECK(caps.incremental);
-  CHECK_FALSE(caps.attention_dropout);
-  CHECK(caps.notes.find("f32 tensors are converted to bf16") != std::string::npos);
+  const AttentionCapabilities& caps = plugins().find(PluginFamily::attention, "cudnn").capabilities;
+  CHECK(caps.on(DeviceKind::cpu) == nullptr);
+  const AttentionDeviceSupport* cuda = caps.on(DeviceKind::cuda);
+  REQUIRE(cuda != nullptr);
+  CHECK(cuda->dtypes == std::vector<DType>{DType::bf16, DType::f32});
+  REQUIRE(cuda->head_dims.size() == 16);
+  CHECK(cuda->head_dims.front() == 8);
+  CHECK(cuda->head_dims.back() == 128);
+  CHECK(cuda->padding_mask);
+  CHECK(cuda->causal);
+  CHECK(cuda->incremental);
+  CHECK_FALSE(cuda->attention_dropout);
+  // What `attnlab check` answers for a row it cannot serve, and for one it can.
+  const PluginInfo& info = plugins().find(PluginFamily::attention, "cudnn");
+  const auto cpu_row = check_attention_support(info, Device::cpu(), DType::f32, 64, 64);
+  REQUIRE(cpu_row.has_value());
+  CHECK(cpu_row->find("cudnn") != std::string::npos);
+  const auto head_row = check_attention_support(info, Device::cuda(0), DType::f32, 12, 64);
+  REQUIRE(head_row.has_value());
+  CHECK(head_row->find("12") != std::string::npos);
+  const auto dropout_row = check_attention_support(info, Device::cuda(0), DType::f32, 64, 64,
+                                                   {.attention_dropout = true});
+  CHECK(dropout_row.has_value());
+  CHECK_FALSE(check_attention_support(info, Device::cuda(0), DType::bf16, 64, 32).has_value());
+  CHECK_FALSE(check_attention_support(info, Device::cuda(0), DType::f32, 128, 8).has_value());
 }
 
 TEST_CASE("cudnn attention has the parameters of scaled_dot for one seed") {
@@ -100,15 +115,12 @@ TEST_CASE("cudnn attention refuses the cpu clearly") {
   const Tensor q = Tensor::zeros({1, 2, 3, 8});
   CHECK_THROWS_WITH_AS(a.module->attend({.query = q, .key = q, .value = q}),
                        doctest::Contains("cudnn attention runs on CUDA devices only"), Error);
-  // The conformance kit on the CPU reports it not applicable instead of failing checks.
-  ConformanceOptions options;
-  options.d_k = 8;
-  options.d_v = 16;
-  const ConformanceReport report = run_conformance(plugins(), PluginFamily::attention, "cudnn", options);
+  // The conformance kit on the CPU stops at its first check, which names the device.
+  const ConformanceReport report = run_conformance(plugins(), PluginFamily::attention, "cudnn");
   CHECK_FALSE(report.passed());
-  CHECK(report.checks.empty());
-  CHECK(report.not_applicable.find("the plugin supports devices [cuda] and dtypes [bf16, f32]") != std::string::npos);
-  CHECK(report.summary().find("[n/a] attention cudnn") != std::string::npos);
+  REQUIRE_FALSE(report.checks.empty());
+  CHECK(report.checks.front().name.find("serves the kit's model on cpu") != std::string::npos);
+  CHECK_FALSE(report.checks.front().passed);
 }
 
 TEST_CASE("cudnn attention refuses unsupported head sizes and attention dropout when it is built") {

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+struct CUstream_st;  // cudaStream_t = CUstream_st*
+
 namespace attnlab {
 
 enum class DeviceKind : std::uint8_t { cpu, cuda };
@@ -32,8 +34,19 @@ struct Device {
 bool cuda_built();
 // Number of visible CUDA devices; 0 on a build without CUDA or a machine without a GPU.
 int cuda_device_count();
-// Waits until the device has finished the work queued on it (for timing); nothing to wait for on
-// the CPU. Throws DeviceError for a CUDA device on a build without CUDA.
+// The devices this process can use, e.g. "cpu" or "cpu, cuda:0, cuda:1".
+std::string available_devices();
+// Throws DeviceError unless `device` can be used here: the CPU always; cuda:N when this build has
+// the CUDA backend and more than N devices are visible. The message names the device, why it is
+// unavailable and what is available. Programs call it before any other work.
+void check_device_available(Device device);
+// Blocks until the work queued on `device` is done (a no-op for the CPU, whose ops return when
+// their work is done). Timing code needs it: CUDA ops return once their work is queued.
 void synchronize(Device device);
+// The CUDA stream all of the core's work on `device` goes to (created on first use), for plugins
+// that call CUDA libraries themselves (cuDNN, say): their work queued there stays ordered with the
+// core's kernels and copies, with synchronize(), and with the caching allocator's reuse of freed
+// memory. Throws an Error for the CPU and DeviceError on a build without CUDA.
+CUstream_st* cuda_stream(Device device);
 
 }  // namespace attnlab

@@ -5,6 +5,7 @@
 #include "attnlab/nmt/corpus.h"
 #include "attnlab/nmt/encoded.h"
 #include "attnlab/nmt/report.h"
+#include "attnlab/precision.h"
 
 namespace attnlab::nmt {
 
@@ -14,6 +15,8 @@ BleuConfig bleu_config_for(const EvalConfig& eval) {
 
 Evaluation evaluate_model(LoadedModel& loaded, const std::string& source_file, const std::string& reference_file,
                           const EvalConfig& eval) {
+  // Scored and decoded in the precision the model was trained in.
+  const PrecisionGuard precision(precision_from_name(loaded.config.training.precision));
   Evaluation out;
   const ParallelCorpus corpus = read_parallel(source_file, reference_file);
   const EncodedCorpus encoded = EncodedCorpus::encode(corpus, loaded.vocab);

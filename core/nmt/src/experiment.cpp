@@ -1,5 +1,6 @@
 #include "attnlab/nmt/experiment.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -8,7 +9,9 @@
 #include "attnlab/config/table_reader.h"
 #include "attnlab/device.h"
 #include "attnlab/error.h"
+#include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/registry.h"
+#include "attnlab/precision.h"
 
 namespace attnlab::nmt {
 namespace {
@@ -34,16 +37,24 @@ void check_rate(TableReader& t, const std::string& key, double value) {
     throw Error(fmt::format("{}: {}: must be in [0, 1), got {}", t.position(key), t.path(key), value));
 }
 
-PluginChoice read_plugin(TableReader& model, const std::string& key, const std::string& fallback) {
-  PluginChoice choice{fallback, {}};
+// The keys of a plugin table that belong to the experiment, not to the plugin's options.
+std::vector<std::string> reserved_keys(const std::string& key) {
+  if (key == "attention") return {"name", "fallback"};
+  return {"name"};
+}
+
+PluginChoice read_plugin(TableReader& model, const std::string& key, const std::string& default_name) {
+  PluginChoice choice{default_name, {}, {}};
   auto t = model.table(key);
   if (!t) return choice;
-  choice.name = t->get_string("name", fallback);
+  choice.name = t->get_string("name", default_name);
+  if (key == "attention") choice.fallback = t->get_string("fallback", "");
+  const std::vector<std::string> reserved = reserved_keys(key);
   // Options are checked against the plugin's declaration in validate_plugins(); here they are
   // only converted.
   for (const auto& [k, node] : t->raw()) {
     const std::string name(k.str());
-    if (name == "name") continue;
+    if (std::find(reserved.begin(), reserved.end(), name) != reserved.end()) continue;
     t->accept(name);
     if (auto v = node.value_exact<bool>()) choice.options[name] = *v;
     else if (auto i = node.value_exact<std::int64_t>()) choice.options[name] = *i;
@@ -110,6 +121,7 @@ void read_model(TableReader& t, TransformerConfig& m) {
   for (const char* key : {"dropout", "embedding_dropout", "attention_dropout", "ffn_dropout"})
     if (t.has(key)) check_rate(t, key, t.get_real(key, 0.0));
   m.layer_norm_eps = t.get_real("layer_norm_eps", m.layer_norm_eps);
+  m.fused_kernels = t.get_bool("fused_kernels", m.fused_kernels);
   m.attention = read_plugin(t, "attention", m.attention.name);
   m.positional = read_plugin(t, "positional", m.positional.name);
   m.ffn = read_plugin(t, "ffn", m.ffn.name);
@@ -138,6 +150,10 @@ void read_training(TableReader& t, TrainingConfig& c) {
                           "checkpoint_every", "keep_checkpoints", "log_every"})
     check_positive(t, key, t.get_int(key, 1));
   check_rate(t, "label_smoothing", c.label_smoothing);
+  c.precision = t.get_string("precision", c.precision);
+  if (!find_precision(c.precision))
+    throw Error(fmt::format("{}: {}: expected \"fp32\", \"tf32\" or \"bf16\", got \"{}\"", t.position("precision"),
+                            t.path("precision"), c.precision));
   t.finish();
 }
 
@@ -221,7 +237,9 @@ ExperimentConfig load_experiment(const std::string& path) {
   return parse_experiment(ss.str(), path);
 }
 
-void validate_plugins(const ExperimentConfig& c, const Registry& registry) {
+DType compute_dtype(const ExperimentConfig&) { return DType::f32; }
+
+std::vector<std::string> validate_plugins(const ExperimentConfig& c, const Registry& registry) {
   struct Site {
     const char* key;
     PluginFamily family;
@@ -232,6 +250,7 @@ void validate_plugins(const ExperimentConfig& c, const Registry& registry) {
                         {"ffn", PluginFamily::ffn, &c.model.ffn},
                         {"dropout_plugin", PluginFamily::dropout, &c.model.dropout_plugin}};
   const toml::table* model = c.document ? (*c.document)["model"].as_table() : nullptr;
+  std::vector<std::string> notices;
   for (const Site& s : sites) {
     const toml::table* table = model ? (*model)[s.key].as_table() : nullptr;
     // A table made by a suite's dotted override ("model.attention.name") has no position of its
@@ -248,10 +267,32 @@ void validate_plugins(const ExperimentConfig& c, const Registry& registry) {
     }
     const std::string plugin = fmt::format("{} plugin '{}'", family_name(s.family), s.choice->name);
     if (table)
-      config::plugin_options_from_toml(info->options, *table, std::string("model.") + s.key, plugin);
+      config::plugin_options_from_toml(info->options, *table, std::string("model.") + s.key, plugin,
+                                       reserved_keys(s.key));
     else
       Options::with_defaults(info->options, s.choice->options);
+    if (s.family != PluginFamily::attention) continue;
+    // The fallback must exist even when this row does not need it (it may on another device).
+    const std::string& fallback = s.choice->fallback;
+    if (!fallback.empty() && !registry.contains(PluginFamily::attention, fallback)) {
+      const toml::node* node = table ? table->get("fallback") : nullptr;
+      const std::string at = node ? config::source_position(node->source()) + ": model.attention.fallback"
+                                  : where + ".fallback";
+      try {
+        registry.find(PluginFamily::attention, fallback);
+      } catch (const Error& e) {
+        throw Error(fmt::format("{}: {} (the fallback must be an attention plugin)", at, e.what()));
+      }
+    }
+    AttentionResolution r;
+    try {
+      r = resolve_attention(c.model, registry, Device::parse(c.device), compute_dtype(c));
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: {}", where, e.what()));
+    }
+    if (!r.notice.empty()) notices.push_back(fmt::format("{}: {}", where, r.notice));
   }
+  return notices;
 }
 
 }  // namespace attnlab::nmt

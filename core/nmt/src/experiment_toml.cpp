@@ -11,6 +11,8 @@ namespace {
 toml::table plugin_table(const PluginChoice& choice) {
   toml::table t;
   t.insert("name", choice.name);
+  // A fallback equal to the plugin itself changes nothing, so it does not change the identity.
+  if (!choice.fallback.empty() && choice.fallback != choice.name) t.insert("fallback", choice.fallback);
   for (const auto& [key, value] : choice.options)
     std::visit([&](const auto& v) { t.insert(key, v); }, value);
   return t;
@@ -57,6 +59,7 @@ std::string to_toml(const ExperimentConfig& c, bool include_eval) {
                                    {"attention_dropout", m.dropout.attention},
                                    {"ffn_dropout", m.dropout.ffn},
                                    {"layer_norm_eps", m.layer_norm_eps},
+                                   {"fused_kernels", m.fused_kernels},
                                    {"attention", plugin_table(m.attention)},
                                    {"positional", plugin_table(m.positional)},
                                    {"ffn", plugin_table(m.ffn)},
@@ -77,7 +80,8 @@ std::string to_toml(const ExperimentConfig& c, bool include_eval) {
                                       {"checkpoint_every_seconds", t.checkpoint_every_seconds},
                                       {"keep_checkpoints", t.keep_checkpoints},
                                       {"early_stopping", t.early_stopping},
-                                      {"log_every", t.log_every}});
+                                      {"log_every", t.log_every},
+                                      {"precision", t.precision}});
   const auto& e = c.eval;
   if (include_eval)
     root.insert("eval", toml::table{{"beam", e.beam},

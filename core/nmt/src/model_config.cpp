@@ -1,6 +1,32 @@
 #include "attnlab/nmt/model_config.h"
 
+#include "attnlab/error.h"
+#include "attnlab/plugin/attention_support.h"
+
 namespace attnlab::nmt {
+
+AttentionResolution resolve_attention(const TransformerConfig& config, const Registry& registry, Device device,
+                                      DType dtype) {
+  const AttentionNeeds needs{.attention_dropout = config.dropout.attention > 0.0};
+  const PluginChoice& primary = config.attention;
+  const std::optional<std::string> problem = check_attention_support(
+      registry.find(PluginFamily::attention, primary.name), device, dtype, config.dims.d_k, config.dims.d_v, needs);
+  const PluginInfo* fallback =
+      primary.fallback.empty() ? nullptr : &registry.find(PluginFamily::attention, primary.fallback);
+  if (!problem) return {primary, {}};
+  if (!fallback || primary.fallback == primary.name)
+    throw Error(fmt::format("{}; set fallback = \"scaled_dot\" (or another attention plugin) in [model.attention] "
+                            "to run such models with it",
+                            *problem));
+  if (auto other = check_attention_support(*fallback, device, dtype, config.dims.d_k, config.dims.d_v, needs))
+    throw Error(fmt::format("{}, and neither does its fallback: {}", *problem, *other));
+  AttentionResolution r;
+  r.choice.name = fallback->name;
+  for (const auto& spec : fallback->options)
+    if (auto it = primary.options.find(spec.name); it != primary.options.end()) r.choice.options[spec.name] = it->second;
+  r.notice = fmt::format("{}: using its fallback '{}'", *problem, fallback->name);
+  return r;
+}
 
 TransformerConfig paper_base_config(std::int64_t vocab) {
   TransformerConfig c;

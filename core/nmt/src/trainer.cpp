@@ -21,6 +21,7 @@
 #include "attnlab/nmt/prepared_data.h"
 #include "attnlab/nmt/transformer.h"
 #include "attnlab/ops.h"
+#include "attnlab/precision.h"
 #include "attnlab/threads.h"
 #include "metrics_log.h"
 
@@ -66,14 +67,15 @@ void claim_run_dir(const ExperimentConfig& config, const std::string& resolved) 
   fs::rename(tmp, path);
 }
 
-std::string plugins_json(const ExperimentConfig& c, const Registry& registry) {
+// The plugins that built the model (the attention plugin that serves it: the named one or its fallback).
+std::string plugins_json(const ExperimentConfig& c, const PluginChoice& attention, const Registry& registry) {
   nlohmann::json list = nlohmann::json::array();
   auto add = [&](PluginFamily family, const PluginChoice& choice) {
     const PluginInfo& info = registry.find(family, choice.name);
     list.push_back({{"family", std::string(family_name(family))}, {"name", info.name}, {"version", info.version},
                     {"source", info.source}, {"build_id", core_build_id()}});
   };
-  add(PluginFamily::attention, c.model.attention);
+  add(PluginFamily::attention, attention);
   add(PluginFamily::positional, c.model.positional);
   add(PluginFamily::ffn, c.model.ffn);
   add(PluginFamily::dropout, c.model.dropout_plugin);
@@ -97,11 +99,14 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
     else if (options.progress) fmt::print(stderr, "{}{}\n", tty ? "\r\033[K" : "", line);
   };
   const TrainingConfig& tc = config.training;
+  // The device first: a missing GPU is reported before the run folder or the data are touched.
+  const Device device = Device::parse(config.device);
+  check_device_available(device);
+  const PrecisionGuard precision(precision_from_name(tc.precision));
   const std::string resolved = to_toml(config, /*include_eval=*/false);
   claim_run_dir(config, resolved);
   if (config.threads > 0) set_num_threads(static_cast<int>(config.threads));
-  const Device device = Device::parse(config.device);
-  validate_plugins(config, registry);
+  for (const std::string& notice : validate_plugins(config, registry)) log("note: " + notice);
 
   PreparedData data = prepare_data(config, log);
   // The run folder carries its vocabulary, so translate/eval need nothing from the cache.
@@ -115,7 +120,7 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
   mc.vocab_size = data.vocab.size();
   mc.pad_id = kPadId;
   Generator init(config.seed), dropout_rng(config.seed + 0x9E3779B97F4A7C15ull);
-  Transformer model(mc, registry, init, dropout_rng, DType::f32, device);
+  Transformer model(mc, registry, init, dropout_rng, compute_dtype(config), device);
   AdamOptimizer optimizer(model.named_parameters(), {tc.adam_beta1, tc.adam_beta2, tc.adam_eps});
   BatchIterator batches(data.train, {.max_tokens = tc.batch_tokens, .seed = config.seed, .shuffle = true});
   CheckpointStore store(config.run_dir, static_cast<int>(tc.keep_checkpoints));
@@ -141,13 +146,15 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
     log(fmt::format("resumed from {} (step {})", latest.path.string(), step));
   }
   MetricsLog metrics((fs::path(config.run_dir) / "metrics.jsonl").string(), step);
-  log(fmt::format("model: {} parameters ({} encoder + {} decoder layers, d_model {}, {} heads, d_ff {}; {} / {} / {})",
+  log(fmt::format("model: {} parameters ({} encoder + {} decoder layers, d_model {}, {} heads, d_ff {}; {} / {} / {}) "
+                  "on {}, precision {}",
                   result.parameters, mc.encoder_layers, mc.decoder_layers, mc.dims.d_model, mc.dims.n_heads,
-                  mc.dims.d_ff, mc.attention.name, mc.positional.name, mc.ffn.name));
+                  mc.dims.d_ff, model.attention().choice.name, mc.positional.name, mc.ffn.name, device.str(),
+                  tc.precision));
   metrics.write({{"kind", "start"}, {"step", step}, {"parameters", result.parameters}, {"resumed", step > 0}});
 
   SavePolicy policy(tc.checkpoint_every, tc.checkpoint_every_seconds);
-  const std::string plugins = plugins_json(config, registry);
+  const std::string plugins = plugins_json(config, model.attention().choice, registry);
   std::int64_t last_saved = step;
   auto save = [&] {
     Checkpoint ck;

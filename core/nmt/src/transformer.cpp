@@ -28,6 +28,25 @@ std::shared_ptr<nn::LayerNorm> make_norm(const BuildContext& ctx, const Transfor
   return std::make_shared<nn::LayerNorm>(config.dims.d_model, config.layer_norm_eps, ctx.dtype, ctx.device);
 }
 
+// The dropout stream for fused blocks, or null for the plugin's own path: fusion reproduces the
+// built-in "standard" plugin only, so any other dropout plugin runs unfused.
+Generator* fused_stream(const BuildContext& ctx, const TransformerConfig& config) {
+  const bool fused = config.fused_kernels && config.dropout_plugin.name == "standard";
+  return fused ? ctx.dropout_rng : nullptr;
+}
+
+// LayerNorm(residual + Dropout(branch)). Fused, it draws from the stream exactly when and as much
+// as the standard plugin's forward does (in training at a rate > 0: dropout(branch, rate, stream)),
+// so the masks, and with them the whole run, are those of the unfused path.
+Tensor add_norm(const nn::LayerNorm& norm, Dropout& drop, const Tensor& residual, const Tensor& branch,
+                Generator* fused_rng) {
+  if (!fused_rng) return norm.forward(add(residual, drop.forward(branch)));
+  const DropoutAddLayerNormInputs in{
+      .x = branch, .bias = Tensor(), .residual = residual, .gamma = norm.weight(), .beta = norm.bias()};
+  if (drop.training() && drop.rate() > 0.0) return dropout_add_layer_norm(in, drop.rate(), *fused_rng, norm.eps());
+  return dropout_add_layer_norm(in, 0.0, 0, 0, norm.eps());
+}
+
 }  // namespace
 
 Tensor padding_mask(const Tensor& ids, std::int64_t pad_id, DType dtype) {
@@ -46,12 +65,13 @@ EncoderLayer::EncoderLayer(const BuildContext& ctx, const TransformerConfig& con
   ffn_ = register_module("ffn", make_ffn(ctx, config));
   drop2_ = register_module("dropout2", ctx.make_dropout(config.dropout.residual));
   norm2_ = register_module("norm2", make_norm(ctx, config));
+  fused_rng_ = fused_stream(ctx, config);
 }
 
 Tensor EncoderLayer::forward(const Tensor& x, const Tensor& src_mask) {
   Tensor a = self_attn_->forward({.query = x, .key = x, .value = x, .key_padding_mask = src_mask});
-  Tensor h = norm1_->forward(add(x, drop1_->forward(a)));
-  return norm2_->forward(add(h, drop2_->forward(ffn_->forward(h))));
+  Tensor h = add_norm(*norm1_, *drop1_, x, a, fused_rng_);
+  return add_norm(*norm2_, *drop2_, h, ffn_->forward(h), fused_rng_);
 }
 
 DecoderLayer::DecoderLayer(const BuildContext& ctx, const TransformerConfig& config) {
@@ -64,21 +84,22 @@ DecoderLayer::DecoderLayer(const BuildContext& ctx, const TransformerConfig& con
   ffn_ = register_module("ffn", make_ffn(ctx, config));
   drop3_ = register_module("dropout3", ctx.make_dropout(config.dropout.residual));
   norm3_ = register_module("norm3", make_norm(ctx, config));
+  fused_rng_ = fused_stream(ctx, config);
 }
 
 Tensor DecoderLayer::forward(const Tensor& y, const Tensor& memory, const Tensor& src_mask,
                              DecoderLayerState* state) {
   Tensor a = self_attn_->forward(
       {.query = y, .key = y, .value = y, .causal = true, .cache = state ? &state->self_attn : nullptr});
-  Tensor h = norm1_->forward(add(y, drop1_->forward(a)));
+  Tensor h = add_norm(*norm1_, *drop1_, y, a, fused_rng_);
   if (state) state->cross_attn.static_kv = true;
   Tensor c = cross_attn_->forward({.query = h,
                                    .key = memory,
                                    .value = memory,
                                    .key_padding_mask = src_mask,
                                    .cache = state ? &state->cross_attn : nullptr});
-  Tensor g = norm2_->forward(add(h, drop2_->forward(c)));
-  return norm3_->forward(add(g, drop3_->forward(ffn_->forward(g))));
+  Tensor g = add_norm(*norm2_, *drop2_, h, c, fused_rng_);
+  return add_norm(*norm3_, *drop3_, g, ffn_->forward(g), fused_rng_);
 }
 
 void DecoderState::reorder(const std::vector<std::int64_t>& rows) {
@@ -90,10 +111,12 @@ void DecoderState::reorder(const std::vector<std::int64_t>& rows) {
 
 Transformer::Transformer(const TransformerConfig& config, const Registry& registry, Generator& init,
                          Generator& dropout_rng, DType dtype, Device device)
-    : config_(config), dtype_(dtype), device_(device) {
+    : config_(config), attention_(resolve_attention(config, registry, device, dtype)), dtype_(dtype), device_(device) {
   ATTNLAB_CHECK(config.vocab_size > 0 && config.encoder_layers >= 0 && config.decoder_layers > 0,
                 "transformer: vocab_size {} must be > 0, encoder_layers {} >= 0, decoder_layers {} > 0",
                 config.vocab_size, config.encoder_layers, config.decoder_layers);
+  TransformerConfig layers = config;  // what the layers build: the resolved attention plugin
+  layers.attention = attention_.choice;
   BuildContext ctx;
   ctx.dims = config.dims;
   ctx.dropout = config.dropout;
@@ -115,9 +138,9 @@ Transformer::Transformer(const TransformerConfig& config, const Registry& regist
   src_dropout_ = register_module("src_dropout", ctx.make_dropout(config.dropout.embedding));
   tgt_dropout_ = register_module("tgt_dropout", ctx.make_dropout(config.dropout.embedding));
   for (std::int64_t i = 0; i < config.encoder_layers; ++i)
-    encoder_.push_back(register_module(fmt::format("encoder.layers.{}", i), std::make_shared<EncoderLayer>(ctx, config)));
+    encoder_.push_back(register_module(fmt::format("encoder.layers.{}", i), std::make_shared<EncoderLayer>(ctx, layers)));
   for (std::int64_t i = 0; i < config.decoder_layers; ++i)
-    decoder_.push_back(register_module(fmt::format("decoder.layers.{}", i), std::make_shared<DecoderLayer>(ctx, config)));
+    decoder_.push_back(register_module(fmt::format("decoder.layers.{}", i), std::make_shared<DecoderLayer>(ctx, layers)));
 }
 
 Tensor Transformer::embed(const Tensor& ids, PositionalEncoding& positional, std::int64_t offset) {

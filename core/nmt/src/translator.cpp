@@ -8,6 +8,7 @@
 #include "attnlab/nmt/checkpoint_store.h"
 #include "attnlab/nmt/hash.h"
 #include "attnlab/ops.h"
+#include "attnlab/precision.h"
 
 namespace attnlab::nmt {
 namespace {
@@ -45,6 +46,7 @@ std::vector<std::vector<std::size_t>> length_batches(const std::vector<std::size
 }  // namespace
 
 LoadedModel load_model(const std::string& path, const Registry& registry, Device device) {
+  check_device_available(device);
   LoadedModel out;
   out.device = device;
   fs::path run_dir;
@@ -138,6 +140,7 @@ std::vector<std::vector<std::int64_t>> translate_ids(Transformer& model, const s
 
 std::vector<std::string> translate(LoadedModel& loaded, const std::vector<std::string>& sources, const BeamOptions& options,
                                    std::int64_t batch_tokens) {
+  const PrecisionGuard precision(precision_from_name(loaded.config.training.precision));
   std::vector<std::vector<std::int32_t>> ids;
   for (const auto& s : sources) ids.push_back(loaded.vocab.encode(s));
   const auto result = translate_ids(*loaded.model, ids, options, batch_tokens, loaded.device);
@@ -150,6 +153,7 @@ std::vector<SentenceScore> score_pairs(LoadedModel& loaded, const std::vector<st
                                        const std::vector<std::string>& targets) {
   ATTNLAB_CHECK(sources.size() == targets.size(), "score: {} sources but {} targets", sources.size(), targets.size());
   NoGradGuard no_grad;
+  const PrecisionGuard precision(precision_from_name(loaded.config.training.precision));
   Transformer& model = *loaded.model;
   const std::int64_t vocab = model.config().vocab_size;
   std::vector<SentenceScore> out(sources.size());

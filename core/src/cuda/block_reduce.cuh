@@ -11,9 +11,15 @@ struct SumOp {
   template <typename T>
   __device__ T operator()(T a, T b) const { return a + b; }
 };
+// fmax, not `a > b ? a : b`: the butterfly below gives every lane the same result only for a
+// commutative op, and the ternary is not commutative once a NaN is involved (lane 0 could end
+// with NaN, lane 1 with a number). Kernels branch on the reduced max (softmax's fully masked
+// row returns early), so lanes that disagree would split around the next __syncthreads. fmax
+// ignores NaN like the CPU's std::max(acc, x) loop; a NaN still reaches the output through the
+// sum of exponentials, as on the CPU.
 struct MaxOp {
-  template <typename T>
-  __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+  __device__ double operator()(double a, double b) const { return fmax(a, b); }
 };
 
 // Every thread passes its partial value and receives the reduction over the block. Safe to call

@@ -1,6 +1,7 @@
 #pragma once
-// Turns CUDA errors into attnlab::Error naming the call and the place. .cu files include this
-// instead of attnlab/error.h: nvcc cannot compile fmt's consteval format strings.
+// Turns CUDA, cuBLAS / cuBLASLt and cuDNN errors into attnlab::Error naming the error, the call
+// and the place (file:line). .cu files include this instead of attnlab/error.h: nvcc cannot
+// compile fmt's consteval format strings.
 #include <string>
 
 #include <cuda_runtime.h>
@@ -11,6 +12,8 @@ namespace attnlab::cuda {
 // The same for a cuBLAS status (ATTNLAB_CUBLAS_CHECK).
 [[noreturn]] void throw_cublas_error(const char* status_name, const char* status_text,
                                      const char* call, const char* file, int line);
+// The same for a cuDNN status (ATTNLAB_CUDNN_CHECK).
+[[noreturn]] void throw_cudnn_error(const char* status_text, const char* call, const char* file, int line);
 [[noreturn]] void throw_message(const std::string& message);
 }  // namespace attnlab::cuda
 
@@ -25,7 +28,8 @@ namespace attnlab::cuda {
 // After a kernel launch.
 #define ATTNLAB_CUDA_CHECK_LAUNCH() ATTNLAB_CUDA_CHECK(cudaGetLastError())
 
-// For the files that include <cublas_v2.h> (this header does not: it stays light for the others).
+// For the files that include <cublas_v2.h> or <cublasLt.h> (both return cublasStatus_t; this
+// header includes neither: it stays light for the others).
 #define ATTNLAB_CUBLAS_CHECK(call)                                                                \
   do {                                                                                            \
     cublasStatus_t status_ = (call);                                                              \
@@ -33,4 +37,12 @@ namespace attnlab::cuda {
       ::attnlab::cuda::throw_cublas_error(cublasGetStatusName(status_),                           \
                                           cublasGetStatusString(status_), #call, __FILE__,        \
                                           __LINE__);                                              \
+  } while (0)
+
+// For the files that include <cudnn.h>.
+#define ATTNLAB_CUDNN_CHECK(call)                                                                 \
+  do {                                                                                            \
+    cudnnStatus_t status_ = (call);                                                               \
+    if (status_ != CUDNN_STATUS_SUCCESS)                                                          \
+      ::attnlab::cuda::throw_cudnn_error(cudnnGetErrorString(status_), #call, __FILE__, __LINE__); \
   } while (0)

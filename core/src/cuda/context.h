@@ -1,18 +1,30 @@
 #pragma once
-// Per-device CUDA state: the stream the core's work on a device goes to and the cuBLAS handle
-// bound to it. A plain header: the CUDA and cuBLAS handle types are forward declared (they are
-// pointers to these incomplete structs in the vendor headers), so any file may include it.
-struct CUstream_st;    // cudaStream_t = CUstream_st*
-struct cublasContext;  // cublasHandle_t = cublasContext*
+// Per-device CUDA state: the one stream all of the core's work on a device goes to, the cuBLAS and
+// cuBLASLt handles bound to it and cuBLASLt's workspace. A plain header: the CUDA and cuBLAS
+// handle types are forward declared (they are pointers to these incomplete structs in the vendor
+// headers), so any file may include it. Launchers that only need the stream call
+// cuda::current_stream(device) from cuda/launch.h.
+//
+// One stream per device is what makes the caching allocator safe (caching_allocator.h): the host
+// may free a tensor while kernels that read it are still queued, because whatever reuses its
+// memory is queued behind them on the same stream. Work that needs another stream must wait for
+// this one first (and the memory it touches must outlive that wait).
+#include <cstddef>
+
+struct CUstream_st;      // cudaStream_t = CUstream_st*
+struct cublasContext;    // cublasHandle_t = cublasContext*
+struct cublasLtContext;  // cublasLtHandle_t = cublasLtContext*
 
 namespace attnlab::cuda {
 
 class Context {
  public:
-  // The context of CUDA device `index`, created on first use: the device's stream (the legacy
-  // default stream for now, so work is ordered with the synchronous copies of runtime.cu) and a
-  // cuBLAS handle on that stream with CUBLAS_DEFAULT_MATH (no TF32: f32 GEMMs are full f32).
-  // Thread-safe to obtain; the handle itself must not be used by two threads at once.
+  // The context of CUDA device `index`, created on first use: a stream created for the device
+  // (a blocking stream: it stays ordered with the legacy default stream, so code that still
+  // launches there is correct, only slower), a cuBLAS handle on that stream with
+  // CUBLAS_DEFAULT_MATH (no TF32 unless a GEMM asks for it through its compute type), a
+  // cuBLASLt handle and a workspace for it. Thread-safe and cheap to obtain after the first call;
+  // a handle must not be used by two threads at once.
   // Throws attnlab::Error when `index` is not a visible device or a CUDA / cuBLAS call fails.
   static Context& get(int index);
 
@@ -20,10 +32,15 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   int device_index() const { return index_; }
-  // Makes this context's device current on the calling thread (call before using the handle).
+  // Makes this context's device current on the calling thread (call before using the handles).
   void make_current() const;
-  CUstream_st* stream() const { return stream_; }     // nullptr: the legacy default stream
+  CUstream_st* stream() const { return stream_; }
   cublasContext* cublas() const { return cublas_; }
+  cublasLtContext* cublas_lt() const { return cublas_lt_; }
+  void* workspace() const { return workspace_; }
+  std::size_t workspace_bytes() const { return workspace_bytes_; }
+  // Blocks the host until the stream's queued work is done.
+  void synchronize() const;
 
  private:
   explicit Context(int index);
@@ -32,6 +49,9 @@ class Context {
   int index_;
   CUstream_st* stream_ = nullptr;
   cublasContext* cublas_ = nullptr;
+  cublasLtContext* cublas_lt_ = nullptr;
+  void* workspace_ = nullptr;
+  std::size_t workspace_bytes_ = 0;
 };
 
 }  // namespace attnlab::cuda

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "cuda/kernel_util.cuh"
+#include "cuda/launch.h"
 #include "cuda/runtime.h"
 
 namespace attnlab::cuda {
@@ -51,7 +52,7 @@ void visit_dtype(DType dtype, Fn&& fn) {
 void convert(void* dst, DType dst_dtype, const void* src, DType src_dtype, std::int64_t n, int device_index) {
   ATTNLAB_CUDA_CHECK(cudaSetDevice(device_index));
   if (n == 0) return;
-  const cudaStream_t stream = nullptr;  // the default stream, for now
+  const cudaStream_t stream = current_stream(device_index);
   visit_dtype(dst_dtype, [&](auto dst_tag) {
     visit_dtype(src_dtype, [&](auto src_tag) {
       using To = decltype(dst_tag);

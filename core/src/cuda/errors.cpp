@@ -15,6 +15,10 @@ void throw_cublas_error(const char* status_name, const char* status_text, const 
   throw Error(fmt::format("cuBLAS error {} ({}) in {} at {}:{}", status_name, status_text, call, file, line));
 }
 
+void throw_cudnn_error(const char* status_text, const char* call, const char* file, int line) {
+  throw Error(fmt::format("cuDNN error {} in {} at {}:{}", status_text, call, file, line));
+}
+
 void throw_message(const std::string& message) { throw Error(message); }
 
 }  // namespace attnlab::cuda

@@ -1,23 +1,65 @@
-// adam_step: checks and dispatch (no autograd: the optimizer runs outside the tape).
+// adam_step and adam_step_multi: checks and dispatch (no autograd: the optimizer runs outside the tape).
 #include "attnlab/ops/adam.h"
+
+#include <set>
+#include <string>
+#include <utility>
 
 #include "dispatch.h"
 #include "ops/adam_kernels.h"
 #include "ops/op_util.h"
 
 namespace attnlab {
+namespace {
+
+void check_hyper(std::string_view op, const AdamHyper& hyper) {
+  ATTNLAB_CHECK(hyper.step >= 1, "{}: step must be >= 1, got {}", op, hyper.step);
+  ATTNLAB_CHECK(hyper.beta1 >= 0 && hyper.beta1 < 1 && hyper.beta2 >= 0 && hyper.beta2 < 1,
+                "{}: betas must be in [0, 1), got {} and {}", op, hyper.beta1, hyper.beta2);
+}
+
+// grad, m and v of one entry against its param: device, dtype and shape.
+void check_entry(std::string_view op, const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v) {
+  for (const auto& [t, name] : {std::pair{&grad, "grad"}, {&m, "m"}, {&v, "v"}}) {
+    detail::check_defined(op, *t, name);
+    detail::check_same_device(op, param, *t);
+    detail::check_same_dtype(op, param, *t);
+    detail::check_same_shape(op, param, *t);
+  }
+}
+
+}  // namespace
 
 void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamHyper& hyper) {
-  for (const Tensor* t : {&grad, static_cast<const Tensor*>(&m), static_cast<const Tensor*>(&v)}) {
-    detail::check_same_device("adam_step", param, *t);
-    detail::check_same_dtype("adam_step", param, *t);
-    detail::check_same_shape("adam_step", param, *t);
-  }
+  detail::check_defined("adam_step", param, "param");
+  check_entry("adam_step", param, grad, m, v);
   detail::check_floating("adam_step", param);
-  ATTNLAB_CHECK(hyper.step >= 1, "adam_step: step must be >= 1, got {}", hyper.step);
-  ATTNLAB_CHECK(hyper.beta1 >= 0 && hyper.beta1 < 1 && hyper.beta2 >= 0 && hyper.beta2 < 1,
-                "adam_step: betas must be in [0, 1), got {} and {}", hyper.beta1, hyper.beta2);
+  check_hyper("adam_step", hyper);
   ATTNLAB_DISPATCH(param.device(), detail::adam_update, param, grad, m, v, hyper);
+}
+
+void adam_step_multi(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> m,
+                     std::span<const Tensor> v, const AdamHyper& hyper) {
+  ATTNLAB_CHECK(grads.size() == params.size() && m.size() == params.size() && v.size() == params.size(),
+                "adam_step_multi: the lists must have one length, got {} params, {} grads, {} m and {} v",
+                params.size(), grads.size(), m.size(), v.size());
+  check_hyper("adam_step_multi", hyper);
+  if (params.empty()) return;
+  const Tensor& first = params[0];
+  std::set<const void*> storage;  // where each non-empty param's values start
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const std::string op = fmt::format("adam_step_multi (entry {})", i);
+    detail::check_defined(op, params[i], "param");
+    ATTNLAB_CHECK(params[i].device() == first.device() && params[i].dtype() == first.dtype(),
+                  "{}: param {} differs from entry 0's {}: every tensor must be on one device and of one dtype", op,
+                  params[i].str(), first.str());
+    check_entry(op, params[i], grads[i], m[i], v[i]);
+    ATTNLAB_CHECK(params[i].numel() == 0 || storage.insert(params[i].raw_data()).second,
+                  "{}: param {} shares its storage with an earlier entry (each would be updated twice)", op,
+                  params[i].str());
+  }
+  detail::check_floating("adam_step_multi", first);
+  ATTNLAB_DISPATCH(first.device(), detail::adam_update_multi, params, grads, m, v, hyper);
 }
 
 }  // namespace attnlab

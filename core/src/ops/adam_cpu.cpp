@@ -1,10 +1,40 @@
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "cpu/parallel.h"
 #include "ops/adam_kernels.h"
 #include "ops/op_util.h"
 
 namespace attnlab::detail {
+namespace {
+
+// Folding the bias corrections into the step size and epsilon keeps one division per element:
+// lr * m_hat / (sqrt(v_hat) + eps) = a * m / (sqrt(v) + eps_hat),
+// a = lr sqrt(1 - b2^t) / (1 - b1^t), eps_hat = eps sqrt(1 - b2^t).
+template <typename T>
+struct Coefficients {
+  explicit Coefficients(const AdamHyper& h) {
+    const double t = static_cast<double>(h.step);
+    const double c2 = std::sqrt(1.0 - std::pow(h.beta2, t));
+    a = static_cast<T>(h.lr * c2 / (1.0 - std::pow(h.beta1, t)));
+    eps_hat = static_cast<T>(h.eps * c2);
+    b1 = static_cast<T>(h.beta1);
+    b2 = static_cast<T>(h.beta2);
+  }
+  T a, eps_hat, b1, b2;
+};
+
+// Element i of one tensor; adam_step and adam_step_multi both run exactly this.
+template <typename T>
+inline void update(T* p, const T* g, T* m, T* v, std::int64_t i, const Coefficients<T>& c) {
+  const T one = T(1);
+  m[i] = c.b1 * m[i] + (one - c.b1) * g[i];
+  v[i] = c.b2 * v[i] + (one - c.b2) * g[i] * g[i];
+  p[i] -= c.a * m[i] / (std::sqrt(v[i]) + c.eps_hat);
+}
+
+}  // namespace
 
 void adam_update_cpu(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamHyper& h) {
   dispatch_float("adam_step", param.dtype(), [&](auto tag) {
@@ -13,20 +43,39 @@ void adam_update_cpu(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, co
     const T* g = grad.data<T>();
     T* pm = m.data<T>();
     T* pv = v.data<T>();
-    const double t = static_cast<double>(h.step);
-    // Folding the bias corrections into the step size and epsilon keeps one division per element:
-    // lr * m_hat / (sqrt(v_hat) + eps) = a * m / (sqrt(v) + eps_hat),
-    // a = lr sqrt(1 - b2^t) / (1 - b1^t), eps_hat = eps sqrt(1 - b2^t).
-    const double c2 = std::sqrt(1.0 - std::pow(h.beta2, t));
-    const T a = static_cast<T>(h.lr * c2 / (1.0 - std::pow(h.beta1, t)));
-    const T eps_hat = static_cast<T>(h.eps * c2);
-    const T b1 = static_cast<T>(h.beta1), b2 = static_cast<T>(h.beta2);
-    const T one = T(1);
+    const Coefficients<T> c(h);
     cpu::parallel_for(param.numel(), cpu::kElementwiseGrain, [&](std::int64_t s, std::int64_t e) {
-      for (std::int64_t i = s; i < e; ++i) {
-        pm[i] = b1 * pm[i] + (one - b1) * g[i];
-        pv[i] = b2 * pv[i] + (one - b2) * g[i] * g[i];
-        p[i] -= a * pm[i] / (std::sqrt(pv[i]) + eps_hat);
+      for (std::int64_t i = s; i < e; ++i) update(p, g, pm, pv, i, c);
+    });
+  });
+}
+
+void adam_update_multi_cpu(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> m,
+                           std::span<const Tensor> v, const AdamHyper& h) {
+  if (params.empty()) return;
+  dispatch_float("adam_step_multi", params[0].dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const std::size_t n = params.size();
+    std::vector<T*> pp(n), pm(n), pv(n);
+    std::vector<const T*> pg(n);
+    std::vector<std::int64_t> start(n + 1, 0);  // entry k holds the flat elements [start[k], start[k + 1])
+    for (std::size_t k = 0; k < n; ++k) {
+      pp[k] = params[k].data<T>();
+      pg[k] = grads[k].data<T>();
+      pm[k] = m[k].data<T>();
+      pv[k] = v[k].data<T>();
+      start[k + 1] = start[k] + params[k].numel();
+    }
+    const Coefficients<T> c(h);
+    // One loop over the concatenation of all entries, so that small tensors share threads; a
+    // chunk may start in one entry and end in another.
+    cpu::parallel_for(start[n], cpu::kElementwiseGrain, [&](std::int64_t s, std::int64_t e) {
+      auto k = static_cast<std::size_t>(std::upper_bound(start.begin(), start.end(), s) - start.begin() - 1);
+      for (std::int64_t i = s; i < e;) {
+        while (start[k + 1] <= i) ++k;  // skips empty entries
+        const std::int64_t stop = std::min(e, start[k + 1]);
+        for (std::int64_t j = i - start[k]; j < stop - start[k]; ++j) update(pp[k], pg[k], pm[k], pv[k], j, c);
+        i = stop;
       }
     });
   });

@@ -1,12 +1,28 @@
-// CUDA kernel of adam.cpp: one fused pass per element updating m, v and the parameter, with the
-// bias corrections folded into the step size and epsilon as in adam_cpu.cpp.
+// CUDA kernels of adam.cpp: one fused pass per element updating m, v and the parameter, with the
+// bias corrections folded into the step size and epsilon as in adam_cpu.cpp. adam_step runs one
+// grid-stride kernel per tensor; adam_step_multi one launch per batch of tensors, each block on one
+// chunk of one tensor (adam_multi_plan.h). Both run the same element code.
 #include "cuda/elementwise.h"
 #include "cuda/kernel_util.cuh"
+#include "ops/adam_cuda.h"
 
 namespace attnlab::cuda {
 namespace {
 
-// m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2; param -= a m / (sqrt(v) + eps_hat).
+// m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2; param -= a m / (sqrt(v) + eps_hat), element i.
+template <typename T>
+__device__ __forceinline__ void adam_element(T* param, const T* grad, T* m, T* v, std::int64_t i, compute_t<T> a,
+                                             compute_t<T> eps_hat, compute_t<T> b1, compute_t<T> b2) {
+  using C = compute_t<T>;
+  const C g = load(grad, i);
+  const C mi = b1 * load(m, i) + (C(1) - b1) * g;
+  const C vi = b2 * load(v, i) + (C(1) - b2) * g * g;
+  store(m, i, mi);
+  store(v, i, vi);
+  // Re-read the stored moments so that bf16 rounds them exactly as the stored state.
+  store(param, i, load(param, i) - a * load(m, i) / (sqrt(load(v, i)) + eps_hat));
+}
+
 template <typename T>
 __global__ void adam_kernel(T* param,       // param: (n)
                             const T* grad,  // grad: (n)
@@ -14,17 +30,26 @@ __global__ void adam_kernel(T* param,       // param: (n)
                             T* v,           // v: (n)
                             std::int64_t n, compute_t<T> a, compute_t<T> eps_hat, compute_t<T> b1,
                             compute_t<T> b2) {
-  using C = compute_t<T>;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const C g = load(grad, i);
-    const C mi = b1 * load(m, i) + (C(1) - b1) * g;
-    const C vi = b2 * load(v, i) + (C(1) - b2) * g * g;
-    store(m, i, mi);
-    store(v, i, vi);
-    // Re-read the stored moments so that bf16 rounds them exactly as the stored state.
-    store(param, i, load(param, i) - a * load(m, i) / (sqrt(load(v, i)) + eps_hat));
-  }
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    adam_element(param, grad, m, v, i, a, eps_hat, b1, b2);
+}
+
+// Block b: elements [chunk[b] * chunk_size, min((chunk[b] + 1) * chunk_size, numel[slot[b]])) of
+// tensor slot[b], each param/grad/m/v of shape (numel[slot[b]]).
+template <typename T>
+__global__ void adam_multi_kernel(AdamMultiTable table, std::int64_t chunk_size, compute_t<T> a,
+                                  compute_t<T> eps_hat, compute_t<T> b1, compute_t<T> b2) {
+  const int slot = table.slot[blockIdx.x];
+  const std::int64_t n = table.numel[slot];
+  const std::int64_t begin = static_cast<std::int64_t>(table.chunk[blockIdx.x]) * chunk_size;
+  const std::int64_t end = begin + chunk_size < n ? begin + chunk_size : n;
+  T* param = static_cast<T*>(table.param[slot]);
+  const T* grad = static_cast<const T*>(table.grad[slot]);
+  T* m = static_cast<T*>(table.m[slot]);
+  T* v = static_cast<T*>(table.v[slot]);
+  for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+    adam_element(param, grad, m, v, i, a, eps_hat, b1, b2);
 }
 
 }  // namespace
@@ -39,6 +64,19 @@ void adam_update(DType dtype, void* param, const void* grad, void* m, void* v, s
                                                          static_cast<T*>(m), static_cast<T*>(v), n,
                                                          static_cast<C>(a), static_cast<C>(eps_hat),
                                                          static_cast<C>(beta1), static_cast<C>(beta2));
+    ATTNLAB_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void adam_update_multi(DType dtype, const AdamMultiTable& table, int blocks, std::int64_t chunk_size, double a,
+                       double eps_hat, double beta1, double beta2, cudaStream_t stream) {
+  if (blocks <= 0) return;
+  if (blocks > detail::adam_multi::kMaxBlocks) throw_message("adam_step_multi: too many blocks in one launch");
+  dispatch_floating("adam_step_multi", dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    adam_multi_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+        table, chunk_size, static_cast<C>(a), static_cast<C>(eps_hat), static_cast<C>(beta1), static_cast<C>(beta2));
     ATTNLAB_CUDA_CHECK_LAUNCH();
   });
 }

@@ -1,5 +1,7 @@
 #pragma once
-// Backend kernels of adam.cpp.
+// Backend kernels of adam.cpp. Each entry's param, grad, m and v share shape, dtype and device.
+#include <span>
+
 #include "attnlab/ops/adam.h"
 
 namespace attnlab::detail {
@@ -7,5 +9,13 @@ namespace attnlab::detail {
 void adam_update_cpu(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamHyper& hyper);
 // One fused kernel per step (adam_cuda.cu).
 void adam_update_cuda(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamHyper& hyper);
+
+// Every entry at once, all on one device and of one dtype: the CPU in one parallel loop over the
+// elements of all entries, with adam_update_cpu's arithmetic; CUDA in one launch per batch of
+// entries (adam_multi_plan.h), with adam_update_cuda's.
+void adam_update_multi_cpu(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> m,
+                           std::span<const Tensor> v, const AdamHyper& hyper);
+void adam_update_multi_cuda(std::span<const Tensor> params, std::span<const Tensor> grads,
+                            std::span<const Tensor> m, std::span<const Tensor> v, const AdamHyper& hyper);
 
 }  // namespace attnlab::detail

@@ -16,7 +16,7 @@ void cross_entropy_forward_cuda(const Tensor& logits, const Tensor& targets, dou
       Tensor row_loss = Tensor::empty(Shape{n}, DType::f64, logits.device());
       cuda_cross_entropy::forward<T, I>(logits.data<T>(), targets.data<I>(), n, logits.dim(1), eps,
                                         ignore_index, lse.data<T>(), row_loss.data<double>(),
-                                        loss_sum.data<T>(), logits.device().index, cuda::kDefaultStream);
+                                        loss_sum.data<T>(), logits.device().index, cuda::current_stream(logits.device().index));
     });
   });
 }
@@ -29,7 +29,7 @@ void cross_entropy_backward_cuda(const Tensor& logits, const Tensor& targets, co
       using I = typename decltype(itag)::type;
       cuda_cross_entropy::backward<T, I>(logits.data<T>(), targets.data<I>(), lse.data<T>(), logits.dim(0),
                                          logits.dim(1), eps, ignore_index, g, dlogits.data<T>(),
-                                         logits.device().index, cuda::kDefaultStream);
+                                         logits.device().index, cuda::current_stream(logits.device().index));
     });
   });
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "cuda/elementwise.h"
+#include "cuda/launch.h"
 #include "ops/activation_kernels.h"
 #include "ops/adam_kernels.h"
 #include "ops/binary_kernels.h"
@@ -14,66 +15,67 @@
 namespace attnlab::detail {
 namespace {
 
-// Every launch goes to the default stream for now, passed explicitly.
-constexpr cudaStream_t kStream = nullptr;
-
-void use_device(const Tensor& t) { cuda::set_device(t.device().index); }
+// Makes t's device current and returns its stream, where every launch goes.
+cudaStream_t use_device(const Tensor& t) {
+  cuda::set_device(t.device().index);
+  return cuda::current_stream(t.device().index);
+}
 
 }  // namespace
 
 void binary_forward_cuda(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
-  use_device(out);
+  const cudaStream_t stream = use_device(out);
   cuda::binary_forward(static_cast<int>(op), out.dtype(), a.raw_data(), a.numel(), b.raw_data(), b.numel(),
-                       out.raw_data(), out.numel(), kStream);
+                       out.raw_data(), out.numel(), stream);
 }
 
 void scale_forward_cuda(const Tensor& x, double factor, Tensor& out) {
-  use_device(out);
-  cuda::scale_forward(x.dtype(), x.raw_data(), factor, out.raw_data(), x.numel(), kStream);
+  const cudaStream_t stream = use_device(out);
+  cuda::scale_forward(x.dtype(), x.raw_data(), factor, out.raw_data(), x.numel(), stream);
 }
 
 void add_inplace_cuda(Tensor& dst, const Tensor& src) {
-  use_device(dst);
-  cuda::add_inplace(dst.dtype(), dst.raw_data(), src.raw_data(), dst.numel(), kStream);
+  const cudaStream_t stream = use_device(dst);
+  cuda::add_inplace(dst.dtype(), dst.raw_data(), src.raw_data(), dst.numel(), stream);
 }
 
 void sum_rows_cuda(const Tensor& in, Tensor& out) {
-  use_device(out);
+  const cudaStream_t stream = use_device(out);
   const std::int64_t cols = out.numel();
   const std::int64_t rows = cols == 0 ? 0 : in.numel() / cols;
-  cuda::sum_rows(in.dtype(), in.raw_data(), rows, cols, out.raw_data(), kStream);
+  cuda::sum_rows(in.dtype(), in.raw_data(), rows, cols, out.raw_data(), stream);
 }
 
 void activation_forward_cuda(Activation kind, const Tensor& x, Tensor& y) {
-  use_device(y);
-  cuda::activation_forward(static_cast<int>(kind), x.dtype(), x.raw_data(), y.raw_data(), x.numel(), kStream);
+  const cudaStream_t stream = use_device(y);
+  cuda::activation_forward(static_cast<int>(kind), x.dtype(), x.raw_data(), y.raw_data(), x.numel(), stream);
 }
 
 void activation_backward_cuda(Activation kind, const Tensor& x, const Tensor& dy, Tensor& dx) {
-  use_device(dx);
+  const cudaStream_t stream = use_device(dx);
   cuda::activation_backward(static_cast<int>(kind), x.dtype(), x.raw_data(), dy.raw_data(), dx.raw_data(),
-                            x.numel(), kStream);
+                            x.numel(), stream);
 }
 
 void dropout_forward_cuda(const Tensor& x, double p, std::uint64_t seed, std::uint64_t offset, Tensor& y) {
-  use_device(y);
-  cuda::dropout_apply(x.dtype(), x.raw_data(), y.raw_data(), x.numel(), p, seed, offset, kStream);
+  const cudaStream_t stream = use_device(y);
+  cuda::dropout_apply(x.dtype(), x.raw_data(), y.raw_data(), x.numel(), p, seed, offset, stream);
 }
 
 void dropout_backward_cuda(const Tensor& dy, double p, std::uint64_t seed, std::uint64_t offset,
                            Tensor& dx) {
-  use_device(dx);
-  cuda::dropout_apply(dy.dtype(), dy.raw_data(), dx.raw_data(), dy.numel(), p, seed, offset, kStream);
+  const cudaStream_t stream = use_device(dx);
+  cuda::dropout_apply(dy.dtype(), dy.raw_data(), dx.raw_data(), dy.numel(), p, seed, offset, stream);
 }
 
 void adam_update_cuda(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamHyper& h) {
-  use_device(param);
+  const cudaStream_t stream = use_device(param);
   // The bias corrections folded into the step size and epsilon, as adam_update_cpu does.
   const double t = static_cast<double>(h.step);
   const double c2 = std::sqrt(1.0 - std::pow(h.beta2, t));
   const double a = h.lr * c2 / (1.0 - std::pow(h.beta1, t));
   cuda::adam_update(param.dtype(), param.raw_data(), grad.raw_data(), m.raw_data(), v.raw_data(), param.numel(),
-                    a, h.eps * c2, h.beta1, h.beta2, kStream);
+                    a, h.eps * c2, h.beta1, h.beta2, stream);
 }
 
 void embedding_check_ids_cuda(const Tensor& ids, std::int64_t vocab) {
@@ -81,15 +83,15 @@ void embedding_check_ids_cuda(const Tensor& ids, std::int64_t vocab) {
 }
 
 void embedding_forward_cuda(const Tensor& weight, const Tensor& ids, Tensor& out) {
-  use_device(out);
+  const cudaStream_t stream = use_device(out);
   cuda::embedding_forward(weight.dtype(), weight.raw_data(), ids.dtype(), ids.raw_data(), ids.numel(),
-                          weight.dim(1), out.raw_data(), kStream);
+                          weight.dim(1), out.raw_data(), stream);
 }
 
 void embedding_backward_cuda(const Tensor& dout, const Tensor& ids, Tensor& dweight) {
-  use_device(dweight);
+  const cudaStream_t stream = use_device(dweight);
   cuda::embedding_backward(dweight.dtype(), dout.raw_data(), ids.dtype(), ids.raw_data(), ids.numel(),
-                           dweight.dim(0), dweight.dim(1), dweight.raw_data(), kStream);
+                           dweight.dim(0), dweight.dim(1), dweight.raw_data(), stream);
 }
 
 }  // namespace attnlab::detail

@@ -6,6 +6,12 @@
 
 namespace attnlab::detail {
 
+// How the products are computed (attnlab/precision.h):
+//   exact  in the operands' dtype (f32 or f64), out the same dtype;
+//   tf32   f32 operands and out; CUDA rounds the inputs to TF32 on tensor cores, the CPU is exact;
+//   bf16   bf16 operands, f32 out, f32 accumulation (the CPU widens the operands to f32).
+enum class GemmMath : std::uint8_t { exact, tf32, bf16 };
+
 // A batch of products out[i] = op(a[i]) @ op(b[i]), each op(a[i]) m x k and op(b[i]) k x n,
 // every matrix stored row-major and contiguous; a transposed operand is stored the other way
 // round (trans_a: a[i] is k x m). The tensors' shapes are not read: only their elements.
@@ -21,6 +27,7 @@ struct GemmSpec {
   bool reduce = false;
   // out += ... instead of out = ... (BLAS beta = 1), e.g. on top of a broadcast bias.
   bool accumulate = false;
+  GemmMath math = GemmMath::exact;
 };
 
 }  // namespace attnlab::detail

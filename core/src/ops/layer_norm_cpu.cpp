@@ -1,8 +1,8 @@
-#include <cmath>
 #include <vector>
 
 #include "cpu/parallel.h"
 #include "ops/layer_norm_kernels.h"
+#include "ops/layer_norm_row.h"
 #include "ops/op_util.h"
 
 namespace attnlab::detail {
@@ -21,30 +21,8 @@ void forward_rows(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
   T* pmean = mean.data<T>();
   T* prstd = rstd.data<T>();
   cpu::parallel_for(rows, cpu::row_grain(d), [&](std::int64_t s, std::int64_t e) {
-    for (std::int64_t r = s; r < e; ++r) {
-      const T* xr = px + r * d;
-      T* yr = py + r * d;
-      // Two passes in double: the mean, then the biased variance around it (no cancellation).
-      double sum = 0;
-      for (std::int64_t j = 0; j < d; ++j) sum += xr[j];
-      const double mu = sum / static_cast<double>(d);
-      double sq = 0;
-      for (std::int64_t j = 0; j < d; ++j) {
-        const double c = xr[j] - mu;
-        sq += c * c;
-      }
-      const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d) + eps);
-      pmean[r] = static_cast<T>(mu);
-      prstd[r] = static_cast<T>(inv);
-      const T m_t = static_cast<T>(mu);
-      const T r_t = static_cast<T>(inv);
-      for (std::int64_t j = 0; j < d; ++j) {
-        T v = (xr[j] - m_t) * r_t;
-        if (pg) v *= pg[j];
-        if (pb) v += pb[j];
-        yr[j] = v;
-      }
-    }
+    for (std::int64_t r = s; r < e; ++r)
+      layer_norm_row_forward(px + r * d, pg, pb, d, eps, py + r * d, pmean[r], prstd[r]);
   });
 }
 
@@ -62,27 +40,8 @@ void backward_rows(const Tensor& x, const Tensor& gamma, const Tensor& mean, con
   if (dx.defined() && rows > 0) {
     T* pdx = dx.data<T>();
     cpu::parallel_for(rows, cpu::row_grain(d), [&](std::int64_t s, std::int64_t e) {
-      for (std::int64_t r = s; r < e; ++r) {
-        const T* xr = px + r * d;
-        const T* gr = pdy + r * d;
-        T* dr = pdx + r * d;
-        const T mu = pmean[r];
-        const T inv = prstd[r];
-        // a = mean_j(g_j), b = mean_j(g_j xhat_j) with g = dy * gamma.
-        double a = 0, b = 0;
-        for (std::int64_t j = 0; j < d; ++j) {
-          const double g = pg ? gr[j] * pg[j] : gr[j];
-          a += g;
-          b += g * static_cast<double>((xr[j] - mu) * inv);
-        }
-        const T a_t = static_cast<T>(a / static_cast<double>(d));
-        const T b_t = static_cast<T>(b / static_cast<double>(d));
-        for (std::int64_t j = 0; j < d; ++j) {
-          const T g = pg ? gr[j] * pg[j] : gr[j];
-          const T xhat = (xr[j] - mu) * inv;
-          dr[j] = inv * (g - a_t - xhat * b_t);
-        }
-      }
+      for (std::int64_t r = s; r < e; ++r)
+        layer_norm_row_backward(px + r * d, pg, pmean[r], prstd[r], pdy + r * d, d, pdx + r * d);
     });
   }
 

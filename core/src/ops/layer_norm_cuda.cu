@@ -77,27 +77,29 @@ __global__ void backward_dx_kernel(const T* x,      // (rows, d)
 }
 
 // Pass 1: thread (chunk c, column j) sums rows [c kRowChunk, (c + 1) kRowChunk) in order.
+// gridDim.y is capped at kMaxGridY, so the chunks are strided over blockIdx.y; `chunks` is the
+// real count (it fixes the layout of `partial`), not gridDim.y.
 template <typename T>
 __global__ void params_partial_kernel(const T* x,     // (rows, d)
                                       const T* mean,  // (rows)
                                       const T* rstd,  // (rows)
                                       const T* dy,    // (rows, d)
-                                      std::int64_t rows, std::int64_t d,
+                                      std::int64_t rows, std::int64_t d, std::int64_t chunks,
                                       double* partial) {  // (2, chunks, d): dgamma, dbeta partials
   const std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (j >= d) return;
-  const std::int64_t c = blockIdx.y;
-  const std::int64_t chunks = gridDim.y;
-  const std::int64_t r0 = c * kRowChunk;
-  const std::int64_t r1 = r0 + kRowChunk < rows ? r0 + kRowChunk : rows;
-  double acc_g = 0, acc_b = 0;
-  for (std::int64_t r = r0; r < r1; ++r) {
-    const T g = dy[r * d + j];
-    acc_g += static_cast<double>(g) * static_cast<double>((x[r * d + j] - mean[r]) * rstd[r]);
-    acc_b += static_cast<double>(g);
+  for (std::int64_t c = blockIdx.y; c < chunks; c += gridDim.y) {
+    const std::int64_t r0 = c * kRowChunk;
+    const std::int64_t r1 = r0 + kRowChunk < rows ? r0 + kRowChunk : rows;
+    double acc_g = 0, acc_b = 0;
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const T g = dy[r * d + j];
+      acc_g += static_cast<double>(g) * static_cast<double>((x[r * d + j] - mean[r]) * rstd[r]);
+      acc_b += static_cast<double>(g);
+    }
+    partial[c * d + j] = acc_g;
+    partial[(chunks + c) * d + j] = acc_b;
   }
-  partial[c * d + j] = acc_g;
-  partial[(chunks + c) * d + j] = acc_b;
 }
 
 // Pass 2: each column adds its chunk partials in chunk order.
@@ -118,6 +120,9 @@ __global__ void params_final_kernel(const double* partial,  // (2, chunks, d)
 }
 
 unsigned column_blocks(std::int64_t d) { return static_cast<unsigned>((d + kRowThreads - 1) / kRowThreads); }
+
+// gridDim.y and gridDim.z are limited to 65535 (gridDim.x is not).
+constexpr std::int64_t kMaxGridY = 65535;
 
 }  // namespace
 
@@ -148,8 +153,9 @@ void backward_params(const T* x, const T* mean, const T* rstd, const T* dy, std:
   ATTNLAB_CUDA_CHECK(cudaSetDevice(device));
   const std::int64_t chunks = (rows + kRowChunk - 1) / kRowChunk;
   if (chunks > 0) {
-    const dim3 grid(column_blocks(d), static_cast<unsigned>(chunks));
-    params_partial_kernel<T><<<grid, kRowThreads, 0, stream>>>(x, mean, rstd, dy, rows, d, partial);
+    // More than 65535 chunks (over 16.7M rows) would fail to launch: cap y, the kernel strides.
+    const dim3 grid(column_blocks(d), static_cast<unsigned>(chunks < kMaxGridY ? chunks : kMaxGridY));
+    params_partial_kernel<T><<<grid, kRowThreads, 0, stream>>>(x, mean, rstd, dy, rows, d, chunks, partial);
     ATTNLAB_CUDA_CHECK_LAUNCH();
   }
   params_final_kernel<T><<<column_blocks(d), kRowThreads, 0, stream>>>(partial, chunks, d, dgamma, dbeta);

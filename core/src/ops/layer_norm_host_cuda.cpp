@@ -19,7 +19,7 @@ void layer_norm_forward_cuda(const Tensor& x, const Tensor& gamma, const Tensor&
     if (d == 0 || x.numel() == 0) return;
     cuda_layer_norm::forward<T>(x.data<T>(), ptr_or_null<T>(gamma), ptr_or_null<T>(beta), x.numel() / d, d,
                                 eps, y.data<T>(), mean.data<T>(), rstd.data<T>(), x.device().index,
-                                cuda::kDefaultStream);
+                                cuda::current_stream(x.device().index));
   });
 }
 
@@ -33,14 +33,14 @@ void layer_norm_backward_cuda(const Tensor& x, const Tensor& gamma, const Tensor
     const int device = x.device().index;
     if (dx.defined() && rows > 0)
       cuda_layer_norm::backward_dx<T>(x.data<T>(), ptr_or_null<T>(gamma), mean.data<T>(), rstd.data<T>(),
-                                      dy.data<T>(), rows, d, dx.data<T>(), device, cuda::kDefaultStream);
+                                      dy.data<T>(), rows, d, dx.data<T>(), device, cuda::current_stream(device));
     if (dgamma.defined() || dbeta.defined()) {
       const std::int64_t chunks = (rows + cuda_layer_norm::kRowChunk - 1) / cuda_layer_norm::kRowChunk;
       Tensor partial = Tensor::empty(Shape{2, chunks, d}, DType::f64, x.device());
       cuda_layer_norm::backward_params<T>(ptr_or_null<T>(x), ptr_or_null<T>(mean), ptr_or_null<T>(rstd),
                                           ptr_or_null<T>(dy), rows, d, partial.data<double>(),
                                           mut_or_null<T>(dgamma), mut_or_null<T>(dbeta), device,
-                                          cuda::kDefaultStream);
+                                          cuda::current_stream(device));
     }
   });
 }

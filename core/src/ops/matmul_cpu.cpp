@@ -105,10 +105,29 @@ void gemm_cpu(const GemmSpec& spec, const Tensor& a, const Tensor& b, Tensor& ou
   ATTNLAB_CHECK(fits_blas_int(spec.m) && fits_blas_int(spec.n) && fits_blas_int(spec.k),
                 "{}: extents m = {}, n = {}, k = {} exceed the BLAS integer range", spec.op, spec.m,
                 spec.n, spec.k);
+  if (spec.math == GemmMath::bf16) {
+    // bf16 operands widened to f32 (exactly: a bf16 is the upper half of an f32), then sgemm:
+    // the products of two 8-bit mantissas are exact in f32, so only the accumulation rounds, as
+    // on a GPU's tensor cores with f32 accumulation.
+    ATTNLAB_CHECK(a.dtype() == DType::bf16 && b.dtype() == DType::bf16 && out.dtype() == DType::f32,
+                  "{}: bf16 math takes bf16 operands and an f32 output, got {}, {} and {}", spec.op, a.str(), b.str(),
+                  out.str());
+    const Tensor a32 = a.to(DType::f32), b32 = b.to(DType::f32);
+    gemm_typed<float>(spec, a32.data<float>(), b32.data<float>(), out.data<float>());
+    return;
+  }
+  // tf32 math has no host counterpart: the CPU computes f32 exactly.
   dispatch_float(spec.op, out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     gemm_typed<T>(spec, a.data<T>(), b.data<T>(), out.data<T>());
   });
+}
+
+void gemm_bias_cpu(const GemmSpec& spec, const Tensor& a, const Tensor& b, const Tensor& bias, Tensor& out) {
+  fill_rows_cpu(bias, out);
+  GemmSpec s = spec;
+  s.accumulate = true;
+  gemm_cpu(s, a, b, out);
 }
 
 void fill_rows_cpu(const Tensor& row, Tensor& out) {

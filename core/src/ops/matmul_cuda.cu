@@ -1,11 +1,20 @@
-// GEMM kernels on CUDA devices: cublasSgemmStridedBatched / cublasDgemmStridedBatched (the one
-// translation unit that calls cuBLAS's GEMMs), and the bias broadcast of linear.
+// GEMM kernels on CUDA devices: cublasGemmStridedBatchedEx (the one translation unit that calls
+// cuBLAS's GEMMs; cuBLASLt's bias epilogue is in matmul_lt_cuda.cu), and the bias broadcast of
+// linear.
 //
 // Row-major through column-major cuBLAS: a row-major r x c buffer, read column-major, is its
 // c x r transpose. So C = op(A) op(B) (row-major, m x n) is computed as the column-major product
 //   C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m),
 // that is cuBLAS gets B first and A second, with the same transpose flags and the row-major
 // leading dimensions (the stored row length of each operand), and no data is moved.
+//
+// Element and compute types by GemmMath (gemm_spec.h):
+//   f64 exact    CUDA_R_64F operands and out, CUBLAS_COMPUTE_64F
+//   f32 exact    CUDA_R_32F, CUBLAS_COMPUTE_32F (no tensor cores: the handle's math mode is
+//                CUBLAS_DEFAULT_MATH, see cuda/context.cu)
+//   f32 tf32     CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32 (tensor cores, TF32 inputs)
+//   bf16         CUDA_R_16BF operands, CUDA_R_32F out, CUBLAS_COMPUTE_32F (tensor cores, f32
+//                accumulation)
 //
 // Untested on a GPU so far (written on a machine without one); tests/cuda checks it against
 // the CPU kernels wherever a device is visible.
@@ -16,7 +25,6 @@
 #include <climits>
 #include <cstdint>
 #include <string>
-#include <type_traits>
 
 #include "cuda/check.cuh"
 #include "cuda/context.h"
@@ -25,21 +33,49 @@
 namespace attnlab::cuda {
 namespace {
 
+using detail::GemmMath;
 using detail::GemmSpec;
 
 constexpr std::int64_t kIntMax = INT_MAX;
 
 bool fits_int(std::int64_t v) { return v <= kIntMax; }
 
-// One strided batch of products c[i] = op(a[i]) op(b[i]) + beta c[i], all row-major:
+[[noreturn]] void fail_dtype(std::string_view op, DType dtype) {
+  throw_message(std::string(op) + ": the CUDA kernel supports f32 and f64 (and bf16 operands with an f32 "
+                "output under bf16 precision), got an output of " + std::string(dtype_name(dtype)));
+}
+
+// The cuBLAS types of one spec.
+struct GemmTypes {
+  cudaDataType_t ab;            // a and b elements
+  cudaDataType_t c;             // out elements
+  cublasComputeType_t compute;
+  std::size_t ab_size, c_size;  // bytes per element
+  bool f64;                     // alpha and beta are double (else float)
+};
+
+GemmTypes types_for(const GemmSpec& s, DType out_dtype) {
+  if (out_dtype == DType::f64) {
+    if (s.math != GemmMath::exact) throw_message(std::string(s.op) + ": f64 products have no reduced-precision math");
+    return {CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 8, 8, true};
+  }
+  if (out_dtype != DType::f32) fail_dtype(s.op, out_dtype);
+  switch (s.math) {
+    case GemmMath::exact: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 4, 4, false};
+    case GemmMath::tf32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4, false};
+    case GemmMath::bf16: return {CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, 2, 4, false};
+  }
+  fail_dtype(s.op, out_dtype);
+}
+
+// One strided batch of products c[i] = op(a[i]) op(b[i]) (+ c[i] when accumulate), all row-major:
 //   a: (count, m, k), or (count, k, m) with ta; entries stride_a elements apart (0: shared)
 //   b: (count, k, n), or (count, n, k) with tb; entries stride_b elements apart (0: shared)
 //   c: (count, m, n), entries m * n apart (never shared: cuBLAS may run entries concurrently)
 // m, n, k, count fit in int (checked by the caller).
-template <typename T>
-void gemm_strided(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const T* a,
-                  std::int64_t stride_a, const T* b, std::int64_t stride_b, T beta, T* c,
-                  std::int64_t count, cublasHandle_t handle) {
+void gemm_strided(const GemmTypes& t, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                  const void* a, std::int64_t stride_a, const void* b, std::int64_t stride_b, bool accumulate,
+                  void* c, std::int64_t count, cublasHandle_t handle) {
   const int lda = static_cast<int>(std::max<std::int64_t>(1, ta ? m : k));
   const int ldb = static_cast<int>(std::max<std::int64_t>(1, tb ? k : n));
   const int ldc = static_cast<int>(std::max<std::int64_t>(1, n));
@@ -48,27 +84,28 @@ void gemm_strided(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t
   const auto cm = static_cast<int>(n), cn = static_cast<int>(m), ck = static_cast<int>(k);
   const auto batch = static_cast<int>(count);
   const long long sa = stride_a, sb = stride_b, sc = m * n;
-  const T alpha = T(1);
+  // alpha = 1, beta = 0 or 1, in the compute type's scalar type (host pointers).
+  const double one_d = 1.0, zero_d = 0.0;
+  const float one_f = 1.0f, zero_f = 0.0f;
+  const void* alpha = t.f64 ? static_cast<const void*>(&one_d) : static_cast<const void*>(&one_f);
+  const void* beta = t.f64 ? static_cast<const void*>(accumulate ? &one_d : &zero_d)
+                           : static_cast<const void*>(accumulate ? &one_f : &zero_f);
   // Column-major C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m).
-  if constexpr (std::is_same_v<T, float>) {
-    ATTNLAB_CUBLAS_CHECK(cublasSgemmStridedBatched(handle, op_b, op_a, cm, cn, ck, &alpha, b, ldb,
-                                                   sb, a, lda, sa, &beta, c, ldc, sc, batch));
-  } else {
-    ATTNLAB_CUBLAS_CHECK(cublasDgemmStridedBatched(handle, op_b, op_a, cm, cn, ck, &alpha, b, ldb,
-                                                   sb, a, lda, sa, &beta, c, ldc, sc, batch));
-  }
+  ATTNLAB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(handle, op_b, op_a, cm, cn, ck, alpha, b, t.ab, ldb, sb, a,
+                                                  t.ab, lda, sa, beta, c, t.c, ldc, sc, batch, t.compute,
+                                                  CUBLAS_GEMM_DEFAULT));
 }
 
-template <typename T>
-void gemm_typed(const GemmSpec& s, const T* a, const T* b, T* c, const Context& ctx) {
+void gemm_all(const GemmSpec& s, const GemmTypes& t, const char* a, const char* b, char* c, const Context& ctx) {
   cublasHandle_t handle = ctx.cublas();
-  const std::int64_t a_stride = s.a_shared ? 0 : s.m * s.k;
+  const std::int64_t a_stride = s.a_shared ? 0 : s.m * s.k;  // elements
   const std::int64_t b_stride = s.b_shared ? 0 : s.k * s.n;
-  const T beta = s.accumulate ? T(1) : T(0);
+  const auto a_at = [&](std::int64_t i) { return a + static_cast<std::size_t>(i * a_stride) * t.ab_size; };
+  const auto b_at = [&](std::int64_t i) { return b + static_cast<std::size_t>(i * b_stride) * t.ab_size; };
 
   if (s.k == 0) {  // empty sums: the products are zero
     if (!s.accumulate) {
-      const auto bytes = static_cast<std::size_t>((s.reduce ? 1 : s.batch) * s.m * s.n) * sizeof(T);
+      const auto bytes = static_cast<std::size_t>((s.reduce ? 1 : s.batch) * s.m * s.n) * t.c_size;
       ATTNLAB_CUDA_CHECK(cudaMemsetAsync(c, 0, bytes, ctx.stream()));
     }
     return;
@@ -78,15 +115,15 @@ void gemm_typed(const GemmSpec& s, const T* a, const T* b, T* c, const Context& 
     // A shared, untransposed b against a batch of untransposed a: the stacked a matrices are one
     // [batch * m, k] matrix, so the whole batch is one GEMM (the linear-layer case).
     if (s.b_shared && !s.a_shared && !s.trans_a && s.batch > 1 && fits_int(s.batch * s.m)) {
-      gemm_strided<T>(false, s.trans_b, s.batch * s.m, s.n, s.k, a, 0, b, 0, beta, c, 1, handle);
+      gemm_strided(t, false, s.trans_b, s.batch * s.m, s.n, s.k, a, 0, b, 0, s.accumulate, c, 1, handle);
       return;
     }
     // Otherwise one strided-batched call (a shared operand has stride 0), in chunks of at most
     // INT_MAX entries.
     for (std::int64_t first = 0; first < s.batch; first += kIntMax) {
       const std::int64_t count = std::min(kIntMax, s.batch - first);
-      gemm_strided<T>(s.trans_a, s.trans_b, s.m, s.n, s.k, a + first * a_stride, a_stride,
-                      b + first * b_stride, b_stride, beta, c + first * s.m * s.n, count, handle);
+      gemm_strided(t, s.trans_a, s.trans_b, s.m, s.n, s.k, a_at(first), a_stride, b_at(first), b_stride,
+                   s.accumulate, c + static_cast<std::size_t>(first * s.m * s.n) * t.c_size, count, handle);
     }
     return;
   }
@@ -96,15 +133,14 @@ void gemm_typed(const GemmSpec& s, const T* a, const T* b, T* c, const Context& 
   // matrices are the flat buffers (the weight gradient of a linear layer).
   if (s.batch == 1 ||
       (s.trans_a && !s.trans_b && !s.a_shared && !s.b_shared && fits_int(s.batch * s.k))) {
-    gemm_strided<T>(s.trans_a, s.trans_b, s.m, s.n, s.batch * s.k, a, 0, b, 0, beta, c, 1, handle);
+    gemm_strided(t, s.trans_a, s.trans_b, s.m, s.n, s.batch * s.k, a, 0, b, 0, s.accumulate, c, 1, handle);
     return;
   }
   // Otherwise accumulate one product after the other into c (beta = 1 after the first); the
   // calls are ordered on the context's stream.
-  for (std::int64_t i = 0; i < s.batch; ++i) {
-    gemm_strided<T>(s.trans_a, s.trans_b, s.m, s.n, s.k, a + i * a_stride, 0, b + i * b_stride, 0,
-                    i == 0 ? beta : T(1), c, 1, handle);
-  }
+  for (std::int64_t i = 0; i < s.batch; ++i)
+    gemm_strided(t, s.trans_a, s.trans_b, s.m, s.n, s.k, a_at(i), 0, b_at(i), 0, i == 0 ? s.accumulate : true, c,
+                 1, handle);
 }
 
 // out[r, j] = row[j] for r < rows (grid-stride over the n = rows * cols elements).
@@ -131,21 +167,15 @@ void launch_fill_rows(const T* row, std::int64_t cols, T* out, std::int64_t rows
   ATTNLAB_CUDA_CHECK_LAUNCH();
 }
 
-[[noreturn]] void fail_dtype(std::string_view op, DType dtype) {
-  throw_message(std::string(op) + ": the CUDA kernel supports f32 and f64, got " +
-                std::string(dtype_name(dtype)));
-}
-
 }  // namespace
 
-void gemm(const GemmSpec& spec, DType dtype, int device_index, const void* a, const void* b,
-          void* out) {
-  if (dtype != DType::f32 && dtype != DType::f64) fail_dtype(spec.op, dtype);
+void gemm(const GemmSpec& spec, DType out_dtype, int device_index, const void* a, const void* b, void* out) {
+  const GemmTypes types = types_for(spec, out_dtype);
   const Context& ctx = Context::get(device_index);
   ctx.make_current();
   if (spec.m == 0 || spec.n == 0 || spec.batch == 0) {
     if (spec.reduce && !spec.accumulate && spec.m * spec.n > 0) {  // a sum over nothing
-      const auto bytes = static_cast<std::size_t>(spec.m * spec.n) * dtype_size(dtype);
+      const auto bytes = static_cast<std::size_t>(spec.m * spec.n) * types.c_size;
       ATTNLAB_CUDA_CHECK(cudaMemsetAsync(out, 0, bytes, ctx.stream()));
     }
     return;
@@ -154,13 +184,20 @@ void gemm(const GemmSpec& spec, DType dtype, int device_index, const void* a, co
     throw_message(std::string(spec.op) + ": extents m = " + std::to_string(spec.m) +
                   ", n = " + std::to_string(spec.n) + ", k = " + std::to_string(spec.k) +
                   " exceed the cuBLAS integer range");
-  if (dtype == DType::f32) {
-    gemm_typed<float>(spec, static_cast<const float*>(a), static_cast<const float*>(b),
-                      static_cast<float*>(out), ctx);
-  } else {
-    gemm_typed<double>(spec, static_cast<const double*>(a), static_cast<const double*>(b),
-                       static_cast<double*>(out), ctx);
-  }
+  gemm_all(spec, types, static_cast<const char*>(a), static_cast<const char*>(b), static_cast<char*>(out), ctx);
+}
+
+void gemm_bias(const GemmSpec& spec, DType out_dtype, int device_index, const void* a, const void* b,
+               const void* bias, void* out) {
+  // The linear layer's shape: one product x (m, k) W(n, k)^T, written (not accumulated).
+  const bool linear_shape = spec.batch == 1 && !spec.trans_a && spec.trans_b && !spec.reduce && !spec.accumulate &&
+                            spec.m > 0 && spec.n > 0 && spec.k > 0 && fits_int(spec.m) && fits_int(spec.n) &&
+                            fits_int(spec.k);
+  if (out_dtype == DType::f32 && linear_shape && gemm_bias_lt(spec, device_index, a, b, bias, out)) return;
+  fill_rows(out_dtype, device_index, bias, spec.n, out, spec.batch * spec.m);
+  GemmSpec s = spec;
+  s.accumulate = true;
+  gemm(s, out_dtype, device_index, a, b, out);
 }
 
 void fill_rows(DType dtype, int device_index, const void* row, std::int64_t cols, void* out,

@@ -1,7 +1,7 @@
 #pragma once
-// Raw entry points of the CUDA matmul kernels (matmul_cuda.cu, cuBLAS). Plain header: device
-// pointers and the GemmSpec only. Reach them through gemm_cuda / fill_rows_cuda of
-// matmul_kernels.h, which the dispatch macros call.
+// Raw entry points of the CUDA matmul kernels (matmul_cuda.cu: cuBLAS; matmul_lt_cuda.cu:
+// cuBLASLt). Plain header: device pointers and the GemmSpec only. Reach them through gemm_cuda /
+// fill_rows_cuda / gemm_bias_cuda of matmul_kernels.h, which the dispatch macros call.
 #include <cstdint>
 
 #include "attnlab/dtype.h"
@@ -9,14 +9,25 @@
 
 namespace attnlab::cuda {
 
-// The products of `spec` (see GemmSpec) on device `device_index`; a, b, out are device pointers
-// of `dtype` (f32 or f64; anything else throws), contiguous row-major. Queued on the device's
-// context stream. Throws attnlab::Error on an unsupported dtype, extents beyond cuBLAS's int
-// range, or a CUDA / cuBLAS failure (naming the call and file:line).
-void gemm(const detail::GemmSpec& spec, DType dtype, int device_index, const void* a,
-          const void* b, void* out);
+// The products of `spec` (see GemmSpec) on device `device_index`; out is a device pointer of
+// `out_dtype` (f32 or f64), a and b of the same dtype, or bf16 under GemmMath::bf16 (then out is
+// f32); all contiguous row-major. Queued on the device's context stream. Throws attnlab::Error on
+// an unsupported dtype, extents beyond cuBLAS's int range, or a CUDA / cuBLAS failure (naming the
+// call and file:line).
+void gemm(const detail::GemmSpec& spec, DType out_dtype, int device_index, const void* a, const void* b,
+          void* out);
 // out (rows, cols) = row (cols) broadcast over the rows; f32 or f64.
 void fill_rows(DType dtype, int device_index, const void* row, std::int64_t cols, void* out,
                std::int64_t rows);
+// out (m, n) = a (m, k) b(n, k)^T + bias (n) broadcast over the rows: linear with a bias. One
+// cuBLASLt matmul with the bias epilogue for f32 out (exact, tf32 or bf16 math); f64, and shapes
+// cuBLASLt has no algorithm for, run fill_rows then an accumulating gemm.
+void gemm_bias(const detail::GemmSpec& spec, DType out_dtype, int device_index, const void* a, const void* b,
+               const void* bias, void* out);
+
+// The cuBLASLt bias-epilogue product alone (matmul_lt_cuda.cu); false, with nothing queued, when
+// cuBLASLt has no algorithm for the shapes and alignments. out_dtype must be f32.
+bool gemm_bias_lt(const detail::GemmSpec& spec, int device_index, const void* a, const void* b, const void* bias,
+                  void* out);
 
 }  // namespace attnlab::cuda

@@ -12,7 +12,7 @@ void reduce_sum_cuda(std::string_view op, const Tensor& x, std::int64_t outer, s
     const std::int64_t chunks = inner == 1 ? (n + cuda_reduce::kChunk - 1) / cuda_reduce::kChunk : 0;
     Tensor partial = Tensor::empty(Shape{outer * chunks}, DType::f64, x.device());
     cuda_reduce::sum<T>(x.numel() > 0 ? x.data<T>() : nullptr, outer, n, inner, scale, partial.data<double>(),
-                        out.data<T>(), x.device().index, cuda::kDefaultStream);
+                        out.data<T>(), x.device().index, cuda::current_stream(x.device().index));
   });
 }
 
@@ -22,7 +22,7 @@ void reduce_sum_backward_cuda(std::string_view op, const Tensor& g, std::int64_t
     using T = typename decltype(tag)::type;
     if (dx.numel() == 0) return;
     cuda_reduce::sum_backward<T>(g.data<T>(), outer, n, inner, scale, dx.data<T>(), g.device().index,
-                                 cuda::kDefaultStream);
+                                 cuda::current_stream(g.device().index));
   });
 }
 

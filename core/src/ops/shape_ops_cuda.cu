@@ -55,6 +55,23 @@ void copy_rows(void* dst, std::size_t dpitch, const void* src, std::size_t spitc
                std::size_t height, int device, cudaStream_t stream) {
   if (width == 0 || height == 0) return;
   ATTNLAB_CUDA_CHECK(cudaSetDevice(device));
+  // cudaMemcpy2DAsync refuses a pitch above the device's limit (cudaDevAttrMaxPitch, 2^31 - 1
+  // bytes on current GPUs) with cudaErrorInvalidPitchValue. A split or concat along axis 0 has
+  // height 1 and a pitch of the whole tensor, so any tensor over 2 GiB would fail: a single row,
+  // or rows without gaps, is one plain copy; rows over the limit are copied one by one.
+  if (height == 1 || (dpitch == width && spitch == width)) {
+    ATTNLAB_CUDA_CHECK(cudaMemcpyAsync(dst, src, width * height, cudaMemcpyDeviceToDevice, stream));
+    return;
+  }
+  int max_pitch = 0;
+  ATTNLAB_CUDA_CHECK(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device));
+  if (dpitch > static_cast<std::size_t>(max_pitch) || spitch > static_cast<std::size_t>(max_pitch)) {
+    for (std::size_t r = 0; r < height; ++r)
+      ATTNLAB_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + r * dpitch,
+                                         static_cast<const char*>(src) + r * spitch, width,
+                                         cudaMemcpyDeviceToDevice, stream));
+    return;
+  }
   ATTNLAB_CUDA_CHECK(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice, stream));
 }
 

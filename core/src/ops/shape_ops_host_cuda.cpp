@@ -27,7 +27,7 @@ void permute_cuda(const Tensor& x, const std::vector<int>& dims, Tensor& out) {
     index.in_strides[i] = in_strides[d];
   }
   cuda_shape_ops::permute(x.raw_data(), dtype_size(x.dtype()), x.numel(), index, out.raw_data(),
-                          x.device().index, cuda::kDefaultStream);
+                          x.device().index, cuda::current_stream(x.device().index));
 }
 
 void split_cuda(const Tensor& x, int axis, std::vector<Tensor>& outs) {
@@ -42,7 +42,7 @@ void split_cuda(const Tensor& x, int axis, std::vector<Tensor>& outs) {
   for (Tensor& o : outs) {
     const std::size_t b = static_cast<std::size_t>(o.dim(axis) * inner) * esize;
     cuda_shape_ops::copy_rows(o.raw_data(), b, src + offset, row_bytes, b, outer, x.device().index,
-                              cuda::kDefaultStream);
+                              cuda::current_stream(x.device().index));
     offset += b;
   }
 }
@@ -59,7 +59,7 @@ void concat_cuda(const std::vector<Tensor>& parts, int axis, Tensor& out) {
   for (const Tensor& p : parts) {
     const std::size_t b = static_cast<std::size_t>(p.dim(axis) * inner) * esize;
     cuda_shape_ops::copy_rows(dst + offset, row_bytes, p.raw_data(), b, b, outer, out.device().index,
-                              cuda::kDefaultStream);
+                              cuda::current_stream(out.device().index));
     offset += b;
   }
 }

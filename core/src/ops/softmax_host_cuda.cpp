@@ -38,7 +38,7 @@ void softmax_forward_cuda(const Tensor& x, const Tensor& mask, bool causal, bool
         mask.defined() ? mask_index(op, x.shape(), mask.shape()) : cuda_softmax::MaskIndex{};
     cuda_softmax::forward<T>(x.data<T>(), mask.defined() ? mask.data<T>() : nullptr, index, x.numel() / cols,
                              cols, causal, causal ? x.dim(-2) : 1, log, y.data<T>(), x.device().index,
-                             cuda::kDefaultStream);
+                             cuda::current_stream(x.device().index));
   });
 }
 
@@ -48,7 +48,7 @@ void softmax_backward_cuda(const Tensor& y, const Tensor& dy, bool log, Tensor& 
     const std::int64_t cols = y.dim(-1);
     if (cols == 0 || y.numel() == 0) return;
     cuda_softmax::backward<T>(y.data<T>(), dy.data<T>(), y.numel() / cols, cols, log, dx.data<T>(),
-                              y.device().index, cuda::kDefaultStream);
+                              y.device().index, cuda::current_stream(y.device().index));
   });
 }
 

@@ -3,9 +3,8 @@
 #include <limits>
 #include <memory>
 
-#include <fmt/format.h>
-
 #include "attnlab/ops.h"
+#include "attnlab/plugin/attention_support.h"
 #include "attnlab/testing/gradcheck.h"
 #include "plugin/conformance_support.h"
 
@@ -14,56 +13,12 @@ namespace {
 
 constexpr std::int64_t kB = 2, kTq = 4, kTk = 5, kD = 8;
 
-// The largest difference between two computations that must agree up to rounding.
-double tolerance(const ConformanceOptions& options) {
-  if (options.tolerance > 0) return options.tolerance;
-  switch (options.dtype) {
-    case DType::f64: return 1e-10;
-    case DType::f32: return 1e-5;
-    default: return 3e-2;
-  }
-}
-
-// Values uniform in [-1, 1) from seed, of the kit's dtype on its device.
-Tensor input(const Shape& shape, std::uint64_t seed, const ConformanceOptions& options) {
-  return random_input(shape, seed, options.device).to(options.dtype);
-}
-
-// Empty when the plugin's capabilities cover the kit's device and dtype; else what they cover.
-std::string unsupported(const AttentionCapabilities& caps, const ConformanceOptions& options) {
-  const bool device = std::find(caps.devices.begin(), caps.devices.end(), options.device.kind) != caps.devices.end();
-  const bool dtype = std::find(caps.dtypes.begin(), caps.dtypes.end(), options.dtype) != caps.dtypes.end();
-  if (device && dtype) return {};
-  std::vector<std::string_view> devices, dtypes;
-  for (DeviceKind k : caps.devices) devices.push_back(kDeviceKindNames[static_cast<std::size_t>(k)]);
-  for (DType t : caps.dtypes) dtypes.push_back(dtype_name(t));
-  return fmt::format("the kit ran on {} in {}, but the plugin supports devices [{}] and dtypes [{}]",
-                     options.device.str(), dtype_name(options.dtype), fmt::join(devices, ", "), fmt::join(dtypes, ", "));
-}
-
-struct Instance {
-  std::unique_ptr<Generator> init, dropout;
-  std::shared_ptr<Attention> module;
-};
-
-Instance build(const Registry& registry, const std::string& name, const ConformanceOptions& options,
-               std::uint64_t seed, double attention_dropout = 0.0) {
-  Instance in{std::make_unique<Generator>(seed), std::make_unique<Generator>(seed + 1000), nullptr};
-  BuildContext ctx =
-      small_context(registry, PluginFamily::attention, name, options, *in.init, *in.dropout, options.dtype);
-  ctx.seed = seed;
-  ctx.dropout.attention = attention_dropout;
-  in.module = registry.make_attention(name, ctx);
-  in.module->eval();
-  return in;
-}
-
 // [B, Tk] additive mask: key `pad_from..` of batch row `row` is padding.
-Tensor padding_mask(std::int64_t row, std::int64_t pad_from, const ConformanceOptions& options) {
+Tensor padding_mask(std::int64_t row, std::int64_t pad_from, Device device, DType dtype) {
   std::vector<double> m(static_cast<std::size_t>(kB * kTk), 0.0);
   for (std::int64_t j = pad_from; j < kTk; ++j)
     m[static_cast<std::size_t>(row * kTk + j)] = -std::numeric_limits<double>::infinity();
-  return Tensor::from_vector<double>({kB, kTk}, m).to(options.dtype).to(options.device);
+  return Tensor::from_vector<double>({kB, kTk}, m).to(dtype).to(device);
 }
 
 // x with positions [from, T) of every batch row replaced by other values.
@@ -88,27 +43,77 @@ Tensor swap_rows(const Tensor& x) {
   return concat({parts[1], parts[0]}, 0);
 }
 
+double tolerance_for(DType dtype) {
+  switch (dtype) {
+    case DType::f64: return 1e-10;
+    case DType::f32: return 1e-4;
+    default: return 5e-2;
+  }
+}
+
 }  // namespace
+
+AttentionSetup attention_setup(const Registry& registry, const std::string& name, const ConformanceOptions& options) {
+  AttentionSetup setup;
+  const AttentionDeviceSupport* s = registry.find(PluginFamily::attention, name).capabilities.on(options.device.kind);
+  if (options.dtype) setup.dtype = *options.dtype;
+  else if (s && std::find(s->dtypes.begin(), s->dtypes.end(), DType::f64) == s->dtypes.end() && !s->dtypes.empty())
+    setup.dtype = std::find(s->dtypes.begin(), s->dtypes.end(), DType::f32) != s->dtypes.end() ? DType::f32 : s->dtypes[0];
+  if (s && !s->head_dims.empty()) {
+    std::vector<std::int64_t> sizes = s->head_dims;
+    std::sort(sizes.begin(), sizes.end());
+    setup.d_k = sizes[0];
+    setup.d_v = sizes.size() > 1 ? sizes[1] : sizes[0];
+  }
+  if (options.d_k > 0) setup.d_k = options.d_k;
+  if (options.d_v > 0) setup.d_v = options.d_v;
+  setup.tol = options.tolerance > 0 ? options.tolerance : tolerance_for(setup.dtype);
+  return setup;
+}
+
+AttentionInstance build_attention(const Registry& registry, const std::string& name, const ConformanceOptions& options,
+                                  const AttentionSetup& setup, std::uint64_t seed, double attention_dropout) {
+  AttentionInstance in{std::make_unique<Generator>(seed), std::make_unique<Generator>(seed + 1000), nullptr};
+  BuildContext ctx =
+      small_context(registry, PluginFamily::attention, name, options, *in.init, *in.dropout, setup.dtype);
+  ctx.dims.d_k = setup.d_k;
+  ctx.dims.d_v = setup.d_v;
+  ctx.seed = seed;
+  ctx.dropout.attention = attention_dropout;
+  // Options the plugin does not declare (a reference plugin's view of the options) are left out.
+  std::map<std::string, OptionValue> own;
+  for (const auto& spec : registry.find(PluginFamily::attention, name).options)
+    if (auto it = options.options.find(spec.name); it != options.options.end()) own[spec.name] = it->second;
+  ctx.options = Options::with_defaults(registry.find(PluginFamily::attention, name).options, own);
+  in.module = registry.make_attention(name, ctx);
+  in.module->eval();
+  return in;
+}
 
 void check_attention(const Registry& registry, const std::string& name,
                      const ConformanceOptions& options, ConformanceReport& report) {
   const Device dev = options.device;
-  const double tol = tolerance(options);
-  try {
-    const std::string why = unsupported(build(registry, name, options, 5).module->capabilities(), options);
-    if (!why.empty()) {
-      report.not_applicable = why;
-      return;
-    }
-  } catch (const std::exception& e) {
-    report.checks.push_back({fmt::format("builds with the kit's dimensions (d_model {}, h 2, d_k {}, d_v {}, {})",
-                                         kD, options.d_k, options.d_v, dtype_name(options.dtype)),
-                             false, e.what()});
-    return;
-  }
-  const Tensor q = input({kB, kTq, kD}, 1, options);
-  const Tensor kv = input({kB, kTk, kD}, 2, options);
-  const Tensor x = input({kB, kTk, kD}, 3, options);
+  const AttentionSetup setup = attention_setup(registry, name, options);
+  const DType dt = setup.dtype;
+  const double kTol = setup.tol;
+  auto build = [&](const Registry& reg, const std::string& plugin, const ConformanceOptions& opts, std::uint64_t seed,
+                   double attention_dropout = 0.0) {
+    return build_attention(reg, plugin, opts, setup, seed, attention_dropout);
+  };
+  auto compare = [](const Tensor& a, const Tensor& b, double tol, const std::string& what) {
+    return compare_close(a, b, tol, what);
+  };
+  const Tensor q = random_input({kB, kTq, kD}, 1, dev).to(dt);
+  const Tensor kv = random_input({kB, kTk, kD}, 2, dev).to(dt);
+  const Tensor x = random_input({kB, kTk, kD}, 3, dev).to(dt);
+
+  run_check(report, fmt::format("serves the kit's model on {} ({}, d_k {}, d_v {})", dev.str(), dtype_name(dt),
+                                setup.d_k, setup.d_v),
+            [&]() -> std::string {
+              const auto problem = check_attention_support(registry.find(PluginFamily::attention, name), dev, dt,
+                                                           setup.d_k, setup.d_v);
+              return problem ? *problem : std::string();
+            });
 
   run_check(report, "output shapes", [&] {
     auto a = build(registry, name, options, 5);
@@ -120,10 +125,9 @@ void check_attention(const Registry& registry, const std::string& name,
   });
 
   run_check(report, "gradients of inputs and parameters (finite differences)", [&]() -> std::string {
-    // Finite differences run on the host reference in f64.
-    if (!dev.is_cpu() || options.dtype != DType::f64) return {};
+    if (!dev.is_cpu() || dt != DType::f64) return {};  // finite differences run on the host, in f64
     auto a = build(registry, name, options, 5);
-    Tensor mask = padding_mask(1, 3, options);
+    Tensor mask = padding_mask(1, 3, dev, dt);
     auto result = testing::gradcheck(
         [&](const std::vector<Tensor>& in) {
           return a.module->forward({.query = in[0], .key = in[1], .value = in[1], .key_padding_mask = mask});
@@ -134,11 +138,11 @@ void check_attention(const Registry& registry, const std::string& name,
 
   run_check(report, "padding keys receive zero weight", [&] {
     auto a = build(registry, name, options, 5);
-    Tensor mask = padding_mask(0, 3, options);
+    Tensor mask = padding_mask(0, 3, dev, dt);
     Tensor before = a.module->forward({.query = q, .key = kv, .value = kv, .key_padding_mask = mask});
     Tensor changed = perturb_from(kv, 0, 3, 77);
     Tensor after = a.module->forward({.query = q, .key = changed, .value = changed, .key_padding_mask = mask});
-    return compare(before, after, tol, "output after changing padded keys and values");
+    return compare(before, after, kTol, "output after changing padded keys and values");
   });
 
   run_check(report, "causal masking hides later positions", [&] {
@@ -146,7 +150,7 @@ void check_attention(const Registry& registry, const std::string& name,
     Tensor before = a.module->forward({.query = x, .key = x, .value = x, .causal = true});
     Tensor changed = perturb_from(x, -1, 3, 78);
     Tensor after = a.module->forward({.query = changed, .key = changed, .value = changed, .causal = true});
-    return compare(slice_time(before, 0, 3), slice_time(after, 0, 3), tol,
+    return compare(slice_time(before, 0, 3), slice_time(after, 0, 3), kTol,
                    "outputs at positions 0..2 after changing positions 3..4");
   });
 
@@ -159,7 +163,7 @@ void check_attention(const Registry& registry, const std::string& name,
       Tensor s = slice_time(x, t, t + 1);
       steps.push_back(a.module->forward({.query = s, .key = s, .value = s, .causal = true, .cache = &cache}));
     }
-    return compare(full, concat(steps, 1), tol, "step-by-step output");
+    return compare(full, concat(steps, 1), kTol, "step-by-step output");
   });
 
   run_check(report, "incremental cross-attention with a static cache equals full", [&] {
@@ -172,7 +176,7 @@ void check_attention(const Registry& registry, const std::string& name,
       Tensor s = slice_time(q, t, t + 1);
       steps.push_back(a.module->forward({.query = s, .key = kv, .value = kv, .cache = &cache}));
     }
-    return compare(full, concat(steps, 1), tol, "step-by-step output");
+    return compare(full, concat(steps, 1), kTol, "step-by-step output");
   });
 
   run_check(report, "a reordered cache continues the reordered batch", [&] {
@@ -187,12 +191,14 @@ void check_attention(const Registry& registry, const std::string& name,
       Tensor out = a.module->forward({.query = s, .key = s, .value = s, .causal = true, .cache = &cache});
       if (t >= 2) later.push_back(out);
     }
-    return compare(slice_time(full, 2, kTk), concat(later, 1), tol, "outputs after the reorder");
+    return compare(slice_time(full, 2, kTk), concat(later, 1), kTol, "outputs after the reorder");
   });
 
   run_check(report, "same seed gives the same parameters and output", [&]() -> std::string {
-    // With attention dropout where the plugin supports it, so that the masks must repeat too.
-    const double rate = build(registry, name, options, 11).module->capabilities().attention_dropout ? 0.2 : 0.0;
+    // With attention dropout where the plugin serves it, so that the masks must repeat too.
+    const AttentionDeviceSupport* support =
+        registry.find(PluginFamily::attention, name).capabilities.on(dev.kind);
+    const double rate = !support || support->attention_dropout ? 0.2 : 0.0;
     auto a = build(registry, name, options, 11, rate);
     auto b = build(registry, name, options, 11, rate);
     auto c = build(registry, name, options, 12, rate);
@@ -212,6 +218,8 @@ void check_attention(const Registry& registry, const std::string& name,
     Tensor ob = b.module->forward({.query = q, .key = kv, .value = kv});
     return compare(oa, ob, 0.0, fmt::format("training-mode output (attention dropout {})", rate));
   });
+
+  if (!options.reference.empty()) check_attention_reference(registry, name, options, setup, report);
 }
 
 }  // namespace attnlab::conformance

@@ -1,6 +1,7 @@
 #pragma once
 // Shared pieces of the conformance checks (conformance_*.cpp).
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "attnlab/plugin/conformance.h"
@@ -24,6 +25,30 @@ Tensor random_input(const Shape& shape, std::uint64_t seed, Device device);
 
 // Slices [:, begin:end, ...] of a [B, T, ...] tensor.
 Tensor slice_time(const Tensor& x, std::int64_t begin, std::int64_t end);
+
+// The attention checks' element type, head sizes and tolerance for a plugin on the kit's device
+// (ConformanceOptions::dtype, d_k, d_v and the plugin's declared capabilities).
+struct AttentionSetup {
+  DType dtype = DType::f64;
+  std::int64_t d_k = 3, d_v = 5;
+  double tol = 1e-10;  // for results that must agree up to rounding (relative to 1 + |value|)
+};
+AttentionSetup attention_setup(const Registry& registry, const std::string& name, const ConformanceOptions& options);
+
+// One attention module of the small model, in evaluation mode, with its own generators.
+struct AttentionInstance {
+  std::unique_ptr<Generator> init, dropout;
+  std::shared_ptr<Attention> module;
+};
+AttentionInstance build_attention(const Registry& registry, const std::string& name, const ConformanceOptions& options,
+                                  const AttentionSetup& setup, std::uint64_t seed, double attention_dropout = 0.0);
+
+// Empty when |a - b| <= tol (1 + |b|) everywhere; else a message naming what and the worst element.
+std::string compare_close(const Tensor& a, const Tensor& b, double tol, const std::string& what);
+
+// The comparison with options.reference (conformance_reference.cpp).
+void check_attention_reference(const Registry& registry, const std::string& name, const ConformanceOptions& options,
+                               const AttentionSetup& setup, ConformanceReport& report);
 
 void check_attention(const Registry& registry, const std::string& name,
                      const ConformanceOptions& options, ConformanceReport& report);

@@ -23,6 +23,12 @@ void Registry::add(Entry entry) {
 
 void Registry::add_attention(PluginInfo info, PluginFactory<Attention> factory) {
   info.family = PluginFamily::attention;
+  const auto& devices = info.capabilities.devices;
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    for (std::size_t j = i + 1; j < devices.size(); ++j)
+      ATTNLAB_CHECK(devices[i].device != devices[j].device,
+                    "attention plugin '{}' ({}) declares its {} capabilities twice", info.name, current_source_,
+                    kDeviceKindNames[static_cast<std::size_t>(devices[i].device)]);
   add({std::move(info), std::move(factory), {}, {}, {}});
 }
 void Registry::add_positional(PluginInfo info, PluginFactory<PositionalEncoding> factory) {

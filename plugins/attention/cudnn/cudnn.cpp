@@ -18,19 +18,19 @@ using namespace attnlab::cudnn_attention;
 
 constexpr std::string_view kCudaOnly = "cudnn attention runs on CUDA devices only; use scaled_dot or flash";
 
+// What it serves, declared at registration: CUDA only; bf16, and f32 tensors converted to bf16
+// around each call (so f32 models compute their attention in bf16); head sizes multiples of 8 up
+// to 128; padding masks (as per-batch key lengths: a suffix of each row), causal masking, one
+// query step against the KV cache; no attention dropout.
 AttentionCapabilities cudnn_capabilities() {
+  AttentionDeviceSupport cuda{.device = DeviceKind::cuda, .dtypes = {DType::bf16, DType::f32}};
+  for (std::int64_t d = 8; d <= 128; d += 8) cuda.head_dims.push_back(d);
+  cuda.padding_mask = true;
+  cuda.causal = true;
+  cuda.incremental = true;
+  cuda.attention_dropout = false;
   AttentionCapabilities caps;
-  caps.dtypes = {DType::bf16, DType::f32};
-  caps.devices = {DeviceKind::cuda};
-  for (std::int64_t d = 8; d <= 128; d += 8) caps.head_dims.push_back(d);
-  caps.padding_mask = true;
-  caps.causal = true;
-  caps.incremental = true;
-  caps.attention_dropout = false;
-  caps.notes =
-      "computes in bf16 with f32 softmax and accumulation (cuDNN >= 9.0 fused attention); f32 tensors are "
-      "converted to bf16 around each call; padding masks must mask a suffix of each row; causal attention needs "
-      "Tq == Tk or one query step; no attention dropout";
+  caps.devices = {cuda};
   return caps;
 }
 
@@ -88,8 +88,6 @@ class CudnnAttention final : public Attention {
                                                        .causal = c.causal});
   }
 
-  AttentionCapabilities capabilities() const override { return cudnn_capabilities(); }
-
  private:
   static void require_cuda(const Tensor& x) {
     ATTNLAB_CHECK(x.device().is_cuda(), "attention cudnn: {} (got {})", kCudaOnly, x.str());
@@ -113,9 +111,11 @@ void register_plugins(Registry& registry) {
   registry.add_attention(
       {.name = "cudnn",
        .version = "1.0.0",
-       .description = "multi-head scaled dot-product attention through cuDNN's fused attention (CUDA, bf16)",
+       .description = "multi-head scaled dot-product attention through cuDNN's fused flash attention (CUDA; "
+                      "computes in bf16, f32 tensors are converted; same parameters as scaled_dot)",
        .options = {{"bias", OptionType::boolean, OptionValue(true),
-                    "learn biases in the Q, K, V and output projections"}}},
+                    "learn biases in the Q, K, V and output projections"}},
+       .capabilities = cudnn_capabilities()},
       [](const BuildContext& ctx) { return std::make_shared<CudnnAttention>(ctx); });
 }
 

@@ -1,8 +1,8 @@
 // The one translation unit of the cudnn plugin that includes cuDNN (see cudnn_backend.h): the
 // graphs of sdpa_graph.h as cuDNN 9 backend descriptors (tensors, pointwise / reduction / matmul /
 // reshape operations, operation graph), an engine from the heuristics (mode A, then the fallback
-// list), an execution plan cached per problem, and execution with a variant pack on the legacy
-// default stream.
+// list), an execution plan cached per problem, and execution with a variant pack on the core's
+// stream of the device (attnlab::cuda_stream).
 #include "cudnn_backend.h"
 
 #include <cudnn.h>
@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "attnlab/device.h"
 #include "attnlab/error.h"
 #include "attnlab/tensor.h"
 
@@ -277,6 +278,7 @@ std::unique_ptr<Plan> build_plan(cudnnHandle_t handle, const SdpaGraph& graph, c
 
 struct CudnnSdpa::Impl {
   int device = 0;
+  cudaStream_t stream = nullptr;  // the core's stream of the device
   cudnnHandle_t handle = nullptr;
   std::mutex mutex;
   std::unordered_map<SdpaProblem, std::unique_ptr<Plan>, SdpaProblemHash> forward_plans, backward_plans;
@@ -323,8 +325,8 @@ struct CudnnSdpa::Impl {
     pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace_ptr);
     pack.finalize();
     ATTNLAB_CUDNN_CHECK(cudnnBackendExecute(handle, plan.plan->get(), pack.get()));
-    // The workspace tensor is freed on return; the core's allocator frees CUDA memory with
-    // cudaFree, which waits for the work queued on it.
+    // The workspace tensor is freed on return: the caching allocator hands its memory out again
+    // only to work queued behind this call on the same stream.
   }
 };
 
@@ -335,7 +337,10 @@ CudnnSdpa::CudnnSdpa(int device_index) : impl_(std::make_unique<Impl>()) {
   impl_->device = device_index;
   ATTNLAB_CUDNN_CUDA_CHECK(cudaSetDevice(device_index));
   ATTNLAB_CUDNN_CHECK(cudnnCreate(&impl_->handle));
-  ATTNLAB_CUDNN_CHECK(cudnnSetStream(impl_->handle, nullptr));  // the legacy default stream, as the core
+  // The core's stream: cuDNN's work stays ordered with the core's kernels, copies, synchronize()
+  // and the caching allocator's reuse of the memory it reads and writes.
+  impl_->stream = cuda_stream(Device::cuda(device_index));
+  ATTNLAB_CUDNN_CHECK(cudnnSetStream(impl_->handle, impl_->stream));
 }
 
 CudnnSdpa::~CudnnSdpa() = default;
@@ -383,8 +388,8 @@ void CudnnSdpa::backward(const SdpaProblem& p, const BackwardBuffers& b) {
   const auto bf16_bytes = [&](std::int64_t s, std::int64_t d) {
     return static_cast<std::size_t>(p.batch * p.heads * s * d) * sizeof(std::uint16_t);
   };
-  ATTNLAB_CUDNN_CUDA_CHECK(cudaMemsetAsync(b.d_k, 0, bf16_bytes(p.s_kv, p.d_qk), nullptr));
-  ATTNLAB_CUDNN_CUDA_CHECK(cudaMemsetAsync(b.d_v, 0, bf16_bytes(p.s_kv, p.d_v), nullptr));
+  ATTNLAB_CUDNN_CUDA_CHECK(cudaMemsetAsync(b.d_k, 0, bf16_bytes(p.s_kv, p.d_qk), impl_->stream));
+  ATTNLAB_CUDNN_CUDA_CHECK(cudaMemsetAsync(b.d_v, 0, bf16_bytes(p.s_kv, p.d_v), impl_->stream));
   float scale = b.scale, fill = std::numeric_limits<float>::lowest(), one = 1.0f;
   std::map<std::int64_t, void*> bound{{uid::q, const_cast<void*>(b.q)},
                                       {uid::k, const_cast<void*>(b.k)},

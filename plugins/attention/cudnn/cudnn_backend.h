@@ -35,7 +35,8 @@ struct BackwardBuffers {
 // One cuDNN handle on one CUDA device and the execution plans built on it, one per problem and
 // direction. Every cudnn attention module on a device shares it (for_device keeps only a weak
 // reference, so the handle goes when the last module and autograd node using it go). Work runs on
-// the device's legacy default stream, ordered with the core's kernels and copies. Thread-safe.
+// the core's stream of the device (attnlab::cuda_stream), ordered with the core's kernels and
+// copies. Thread-safe.
 class CudnnSdpa {
  public:
   // Throws an Error when the device is not visible or the cuDNN at run time is older than 9.0.

@@ -9,6 +9,9 @@ class LayerNorm : public Module {
   LayerNorm(std::int64_t features, double eps, DType dtype = DType::f32, Device device = Device::cpu());
   // x [..., features] -> same shape
   Tensor forward(const Tensor& x) const;
+  const Tensor& weight() const { return gamma_; }  // [features]
+  const Tensor& bias() const { return beta_; }     // [features]
+  double eps() const { return eps_; }
 
  private:
   double eps_;

@@ -4,6 +4,7 @@
 //   p <- p - lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
 // param, grad, m, v: same shape, dtype and device (floating).
 #include <cstdint>
+#include <span>
 
 #include "attnlab/tensor.h"
 
@@ -18,5 +19,14 @@ struct AdamHyper {
 };
 
 void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamHyper& hyper);
+
+// The same step on many tensors at once: for every i, what adam_step(params[i], grads[i], m[i],
+// v[i], hyper) does (bit for bit on the CPU), with params, m and v updated in place. The lists have
+// one length; entry i's four tensors share one shape (entries may differ, and may be empty); every
+// tensor is on one device and of one floating dtype, and no two params share storage. The CPU runs
+// one parallel loop over all elements, CUDA one kernel launch per batch of tensors. Every entry is
+// checked before anything changes.
+void adam_step_multi(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> m,
+                     std::span<const Tensor> v, const AdamHyper& hyper);
 
 }  // namespace attnlab

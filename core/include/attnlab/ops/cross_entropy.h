@@ -4,6 +4,13 @@
 // With smoothing eps the target distribution is q = (1 - eps) * onehot(y) + eps / V, and the
 // loss of a token is -sum_k q_k log softmax(logits)_k (eps = 0: the ordinary negative
 // log-likelihood). Ignored tokens contribute nothing and receive zero gradient.
+//
+// Memory: no pass materializes the [N, V] probabilities. The forward reads each row twice (its
+// maximum, then the sums of exp(x - max) and of x) and keeps for the backward the logits it was
+// given (a reference, not a copy), the targets and lse [N], the log-sum-exp of each row; its only
+// scratch is [N] row losses in f64, added in a fixed order. The backward recomputes
+// p = exp(x - lse) element by element straight into the logits' gradient, the one [N, V] tensor it
+// allocates. On CUDA each call also copies the targets to the host to check them (cross_entropy.cpp).
 #include <cstdint>
 
 #include "attnlab/tensor.h"

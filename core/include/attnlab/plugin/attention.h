@@ -1,7 +1,6 @@
 #pragma once
 // The attention family: maps queries, keys and values to one output per query.
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "attnlab/module.h"
@@ -45,20 +44,36 @@ struct AttentionCore {
   bool causal = false;
 };
 
-// What an implementation supports, checked before training starts.
-struct AttentionCapabilities {
-  // Tensor dtypes it accepts (how it computes may differ: see notes).
+// What an attention plugin serves on one kind of device. A plugin declares these when it registers
+// (PluginInfo::capabilities), so that an experiment or suite row it cannot serve is refused when it
+// is checked (attnlab check, attnlab train), not when the first batch reaches the plugin.
+struct AttentionDeviceSupport {
+  DeviceKind device = DeviceKind::cpu;
   std::vector<DType> dtypes{DType::f32, DType::f64};
-  std::vector<DeviceKind> devices{DeviceKind::cpu, DeviceKind::cuda};
-  // Supported per-head sizes; empty means any.
+  // Supported per-head sizes, for d_k and d_v alike; empty means any.
   std::vector<std::int64_t> head_dims;
-  bool padding_mask = true;
-  bool causal = true;
-  bool incremental = true;
-  // Dropout on the attention weights (BuildContext::dropout.attention > 0).
-  bool attention_dropout = true;
-  // Anything else a user should know (e.g. the precision it computes in), one line.
-  std::string notes;
+  bool padding_mask = true;       // AttentionInputs::key_padding_mask
+  bool causal = true;             // AttentionInputs::causal
+  bool incremental = true;        // AttentionInputs::cache (one query step against the KV cache)
+  bool attention_dropout = true;  // BuildContext::dropout.attention > 0
+};
+
+// One entry per device kind the plugin runs on; a kind without an entry is not served. The
+// default is what a plugin composed from core ops serves: f32 and f64, any head size, every
+// feature, on the CPU and on CUDA.
+struct AttentionCapabilities {
+  std::vector<AttentionDeviceSupport> devices = everywhere();
+  static std::vector<AttentionDeviceSupport> everywhere() {
+    AttentionDeviceSupport cpu, cuda;
+    cuda.device = DeviceKind::cuda;
+    return {cpu, cuda};
+  }
+  // The entry for `kind`, or null when the plugin does not run there.
+  const AttentionDeviceSupport* on(DeviceKind kind) const {
+    for (const auto& d : devices)
+      if (d.device == kind) return &d;
+    return nullptr;
+  }
 };
 
 class Attention : public Module {
@@ -70,7 +85,6 @@ class Attention : public Module {
   // q, k and v; for benchmarks and for comparing the cores of two plugins. Same device and dtype
   // rules as forward(). A plugin need not expose it: the default throws an Error saying so.
   virtual Tensor attend(const AttentionCore& core);
-  virtual AttentionCapabilities capabilities() const { return {}; }
 };
 
 }  // namespace attnlab

@@ -3,15 +3,15 @@
 // plugin, in-tree or out-of-tree (`attnlab plugins --check FILE` runs it on a library).
 //
 // attention: output shapes (self and cross, h * d_v != d_model), finite-difference gradients of
-//   inputs and parameters (on the CPU in f64), zero weight on padding keys, causal masking,
-//   incremental decoding equal to full decoding (self-attention with a growing cache,
-//   cross-attention with a static one, and after a beam reorder), same seed same parameters and
-//   output (in training mode with attention dropout when the plugin supports it). A plugin whose
-//   capabilities exclude the device or dtype is reported not applicable.
+//   inputs and parameters, zero weight on padding keys, causal masking, incremental decoding
+//   equal to full decoding (self-attention with a growing cache, cross-attention with a static
+//   one, and after a beam reorder), same seed same parameters and output (in training mode with
+//   attention dropout when the plugin serves it).
 // positional: shape, offset consistency (incremental decoding), same encoding for every batch
 //   row, gradients, same seed same result.
 // ffn: shape, position-wise (no mixing across positions), gradients, same seed same result.
 // dropout: identity in evaluation mode, same seed same mask, expectation preserved.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,9 +29,6 @@ struct ConformanceReport {
   PluginFamily family = PluginFamily::attention;
   std::string plugin;
   std::vector<ConformanceCheck> checks;
-  // Set when the plugin's capabilities exclude the requested device or dtype: no check ran, and
-  // passed() is false. Says what the plugin supports.
-  std::string not_applicable;
   bool passed() const;
   std::string summary() const;  // one line per check
 };
@@ -40,12 +37,19 @@ struct ConformanceOptions {
   Device device = Device::cpu();
   // Plugin options (e.g. an attention plugin's own switches); defaults are filled in.
   std::map<std::string, OptionValue> options;
-  // Attention: the dtype of inputs and parameters, the per-head sizes, and the largest difference
-  // allowed between two computations that must agree (0: by dtype, f64 1e-10, f32 1e-5, bf16
-  // 3e-2). A plugin that computes in bf16 on f32 tensors needs a bf16 tolerance.
-  DType dtype = DType::f64;
-  std::int64_t d_k = 3;
-  std::int64_t d_v = 5;
+  // Element type of the checks. Unset: f64 when the plugin serves it on the device (every
+  // comparison then holds to 1e-10), else f32 (1e-4), else the first dtype it declares (bf16:
+  // 5e-2). Finite-difference gradients are checked in f64 on the CPU only.
+  std::optional<DType> dtype;
+  // Attention: per-head sizes. 0 takes the kit's d_k = 3 and d_v = 5 when the plugin serves any
+  // head size on the device, else the two smallest it declares (one when it declares one).
+  std::int64_t d_k = 0;
+  std::int64_t d_v = 0;
+  // Attention: a plugin to compare with (e.g. "scaled_dot"), built with the same seed and options.
+  // Empty: no comparison.
+  std::string reference;
+  // Attention: the largest difference allowed between two computations that must agree; 0 takes
+  // the dtype's (above). A plugin that computes in bf16 on f32 tensors (cudnn) needs about 3e-2.
   double tolerance = 0.0;
 };
 

@@ -14,8 +14,9 @@
 
 #include "attnlab/build_info.h"
 
-// Bump when attnlab_plugin_entry_t or the meaning of its fields changes.
-#define ATTNLAB_PLUGIN_ABI_VERSION 1u
+// Bump when attnlab_plugin_entry_t or the meaning of its fields changes, including what
+// register_fn is given to fill in (version 2: PluginInfo carries the attention capabilities).
+#define ATTNLAB_PLUGIN_ABI_VERSION 2u
 #define ATTNLAB_PLUGIN_ENTRY_SYMBOL "attnlab_plugin_entry"
 
 extern "C" {

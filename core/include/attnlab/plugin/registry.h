@@ -23,6 +23,9 @@ struct PluginInfo {
   std::string version;
   std::string description;
   std::vector<OptionSpec> options;
+  // Attention plugins: the devices, dtypes, head sizes and features they serve
+  // (attnlab/plugin/attention_support.h checks a model against them). Other families ignore it.
+  AttentionCapabilities capabilities;
   std::string source = "built-in";  // the library file it was loaded from
 };
 

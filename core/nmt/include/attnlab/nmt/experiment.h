@@ -7,11 +7,15 @@
 //                max_length_ratio, cache_dir
 //   [vocab]      size, model_type
 //   [model]      encoder_layers, decoder_layers, d_model, heads, d_k, d_v, d_ff, max_length,
-//                dropout, embedding_dropout, attention_dropout, ffn_dropout, layer_norm_eps
-//   [model.attention] / [model.positional] / [model.ffn] / [model.dropout]: name + options
+//                dropout, embedding_dropout, attention_dropout, ffn_dropout, layer_norm_eps,
+//                fused_kernels
+//   [model.attention] / [model.positional] / [model.ffn] / [model.dropout]: name + options;
+//                [model.attention] also takes `fallback`, the attention plugin for rows the named
+//                one cannot serve
 //   [training]   batch_tokens, accumulate, max_steps, max_seconds, warmup_steps, lr_scale,
 //                adam_beta1, adam_beta2, adam_eps, label_smoothing, eval_every,
-//                checkpoint_every, checkpoint_every_seconds, keep_checkpoints, early_stopping
+//                checkpoint_every, checkpoint_every_seconds, keep_checkpoints, early_stopping,
+//                precision
 //   [eval]       beam, alpha, max_length_offset, batch_tokens, bleu, lowercase, average_last
 // docs/experiments.md documents every key with its default.
 #include <cstdint>
@@ -61,6 +65,9 @@ struct TrainingConfig {
   std::int64_t keep_checkpoints = 5;
   std::int64_t early_stopping = 0;    // evaluations without dev improvement before stopping; 0 off
   std::int64_t log_every = 10;
+  // Compute precision of the GEMMs in training, evaluation and decoding (attnlab/precision.h):
+  // "fp32", "tf32" or "bf16".
+  std::string precision = "fp32";
 };
 
 // How a trained model is evaluated: beam search settings and the BLEU mode (docs/evaluation.md).
@@ -101,9 +108,17 @@ ExperimentConfig parse_experiment(const std::string& toml_text, const std::strin
 // `source_name`.
 ExperimentConfig parse_experiment_table(toml::table document, const std::string& source_name);
 
-// Checks every plugin the model names exists in `registry` and accepts its options; errors name
-// the table, the plugin and what is available.
-void validate_plugins(const ExperimentConfig& config, const class Registry& registry);
+// Checks every plugin the model names exists in `registry` and accepts its options, that the
+// attention plugin serves the model on the experiment's device in its compute dtype (its
+// registered capabilities against d_k, d_v and the masks the Transformer uses) or names a
+// fallback that does, and that the fallback exists. Errors name file:line:column of the table,
+// the plugin and what is available or supported. Returns one notice per fallback taken
+// ("<file:line:column>: model.attention: attention plugin 'flash' does not support ...: using its
+// fallback 'scaled_dot'").
+std::vector<std::string> validate_plugins(const ExperimentConfig& config, const class Registry& registry);
+
+// The element type the model computes in: f32 (the [training] precision key will choose bf16).
+DType compute_dtype(const ExperimentConfig& config);
 
 // The resolved configuration as TOML text (every default filled in). Without the [eval] table it
 // is the run's identity: what the trainer stores in config.toml and checkpoints, and what a

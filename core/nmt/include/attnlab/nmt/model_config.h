@@ -7,12 +7,19 @@
 #include "attnlab/plugin/context.h"
 #include "attnlab/plugin/options.h"
 
+namespace attnlab {
+class Registry;
+}
+
 namespace attnlab::nmt {
 
 // A plugin chosen by name, with the values of its options (validated against its declaration).
 struct PluginChoice {
   std::string name;
   std::map<std::string, OptionValue> options;
+  // Attention only: the plugin that builds the attention layers when `name` cannot serve the
+  // model (its device, compute dtype, d_k or d_v; see resolve_attention). Empty: none.
+  std::string fallback;
 };
 
 struct TransformerConfig {
@@ -23,11 +30,30 @@ struct TransformerConfig {
   DropoutRates dropout;  // residual 0.1, embedding 0.1
   double layer_norm_eps = 1e-6;
   std::int64_t pad_id = 0;
-  PluginChoice attention{"scaled_dot", {}};
-  PluginChoice positional{"sinusoidal", {}};
-  PluginChoice ffn{"relu", {}};
-  PluginChoice dropout_plugin{"standard", {}};
+  PluginChoice attention{"scaled_dot", {}, {}};
+  PluginChoice positional{"sinusoidal", {}, {}};
+  PluginChoice ffn{"relu", {}, {}};
+  PluginChoice dropout_plugin{"standard", {}, {}};
+  // Fused kernels where they change nothing but speed: with the built-in "standard" dropout
+  // plugin, each post-norm sub-layer LayerNorm(x + Dropout(y)) is one dropout_add_layer_norm call
+  // that draws the same dropout masks from the same stream.
+  bool fused_kernels = true;
 };
+
+// The attention plugin that builds a model's attention layers on `device` in `dtype`.
+struct AttentionResolution {
+  PluginChoice choice;  // config.attention, or the fallback with the options it declares
+  std::string notice;   // empty, or one line saying why the fallback serves the model
+};
+
+// config.attention when its registered capabilities serve the model (device, dtype, d_k, d_v,
+// padding masks, causal masking, incremental decoding, and attention dropout when its rate is
+// above 0); else config.attention.fallback, which receives the options of the table that it
+// declares. Throws an Error naming the plugin, what it does not support, what it supports and
+// the `fallback` key when there is no fallback, naming both plugins when the fallback cannot
+// serve either, and listing the attention plugins when the fallback is unknown.
+AttentionResolution resolve_attention(const TransformerConfig& config, const Registry& registry, Device device,
+                                      DType dtype);
 
 // The paper's base model (Table 3, first row) with vocabulary size `vocab`.
 TransformerConfig paper_base_config(std::int64_t vocab = 37000);

@@ -6,6 +6,8 @@
 //   * post-norm residual blocks LayerNorm(x + Dropout(Sublayer(x))):
 //       encoder layer: self-attention, feed-forward;
 //       decoder layer: causal self-attention, attention over the encoder output, feed-forward.
+//     With config.fused_kernels and the "standard" dropout plugin, the dropout, the residual add
+//     and the layer norm of a block are one dropout_add_layer_norm call with the same result.
 // Attention, positional encoding, feed-forward network and dropout come from plugins by name.
 #include <memory>
 #include <vector>
@@ -27,6 +29,7 @@ class EncoderLayer : public Module {
   std::shared_ptr<FeedForward> ffn_;
   std::shared_ptr<nn::LayerNorm> norm1_, norm2_;
   std::shared_ptr<Dropout> drop1_, drop2_;
+  Generator* fused_rng_ = nullptr;  // the dropout stream when the blocks run fused, else null
 };
 
 // The per-layer caches of incremental decoding.
@@ -46,6 +49,7 @@ class DecoderLayer : public Module {
   std::shared_ptr<FeedForward> ffn_;
   std::shared_ptr<nn::LayerNorm> norm1_, norm2_, norm3_;
   std::shared_ptr<Dropout> drop1_, drop2_, drop3_;
+  Generator* fused_rng_ = nullptr;  // the dropout stream when the blocks run fused, else null
 };
 
 // Everything incremental decoding carries from one step to the next.
@@ -64,7 +68,9 @@ struct Encoded {
 class Transformer : public Module {
  public:
   // Builds every sub-module from `registry`; `init` draws the initial weights in a fixed order.
-  // `dropout_rng` drives every dropout in training and must outlive the model.
+  // `dropout_rng` drives every dropout in training and must outlive the model. The attention
+  // layers use config.attention, or its fallback where that cannot serve this device, dtype and
+  // head sizes (resolve_attention).
   Transformer(const TransformerConfig& config, const Registry& registry, Generator& init,
               Generator& dropout_rng, DType dtype = DType::f32, Device device = Device::cpu());
 
@@ -78,12 +84,15 @@ class Transformer : public Module {
   DecoderState start_decoding() const;
 
   const TransformerConfig& config() const { return config_; }
+  // Which attention plugin built the attention layers, and why when it is the fallback.
+  const AttentionResolution& attention() const { return attention_; }
   const Tensor& embedding() const { return embedding_; }
 
  private:
   Tensor embed(const Tensor& ids, PositionalEncoding& positional, std::int64_t offset);
 
   TransformerConfig config_;
+  AttentionResolution attention_;
   DType dtype_;
   Device device_;
   Tensor embedding_;  // [V, d_model]

@@ -27,6 +27,9 @@ struct LoadedModel {
 // `path` is a run folder (<run>/config.toml, <run>/vocab.model, <run>/checkpoints/) or a
 // checkpoint file inside one. The checkpoint's configuration, vocabulary hash and parameter
 // names/shapes are checked; the model is put in evaluation mode.
+// Throws DeviceError first when `device` is not available here (check_device_available).
+// translate(), score_pairs() and evaluate_model() compute in the precision the model was trained
+// in (its training.precision).
 LoadedModel load_model(const std::string& path, const Registry& registry, Device device = Device::cpu());
 
 // Beam search over a Transformer: the encoder runs once per batch, the decoder one step at a time

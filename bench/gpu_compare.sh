@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Training-step throughput of attnlab against the PyTorch reference of the same model on a GPU,
+# both run back to back by this one script: for each precision, bench_train_step then
+# pytorch_train_step.py with the same model, device, batch and step counts; then a table with
+# ms/step, target tokens/s, model TFLOP/s, MFU and the ratio attnlab / PyTorch in target tokens
+# per second (> 1: attnlab is faster). See bench/README.md.
+#
+#   bash bench/gpu_compare.sh                  # base model, cuda:0, bf16, 25000-token batches
+#   PRECISIONS="bf16 tf32 fp32" MODEL=base DEVICE=cuda:0 BATCH_TOKENS=25000 LEN=32 WARMUP=3 STEPS=10 \
+#     PYTHON=python3 bash bench/gpu_compare.sh
+#
+# DEVICE=cpu runs the same comparison on the host (a quick check of the script itself).
+# Works from a build tree (BUILD, default <repo>/build) and from the folder scripts/pack-gpu.sh
+# makes (its run.sh sets the library path for attnlab's programs only: PyTorch runs in the plain
+# environment).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+MODEL=${MODEL:-base}
+DEVICE=${DEVICE:-cuda:0}
+PRECISIONS=${PRECISIONS:-bf16}
+BATCH_TOKENS=${BATCH_TOKENS:-25000}
+LEN=${LEN:-32}
+WARMUP=${WARMUP:-3}
+STEPS=${STEPS:-10}
+PYTHON=${PYTHON:-python3}
+
+if [[ -x $here/../run.sh ]]; then
+  bench=("$here/../run.sh" bench_train_step)
+else
+  BUILD=${BUILD:-$here/../build}
+  bench=("$BUILD/bin/bench_train_step")
+  [[ -x ${bench[0]} ]] || { echo "no ${bench[0]}: build it first (cmake --build $BUILD)" >&2; exit 1; }
+fi
+if [[ $DEVICE == cuda* ]]; then
+  "$PYTHON" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)" ||
+    { echo "$PYTHON has no PyTorch with a visible CUDA device" >&2; exit 1; }
+fi
+
+echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1 || echo unknown)"
+echo "torch: $("$PYTHON" -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda)')"
+echo "attnlab: $("${bench[@]/bench_train_step/attnlab}" version 2>/dev/null | head -1 || true)"
+common=(--model "$MODEL" --device "$DEVICE" --batch-tokens "$BATCH_TOKENS" --len "$LEN" --warmup "$WARMUP" --steps "$STEPS")
+
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
+declare -A line
+for p in $PRECISIONS; do
+  line[attnlab.$p]=$("${bench[@]}" "${common[@]}" --precision "$p")
+  echo "${line[attnlab.$p]}"
+  line[pytorch.$p]=$("$PYTHON" "$here/pytorch_train_step.py" "${common[@]}" --precision "$p")
+  echo "${line[pytorch.$p]}"
+done
+echo
+printf '| model | precision | batch | attnlab ms/step | PyTorch ms/step | attnlab tok/s | PyTorch tok/s | attnlab TFLOP/s (MFU) | PyTorch TFLOP/s (MFU) | attnlab / PyTorch (tok/s) |\n'
+printf '|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n'
+for p in $PRECISIONS; do
+  a=${line[attnlab.$p]} t=${line[pytorch.$p]}
+  ta=$(field tgt_tok_per_s "$a") tt=$(field tgt_tok_per_s "$t")
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s (%s) | %.2f |\n' "$MODEL" "$p" "$(field batch "$a")" \
+    "$(field ms_per_step "$a")" "$(field ms_per_step "$t")" "$ta" "$tt" "$(field tflops "$a")" "$(field mfu "$a")" \
+    "$(field tflops "$t")" "$(field mfu "$t")" "$(awk -v a="$ta" -v p="$tt" 'BEGIN { print a / p }')"
+done

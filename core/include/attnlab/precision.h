@@ -1,0 +1,49 @@
+#pragma once
+// The compute precision of the GEMMs (matmul and linear): thread-local state set with a scoped
+// guard. The trainer, evaluation and decoding set it from an experiment's `precision`.
+//
+//   fp32  f32 GEMMs in full f32 (the default).
+//   tf32  f32 GEMMs on CUDA use TF32 tensor cores (inputs rounded to a 10-bit mantissa, f32
+//         accumulation); the CPU has no TF32 and computes fp32.
+//   bf16  matmul and linear cast f32 operands to bf16 through the differentiable cast() (its
+//         backward turns the gradient back into f32) and multiply with f32 accumulation into an
+//         f32 output, on every device: the CPU widens the bf16 values to f32 and calls sgemm, so
+//         CPU and GPU do the same arithmetic up to the order of the sums.
+//
+// Only f32 operands are affected: f64 products (gradient checks) are always exact. Everything
+// but the GEMMs (softmax, layer norm, the loss, Adam) computes in the tensors' own dtype, and
+// parameters, gradients and optimizer state stay f32 (fp32 master weights).
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace attnlab {
+
+enum class Precision : std::uint8_t { fp32, tf32, bf16 };
+inline constexpr std::array<std::string_view, 3> kPrecisionNames = {"fp32", "tf32", "bf16"};
+static_assert(kPrecisionNames.size() == static_cast<std::size_t>(Precision::bf16) + 1,
+              "kPrecisionNames must name every Precision");
+
+std::string_view precision_name(Precision precision);
+// The precision called `name`, or nothing.
+std::optional<Precision> find_precision(std::string_view name);
+// Parses a name; throws an Error listing the valid names otherwise.
+Precision precision_from_name(std::string_view name);
+
+// The calling thread's compute precision (fp32 unless a guard is alive).
+Precision compute_precision();
+
+// Sets the calling thread's compute precision for its lifetime and restores the previous one.
+class PrecisionGuard {
+ public:
+  explicit PrecisionGuard(Precision precision);
+  ~PrecisionGuard();
+  PrecisionGuard(const PrecisionGuard&) = delete;
+  PrecisionGuard& operator=(const PrecisionGuard&) = delete;
+
+ private:
+  Precision previous_;
+};
+
+}  // namespace attnlab

@@ -1,0 +1,145 @@
+#include "caching_allocator.h"
+
+#include <bit>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "attnlab/error.h"
+
+namespace attnlab {
+namespace {
+
+constexpr std::size_t kSmallStep = 512;                // size classes up to kSmallLimit
+constexpr std::size_t kSmallLimit = std::size_t{1} << 20;
+constexpr std::size_t kClassesPerOctave = 8;           // above kSmallLimit
+
+std::string human_bytes(std::size_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (b >= 1024.0 * 1024.0 * 1024.0) return fmt::format("{:.2f} GiB", b / (1024.0 * 1024.0 * 1024.0));
+  if (b >= 1024.0 * 1024.0) return fmt::format("{:.2f} MiB", b / (1024.0 * 1024.0));
+  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{} bytes", bytes);
+}
+
+}  // namespace
+
+bool caching_disabled_by_env() {
+  const char* v = std::getenv("ATTNLAB_NO_CACHING_ALLOCATOR");
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
+std::size_t CachingAllocator::round_size(std::size_t bytes) {
+  if (bytes <= kSmallLimit) return bytes <= kSmallStep ? kSmallStep : (bytes + kSmallStep - 1) / kSmallStep * kSmallStep;
+  if (bytes > std::numeric_limits<std::size_t>::max() / 2) return bytes;  // no class: the backend will refuse it
+  const std::size_t step = std::bit_floor(bytes) / kClassesPerOctave;
+  return (bytes + step - 1) / step * step;
+}
+
+bool CachingAllocator::fits(std::size_t block, std::size_t rounded) {
+  return block >= rounded && block - rounded <= rounded / 4;
+}
+
+CachingAllocator::CachingAllocator(Backend backend, Options options)
+    : backend_(std::move(backend)), options_(std::move(options)) {}
+
+CachingAllocator::~CachingAllocator() {
+  std::lock_guard lock(mutex_);
+  release_cache();
+}
+
+void* CachingAllocator::allocate_raw(std::size_t bytes) {
+  void* ptr = backend_.allocate(bytes);
+  if (ptr == nullptr) {
+    // Out of memory: give the cache back and try once more.
+    ++stats_.oom_retries;
+    release_cache();
+    ptr = backend_.allocate(bytes);
+    if (ptr == nullptr)
+      throw Error(fmt::format("{}: out of memory allocating {} ({} bytes requested); {} in use by tensors, "
+                              "{} still reserved after returning the cache",
+                              options_.name, human_bytes(bytes), bytes, human_bytes(stats_.bytes_in_use),
+                              human_bytes(stats_.bytes_reserved)));
+  }
+  ++stats_.raw_allocations;
+  stats_.bytes_reserved += bytes;
+  stats_.peak_bytes_reserved = std::max(stats_.peak_bytes_reserved, stats_.bytes_reserved);
+  return ptr;
+}
+
+void* CachingAllocator::allocate(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  void* ptr = nullptr;
+  if (!options_.caching) {
+    ptr = allocate_raw(bytes == 0 ? 1 : bytes);
+  } else {
+    const std::size_t rounded = round_size(bytes);
+    std::size_t block = rounded;
+    auto it = cached_.lower_bound(rounded);  // the smallest cached block that is large enough
+    if (it != cached_.end() && fits(it->first, rounded)) {
+      block = it->first;
+      ptr = it->second;
+      cached_.erase(it);
+      stats_.bytes_cached -= block;
+      ++stats_.cache_hits;
+    } else {
+      ptr = allocate_raw(rounded);
+    }
+    live_.emplace(ptr, block);
+  }
+  stats_.bytes_in_use += bytes;
+  stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+  return ptr;
+}
+
+void CachingAllocator::deallocate(void* ptr, std::size_t bytes) {
+  if (ptr == nullptr) return;
+  std::lock_guard lock(mutex_);
+  stats_.bytes_in_use -= bytes;
+  if (!options_.caching) {
+    const std::size_t raw = bytes == 0 ? 1 : bytes;
+    backend_.deallocate(ptr, raw);
+    ++stats_.raw_frees;
+    stats_.bytes_reserved -= raw;
+    return;
+  }
+  auto it = live_.find(ptr);
+  if (it == live_.end()) {
+    // Called from tensor destructors, where an exception would end the program anyway.
+    std::fprintf(stderr, "attnlab: %s: freeing a pointer this allocator did not hand out\n", options_.name.c_str());
+    std::abort();
+  }
+  const std::size_t block = it->second;
+  live_.erase(it);
+  cached_.emplace(block, ptr);
+  stats_.bytes_cached += block;
+}
+
+void CachingAllocator::release_cache() {
+  if (!cached_.empty() && backend_.synchronize) backend_.synchronize();
+  for (const auto& [block, ptr] : cached_) {
+    backend_.deallocate(ptr, block);
+    ++stats_.raw_frees;
+    stats_.bytes_reserved -= block;
+  }
+  cached_.clear();
+  stats_.bytes_cached = 0;
+}
+
+void CachingAllocator::empty_cache() {
+  std::lock_guard lock(mutex_);
+  release_cache();
+}
+
+AllocatorStats CachingAllocator::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+std::size_t CachingAllocator::bytes_in_use() const {
+  std::lock_guard lock(mutex_);
+  return stats_.bytes_in_use;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,90 @@
+#pragma once
+// A caching allocator over a raw allocate/free pair, for devices where the raw calls are slow or
+// synchronising (cudaMalloc / cudaFree). Backend-neutral: it never touches the memory it hands
+// out, so it is unit-tested on the host with a counting fake backend.
+//
+//   - sizes are rounded up to a size class (round_size): multiples of 512 bytes up to 1 MiB,
+//     above that 8 classes per power of two (at most 12.5 % extra);
+//   - a freed block is kept in the cache; an allocation takes the smallest cached block that
+//     fits (best fit) when that block wastes at most a quarter of the rounded size (bounded
+//     waste), and otherwise asks the backend;
+//   - when the backend reports out of memory, the cache is returned to it and the allocation
+//     tried once more; a second failure throws an Error naming the sizes;
+//   - empty_cache() returns every cached block;
+//   - with caching off (the env switch ATTNLAB_NO_CACHING_ALLOCATOR=1, for memory checkers such
+//     as compute-sanitizer), every call goes straight to the backend with the exact size.
+//
+// Blocks are never split or merged: a block is one raw allocation, so freeing it is one raw free.
+//
+// Reuse is safe only when every use of a block by the device is ordered before any use by its
+// next owner. The CUDA allocator guarantees that by giving each device a single stream for all of
+// its work (cuda/context.h): a block freed on the host while kernels that read it are still queued
+// goes to a new tensor whose kernels are queued after them on the same stream.
+//
+// Thread-safe (one mutex); the statistics are exact.
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "attnlab/allocator.h"
+
+namespace attnlab {
+
+class CachingAllocator {
+ public:
+  struct Backend {
+    // Returns nullptr when the device is out of memory; throws on any other failure.
+    std::function<void*(std::size_t bytes)> allocate;
+    // bytes: as allocated. Must not throw (it runs from destructors).
+    std::function<void(void* ptr, std::size_t bytes)> deallocate;
+    // Optional: waits until the device no longer uses any block; called before the cache is
+    // returned (empty_cache, the out-of-memory retry), since cached blocks may still be read by
+    // queued work.
+    std::function<void()> synchronize;
+  };
+  struct Options {
+    std::string name = "device";  // named in errors, e.g. "cuda:0"
+    bool caching = true;
+  };
+
+  CachingAllocator(Backend backend, Options options);
+  // Returns the cached blocks to the backend (blocks still in use are the owners' problem).
+  ~CachingAllocator();
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  // At least `bytes` bytes (a zero-byte request gets a minimal block); throws Error when the
+  // backend is out of memory even after the cache was emptied.
+  void* allocate(std::size_t bytes);
+  // `bytes` must be the size passed to allocate().
+  void deallocate(void* ptr, std::size_t bytes);
+  void empty_cache();
+  AllocatorStats stats() const;
+  std::size_t bytes_in_use() const;
+  bool caching() const { return options_.caching; }
+
+  // The size class of a request: what a new block for it holds.
+  static std::size_t round_size(std::size_t bytes);
+  // Whether a cached block of `block` bytes may serve a request whose size class is `rounded`.
+  static bool fits(std::size_t block, std::size_t rounded);
+
+ private:
+  void* allocate_raw(std::size_t bytes);  // with the one retry after emptying the cache
+  void release_cache();                   // mutex held
+
+  Backend backend_;
+  Options options_;
+  mutable std::mutex mutex_;
+  std::multimap<std::size_t, void*> cached_;           // block size -> free block
+  std::unordered_map<void*, std::size_t> live_;        // block handed out -> its block size
+  AllocatorStats stats_;
+};
+
+// True when the environment asks to bypass caching allocators: ATTNLAB_NO_CACHING_ALLOCATOR set
+// to anything but "" or "0".
+bool caching_disabled_by_env();
+
+}  // namespace attnlab

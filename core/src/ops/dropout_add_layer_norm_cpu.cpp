@@ -1,0 +1,141 @@
+#include <cstdint>
+#include <vector>
+
+#include "cpu/parallel.h"
+#include "ops/dropout_add_layer_norm_kernels.h"
+#include "ops/layer_norm_row.h"
+#include "ops/op_util.h"
+#include "philox.h"
+
+namespace attnlab::detail {
+namespace {
+
+template <typename T>
+const T* ptr_or_null(const Tensor& t) { return t.defined() ? t.data<T>() : nullptr; }
+
+// keep[k] = [philox_uniform(seed, offset, begin + k) >= p] for k < n: element i is word i % 4 of
+// the Philox block offset + i / 4 (philox.h, the functions philox_uniform runs), one block per
+// four consecutive elements.
+void draw_keep(const DropoutMask& mask, std::int64_t begin, std::int64_t n, std::uint8_t* keep) {
+  for (std::int64_t k = 0; k < n;) {
+    const auto i = static_cast<std::uint64_t>(begin + k);
+    std::uint32_t words[4];
+    philox::block_words(mask.seed, mask.offset + i / 4, words);
+    for (std::uint64_t w = i % 4; w < 4 && k < n; ++w, ++k)
+      keep[k] = static_cast<double>(philox::word_to_uniform(words[w])) >= mask.p ? 1 : 0;
+  }
+}
+
+// Rows are independent: each is drawn, summed and normalized by one thread, so the result does
+// not depend on the thread count. The arithmetic is that of add, dropout and layer_norm.
+template <typename T>
+void forward_rows(const DropoutAddLayerNormInputs& in, const DropoutMask& mask, double eps, Tensor& sum,
+                  Tensor& y, Tensor& mean, Tensor& rstd) {
+  const std::int64_t d = in.x.dim(-1);
+  if (d == 0 || in.x.numel() == 0) return;
+  const std::int64_t rows = in.x.numel() / d;
+  const T* px = in.x.data<T>();
+  const T* pbias = ptr_or_null<T>(in.bias);
+  const T* pr = in.residual.data<T>();
+  const T* pg = ptr_or_null<T>(in.gamma);
+  const T* pb = ptr_or_null<T>(in.beta);
+  T* ps = sum.data<T>();
+  T* py = y.data<T>();
+  T* pmean = mean.data<T>();
+  T* prstd = rstd.data<T>();
+  const bool drop = mask.p > 0.0;
+  const T scale = static_cast<T>(1.0 / (1.0 - mask.p));  // as dropout_cpu.cpp
+  cpu::parallel_for(rows, cpu::row_grain(d), [&](std::int64_t s, std::int64_t e) {
+    std::vector<std::uint8_t> keep(static_cast<std::size_t>(drop ? d : 0));
+    for (std::int64_t r = s; r < e; ++r) {
+      const std::int64_t base = r * d;
+      if (drop) draw_keep(mask, base, d, keep.data());
+      T* sr = ps + base;
+      for (std::int64_t j = 0; j < d; ++j) {
+        const T v = pbias ? px[base + j] + pbias[j] : px[base + j];
+        const T kept = !drop || keep[static_cast<std::size_t>(j)] ? v * scale : T(0);
+        sr[j] = pr[base + j] + kept;
+      }
+      // In place when sum is y: the row function reads sr[j] before it writes py[base + j].
+      layer_norm_row_forward(sr, pg, pb, d, eps, py + base, pmean[r], prstd[r]);
+    }
+  });
+}
+
+template <typename T>
+void backward_rows(const Tensor& sum, const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
+                   const Tensor& dy, const DropoutMask& mask, DropoutAddLayerNormGrads& grads) {
+  const std::int64_t d = sum.dim(-1);
+  const std::int64_t rows = d == 0 ? 0 : sum.numel() / d;
+  const T* ps = sum.data<T>();
+  const T* pg = ptr_or_null<T>(gamma);
+  const T* pmean = mean.data<T>();
+  const T* prstd = rstd.data<T>();
+  const T* pdy = dy.data<T>();
+  T* pdx = grads.dx.defined() ? grads.dx.data<T>() : nullptr;
+  const bool drop = mask.p > 0.0;
+  const T scale = static_cast<T>(1.0 / (1.0 - mask.p));
+
+  if (grads.ds.defined() && rows > 0) {
+    T* pds = grads.ds.data<T>();
+    cpu::parallel_for(rows, cpu::row_grain(d), [&](std::int64_t s, std::int64_t e) {
+      std::vector<std::uint8_t> keep(static_cast<std::size_t>(drop && pdx ? d : 0));
+      for (std::int64_t r = s; r < e; ++r) {
+        const std::int64_t base = r * d;
+        layer_norm_row_backward(ps + base, pg, pmean[r], prstd[r], pdy + base, d, pds + base);
+        if (!pdx) continue;
+        if (drop) draw_keep(mask, base, d, keep.data());
+        for (std::int64_t j = 0; j < d; ++j)
+          pdx[base + j] = !drop || keep[static_cast<std::size_t>(j)] ? pds[base + j] * scale : T(0);
+      }
+    });
+  }
+
+  T* pdg = grads.dgamma.defined() ? grads.dgamma.data<T>() : nullptr;
+  T* pdb = grads.dbeta.defined() ? grads.dbeta.data<T>() : nullptr;
+  T* pdbias = grads.dbias.defined() ? grads.dbias.data<T>() : nullptr;
+  if (!pdg && !pdb && !pdbias) return;
+  // Columns are split across threads and every thread walks all rows in order, so each sum is
+  // formed in the same order whatever the thread count (as layer_norm_cpu.cpp).
+  cpu::parallel_for(d, cpu::row_grain(rows), [&](std::int64_t s, std::int64_t e) {
+    const auto width = static_cast<std::size_t>(e - s);
+    std::vector<double> acc_g(pdg ? width : 0, 0.0), acc_b(pdb ? width : 0, 0.0), acc_x(pdbias ? width : 0, 0.0);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T* sr = ps + r * d;
+      const T* gr = pdy + r * d;
+      const T mu = pmean[r];
+      const T inv = prstd[r];
+      for (std::int64_t j = s; j < e; ++j) {
+        const auto k = static_cast<std::size_t>(j - s);
+        if (pdg) acc_g[k] += static_cast<double>(gr[j]) * static_cast<double>((sr[j] - mu) * inv);
+        if (pdb) acc_b[k] += gr[j];
+        if (pdbias) acc_x[k] += pdx[r * d + j];
+      }
+    }
+    for (std::int64_t j = s; j < e; ++j) {
+      const auto k = static_cast<std::size_t>(j - s);
+      if (pdg) pdg[j] = static_cast<T>(acc_g[k]);
+      if (pdb) pdb[j] = static_cast<T>(acc_b[k]);
+      if (pdbias) pdbias[j] = static_cast<T>(acc_x[k]);
+    }
+  });
+}
+
+}  // namespace
+
+void dropout_add_layer_norm_forward_cpu(const DropoutAddLayerNormInputs& in, const DropoutMask& mask,
+                                        double eps, Tensor& sum, Tensor& y, Tensor& mean, Tensor& rstd) {
+  dispatch_float("dropout_add_layer_norm", in.x.dtype(), [&](auto tag) {
+    forward_rows<typename decltype(tag)::type>(in, mask, eps, sum, y, mean, rstd);
+  });
+}
+
+void dropout_add_layer_norm_backward_cpu(const Tensor& sum, const Tensor& gamma, const Tensor& mean,
+                                         const Tensor& rstd, const Tensor& dy, const DropoutMask& mask,
+                                         DropoutAddLayerNormGrads& grads) {
+  dispatch_float("dropout_add_layer_norm", sum.dtype(), [&](auto tag) {
+    backward_rows<typename decltype(tag)::type>(sum, gamma, mean, rstd, dy, mask, grads);
+  });
+}
+
+}  // namespace attnlab::detail

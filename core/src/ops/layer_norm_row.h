@@ -1,0 +1,55 @@
+#pragma once
+// One row of the CPU layer norm, shared by layer_norm_cpu.cpp and dropout_add_layer_norm_cpu.cpp
+// so that the fused op computes exactly what layer_norm computes on the same row.
+#include <cmath>
+#include <cstdint>
+
+namespace attnlab::detail {
+
+// y = (x - mean) * rstd * gamma + beta over one row of d > 0 values; gamma, beta may be null.
+// Two passes in double: the mean, then the biased variance around it (no cancellation).
+template <typename T>
+inline void layer_norm_row_forward(const T* xr, const T* gamma, const T* beta, std::int64_t d, double eps,
+                                   T* yr, T& mean, T& rstd) {
+  double sum = 0;
+  for (std::int64_t j = 0; j < d; ++j) sum += xr[j];
+  const double mu = sum / static_cast<double>(d);
+  double sq = 0;
+  for (std::int64_t j = 0; j < d; ++j) {
+    const double c = xr[j] - mu;
+    sq += c * c;
+  }
+  const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d) + eps);
+  mean = static_cast<T>(mu);
+  rstd = static_cast<T>(inv);
+  const T m_t = static_cast<T>(mu);
+  const T r_t = static_cast<T>(inv);
+  for (std::int64_t j = 0; j < d; ++j) {
+    T v = (xr[j] - m_t) * r_t;
+    if (gamma) v *= gamma[j];
+    if (beta) v += beta[j];
+    yr[j] = v;
+  }
+}
+
+// dx = rstd (g - mean_j(g) - xhat mean_j(g xhat)) with g = dy * gamma and xhat = (x - mean) rstd,
+// over one row of d > 0 values (the derivation is in layer_norm.cpp); gamma may be null.
+template <typename T>
+inline void layer_norm_row_backward(const T* xr, const T* gamma, T mu, T inv, const T* dyr, std::int64_t d,
+                                    T* dxr) {
+  double a = 0, b = 0;
+  for (std::int64_t j = 0; j < d; ++j) {
+    const double g = gamma ? dyr[j] * gamma[j] : dyr[j];
+    a += g;
+    b += g * static_cast<double>((xr[j] - mu) * inv);
+  }
+  const T a_t = static_cast<T>(a / static_cast<double>(d));
+  const T b_t = static_cast<T>(b / static_cast<double>(d));
+  for (std::int64_t j = 0; j < d; ++j) {
+    const T g = gamma ? dyr[j] * gamma[j] : dyr[j];
+    const T xhat = (xr[j] - mu) * inv;
+    dxr[j] = inv * (g - a_t - xhat * b_t);
+  }
+}
+
+}  // namespace attnlab::detail

@@ -1,0 +1,137 @@
+// flash_attention: checks, key lengths, dispatch, and the autograd Node whose backward recomputes
+// the attention weights tile by tile (flash_attention_kernels.h).
+#include "flash_attention.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attnlab/autograd.h"
+#include "attnlab/dispatch.h"
+#include "flash_attention_kernels.h"
+
+namespace attnlab::flash {
+namespace {
+
+using detail::flash_backward_cpu;
+using detail::flash_forward_cpu;
+using detail::flash_key_lengths_cpu;
+using detail::flash_backward_cuda;
+using detail::flash_forward_cuda;
+using detail::flash_key_lengths_cuda;
+
+// Saves what the backward recomputes the weights from: q, k, v, the output and the per-row
+// logsumexp (not the [Tq, Tk] weights), with the mask, the key lengths and the options.
+class FlashAttentionNode final : public Node {
+ public:
+  FlashAttentionNode(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, Tensor lse, Tensor mask,
+                     Tensor lengths, const FlashOptions& options)
+      : q_(q.detach()), k_(k.detach()), v_(v.detach()), out_(out.detach()), lse_(std::move(lse)),
+        mask_(std::move(mask)), lengths_(std::move(lengths)), options_(options) {
+    options_.key_padding_mask = Tensor();
+    options_.key_lengths = Tensor();
+  }
+
+  std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
+    const Tensor dout = grads.empty() || !grads[0].defined() ? Tensor::zeros(out_.shape(), out_.dtype(), out_.device())
+                                                              : grads[0];
+    Tensor dq = Tensor::empty_like(q_), dk = Tensor::empty_like(k_), dv = Tensor::empty_like(v_);
+    ATTNLAB_DISPATCH(q_.device(), flash_backward, q_, k_, v_, out_, lse_, dout, mask_, lengths_, options_, dq, dk, dv);
+    return {dq, dk, dv};
+  }
+  void release() override { q_ = k_ = v_ = out_ = lse_ = mask_ = lengths_ = Tensor(); }
+  std::string_view name() const override { return "flash_attention"; }
+
+ private:
+  Tensor q_, k_, v_, out_, lse_, mask_, lengths_;
+  FlashOptions options_;
+};
+
+void check_same_place(const Tensor& x, const Tensor& q, const char* what) {
+  ATTNLAB_CHECK(x.device() == q.device() && x.dtype() == q.dtype(),
+                "attention flash: {} is {} but q is {}; they must share dtype and device", what, x.str(), q.str());
+}
+
+void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const FlashOptions& o) {
+  ATTNLAB_CHECK(q.defined() && k.defined() && v.defined(), "attention flash: q, k and v must be defined");
+  ATTNLAB_CHECK(q.rank() == 4 && k.rank() == 4 && v.rank() == 4,
+                "attention flash: q, k, v must be [batch, heads, length, head size], got {}, {}, {}", q.shape().str(),
+                k.shape().str(), v.shape().str());
+  check_same_place(k, q, "k");
+  check_same_place(v, q, "v");
+  ATTNLAB_CHECK(k.dim(0) == q.dim(0) && v.dim(0) == q.dim(0) && k.dim(1) == q.dim(1) && v.dim(1) == q.dim(1) &&
+                    k.dim(2) == v.dim(2) && k.dim(3) == q.dim(3),
+                "attention flash: q {}, k {}, v {} disagree: expected q [B, H, Tq, d_k], k [B, H, Tk, d_k], "
+                "v [B, H, Tk, d_v]",
+                q.shape().str(), k.shape().str(), v.shape().str());
+  ATTNLAB_CHECK(std::isfinite(o.scale), "attention flash: scale must be finite, got {}", o.scale);
+  ATTNLAB_CHECK(std::isfinite(o.dropout) && o.dropout >= 0.0 && o.dropout < 1.0,
+                "attention flash: dropout must be in [0, 1), got {}", o.dropout);
+  const Tensor& m = o.key_padding_mask;
+  if (m.defined()) {
+    check_same_place(m, q, "key_padding_mask");
+    ATTNLAB_CHECK(m.shape() == Shape({q.dim(0), k.dim(2)}),
+                  "attention flash: key_padding_mask {} should be [{}, {}] (batch, keys)", m.shape().str(), q.dim(0),
+                  k.dim(2));
+  }
+  const Tensor& len = o.key_lengths;
+  if (len.defined()) {
+    ATTNLAB_CHECK(len.device() == q.device() && (len.dtype() == DType::i32 || len.dtype() == DType::i64) &&
+                      len.shape() == Shape({q.dim(0)}),
+                  "attention flash: key_lengths must be i32 or i64 [{}] on {}, got {}", q.dim(0), q.device().str(),
+                  len.str());
+  }
+  if (q.device().is_cuda()) {
+    ATTNLAB_CHECK(q.dtype() == DType::f32 || q.dtype() == DType::bf16,
+                  "attention flash: dtype {} is not supported on cuda (f32, bf16); use the fallback key, "
+                  "e.g. fallback = \"scaled_dot\" in [model.attention]",
+                  dtype_name(q.dtype()));
+    const std::string problem = cuda_head_dims_problem(k.dim(3), v.dim(3));
+    ATTNLAB_CHECK(problem.empty(), "{}", problem);
+  } else {
+    ATTNLAB_CHECK(q.dtype() == DType::f32 || q.dtype() == DType::f64,
+                  "attention flash: dtype {} is not supported on cpu (f32, f64)", dtype_name(q.dtype()));
+  }
+}
+
+// The key lengths as i32 [B] on q's device: given, derived from the mask, or undefined (no padding).
+Tensor key_lengths(const Tensor& q, const FlashOptions& o) {
+  if (o.key_lengths.defined()) return o.key_lengths.to(DType::i32);
+  if (!o.key_padding_mask.defined()) return {};
+  Tensor lengths = Tensor::empty(Shape{q.dim(0)}, DType::i32, q.device());
+  ATTNLAB_DISPATCH(q.device(), flash_key_lengths, o.key_padding_mask, lengths);
+  return lengths;
+}
+
+}  // namespace
+
+std::string cuda_head_dims_problem(std::int64_t d_k, std::int64_t d_v) {
+  auto supported = [](std::int64_t d) {
+    return std::find(kCudaHeadDims.begin(), kCudaHeadDims.end(), d) != kCudaHeadDims.end();
+  };
+  std::vector<std::string> bad;
+  if (!supported(d_k)) bad.push_back(fmt::format("d_k = {}", d_k));
+  if (!supported(d_v)) bad.push_back(fmt::format("d_v = {}", d_v));
+  if (bad.empty()) return {};
+  return fmt::format("attention flash: head size {} is not supported on cuda (supported head sizes: {}); set "
+                     "fallback = \"scaled_dot\" in [model.attention] to run such models with scaled_dot",
+                     fmt::join(bad, " and "), fmt::join(kCudaHeadDims, ", "));
+}
+
+FlashForward flash_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v, const FlashOptions& options) {
+  check_inputs(q, k, v, options);
+  const Tensor lengths = key_lengths(q, options);
+  const DType lse_dtype = q.dtype() == DType::f64 ? DType::f64 : DType::f32;
+  FlashForward r{Tensor::empty(Shape{q.dim(0), q.dim(1), q.dim(2), v.dim(3)}, q.dtype(), q.device()),
+                 Tensor::empty(Shape{q.dim(0), q.dim(1), q.dim(2)}, lse_dtype, q.device())};
+  ATTNLAB_DISPATCH(q.device(), flash_forward, q, k, v, options.key_padding_mask, lengths, options, r.out, r.logsumexp);
+  if (any_requires_grad({&q, &k, &v}))
+    record(std::make_shared<FlashAttentionNode>(q, k, v, r.out, r.logsumexp, options.key_padding_mask, lengths, options),
+           {&q, &k, &v}, r.out);
+  return r;
+}
+
+Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const FlashOptions& options) {
+  return flash_attention_forward(q, k, v, options).out;
+}
+
+}  // namespace attnlab::flash

@@ -1,0 +1,54 @@
+#pragma once
+// The attention core of the `flash` plugin as one differentiable op:
+//   O = dropout(softmax(scale * Q K^T + mask)) V,
+// computed tile by tile with an online softmax, so that the [Tq, Tk] score matrix of a head is
+// never stored (Dao et al., FlashAttention, 2022; FlashAttention-2, 2023). The forward keeps O and
+// the per-row logsumexp; the backward recomputes the probabilities tile by tile from them.
+#include <cstdint>
+#include <string>
+
+#include "attnlab/tensor.h"
+#include "flash_tiles.h"
+
+namespace attnlab::flash {
+
+struct FlashOptions {
+  // Additive key padding mask [B, Tk] of q's dtype: 0 for a real key, -inf for padding (other
+  // finite values are added to the scores as they are). Undefined: no mask.
+  Tensor key_padding_mask{};
+  // Per-batch key lengths [B] (i32 or i64, on q's device): keys j >= length are padding. Either
+  // this or the mask (or both); without it, the lengths are derived from the mask (the last key
+  // that is not -inf), so that tiles past a row's last real key are skipped.
+  Tensor key_lengths{};
+  // Query i sees key j only when j <= i + (Tk - Tq).
+  bool causal = false;
+  // Multiplies Q K^T (1 / sqrt(d_k) for scaled dot-product attention).
+  double scale = 1.0;
+  // Dropout on the attention weights, in [0, 1). Weight (b, h, i, j) is kept when the Philox
+  // uniform of (seed, offset, ((b H + h) Tq + i) Tk + j) is >= p, and a kept weight is scaled by
+  // 1 / (1 - p): the same mask that attnlab::dropout(weights, p, seed, offset) draws on the
+  // [B, H, Tq, Tk] weights tensor, on every backend.
+  double dropout = 0.0;
+  std::uint64_t seed = 0;
+  std::uint64_t offset = 0;
+};
+
+// q [B, H, Tq, d_k], k [B, H, Tk, d_k], v [B, H, Tk, d_v] -> [B, H, Tq, d_v], differentiable
+// w.r.t. q, k and v. A query row that sees no key gives zeros (and zero gradients).
+// CPU: f32, f64, any head size. CUDA: f32 and bf16 (f32 accumulation), d_k and d_v in
+// kCudaHeadDims; another size is an Error naming the supported ones and the `fallback` key.
+Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const FlashOptions& options = {});
+
+// The same forward, also returning the per-row logsumexp [B, H, Tq] (f64 for f64 inputs, else
+// f32; -inf for a row that sees no key). For tests and for callers that need the statistics.
+struct FlashForward {
+  Tensor out;
+  Tensor logsumexp;
+};
+FlashForward flash_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                     const FlashOptions& options = {});
+
+// Empty when the CUDA kernels serve (d_k, d_v); else the Error text for `plugin`.
+std::string cuda_head_dims_problem(std::int64_t d_k, std::int64_t d_v);
+
+}  // namespace attnlab::flash

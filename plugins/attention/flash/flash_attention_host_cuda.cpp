@@ -1,0 +1,66 @@
+// flash_*_cuda: unpack the tensors and call the launchers of flash_forward_cuda.cu and
+// flash_backward_cuda.cu (compiled only when the core has CUDA: CUDA_SOURCES in CMakeLists.txt).
+#include "flash_attention_cuda.h"
+#include "flash_attention_kernels.h"
+
+namespace attnlab::flash::detail {
+namespace {
+
+cuda::Element element_of(DType dtype) {
+  if (dtype == DType::f32) return cuda::Element::f32;
+  if (dtype == DType::bf16) return cuda::Element::bf16;
+  throw Error(fmt::format("attention flash: dtype {} is not supported on cuda (f32, bf16)", dtype_name(dtype)));
+}
+
+void check(int status, const char* what) {
+  if (status != 0)
+    throw Error(fmt::format("attention flash: the CUDA {} failed: {}", what, cuda::error_string(status)));
+}
+
+cuda::Problem problem(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& lengths,
+                      const FlashOptions& o) {
+  cuda::Problem p;
+  p.element = element_of(q.dtype());
+  p.batch = q.dim(0);
+  p.heads = q.dim(1);
+  p.tq = q.dim(2);
+  p.tk = k.dim(2);
+  p.dk = q.dim(3);
+  p.dv = v.dim(3);
+  p.q = q.raw_data();
+  p.k = k.raw_data();
+  p.v = v.raw_data();
+  p.mask = mask.defined() ? mask.raw_data() : nullptr;
+  p.key_lengths = lengths.defined() ? lengths.data<std::int32_t>() : nullptr;
+  p.causal = o.causal;
+  p.scale = static_cast<float>(o.scale);
+  p.dropout = o.dropout;
+  p.seed = o.seed;
+  p.offset = o.offset;
+  p.device = q.device().index;
+  return p;
+}
+
+}  // namespace
+
+void flash_forward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& lengths,
+                        const FlashOptions& options, Tensor& out, Tensor& lse) {
+  check(cuda::forward(problem(q, k, v, mask, lengths, options), out.raw_data(), lse.data<float>()), "forward");
+}
+
+void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                         const Tensor& dout, const Tensor& mask, const Tensor& lengths, const FlashOptions& options,
+                         Tensor& dq, Tensor& dk, Tensor& dv) {
+  Tensor delta = Tensor::empty(lse.shape(), DType::f32, q.device());
+  check(cuda::backward(problem(q, k, v, mask, lengths, options), out.raw_data(), lse.data<float>(), dout.raw_data(),
+                       delta.data<float>(), dq.raw_data(), dk.raw_data(), dv.raw_data()),
+        "backward");
+}
+
+void flash_key_lengths_cuda(const Tensor& mask, Tensor& lengths) {
+  check(cuda::key_lengths(element_of(mask.dtype()), mask.raw_data(), mask.dim(0), mask.dim(1),
+                          lengths.data<std::int32_t>(), mask.device().index),
+        "key lengths");
+}
+
+}  // namespace attnlab::flash::detail

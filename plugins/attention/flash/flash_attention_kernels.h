@@ -1,0 +1,33 @@
+#pragma once
+// Backend kernels of flash_attention.cpp. q [B, H, Tq, d_k], k [B, H, Tk, d_k], v [B, H, Tk, d_v],
+// out/dout [B, H, Tq, d_v] and dq/dk/dv like q/k/v share dtype and device; lse [B, H, Tq] is f64
+// for f64 inputs and f32 otherwise. mask is the [B, Tk] additive mask or undefined; lengths the
+// [B] i32 key lengths or undefined (every key is real). The options' scale, causal flag and
+// dropout (p, seed, offset) are those of FlashOptions; its mask and lengths fields are ignored here.
+#include "flash_attention.h"
+
+namespace attnlab::flash::detail {
+
+// out = softmax(scale q k^T + mask) v with dropout on the weights; lse = the per-row logsumexp of
+// the masked, scaled scores (-inf for a row that sees no key, whose output is 0).
+void flash_forward_cpu(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& lengths,
+                       const FlashOptions& options, Tensor& out, Tensor& lse);
+// dq, dk, dv from dout, recomputing the weights tile by tile from lse (FlashAttention-2):
+// D = rowsum(dout * out), P = exp(s - lse), dP = (dout v^T) * keep / (1 - p), dS = P * (dP - D),
+// dq = scale dS k, dk = scale dS^T q, dv = (P * keep / (1 - p))^T dout. Every output is written.
+void flash_backward_cpu(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                        const Tensor& dout, const Tensor& mask, const Tensor& lengths, const FlashOptions& options,
+                        Tensor& dq, Tensor& dk, Tensor& dv);
+// lengths[b] = 1 + the last j with mask[b, j] != -inf (0 when every key is -inf); lengths is i32 [B].
+void flash_key_lengths_cpu(const Tensor& mask, Tensor& lengths);
+
+// The same on a CUDA device (flash_attention_host_cuda.cpp, kernels in flash_*_cuda.cu): f32 and
+// bf16 (lse f32), d_k and d_v in kCudaHeadDims, accumulation in f32.
+void flash_forward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& lengths,
+                        const FlashOptions& options, Tensor& out, Tensor& lse);
+void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                         const Tensor& dout, const Tensor& mask, const Tensor& lengths, const FlashOptions& options,
+                         Tensor& dq, Tensor& dk, Tensor& dv);
+void flash_key_lengths_cuda(const Tensor& mask, Tensor& lengths);
+
+}  // namespace attnlab::flash::detail

@@ -1,0 +1,62 @@
+// Launchers of the flash backward kernels (flash_backward_kernels.cuh): delta, then dq, then dk/dv.
+#include "flash_launch.cuh"
+// The launch header has included the CUDA API the kernels use.
+#include "flash_backward_kernels.cuh"
+
+namespace attnlab::flash::cuda {
+namespace {
+
+using kernels::delta_kernel;
+using kernels::dkdv_kernel;
+using kernels::dkdv_smem_floats;
+using kernels::dq_kernel;
+using kernels::dq_smem_floats;
+
+template <typename T, int DK, int DV>
+int launch_backward(const Problem& p, const void* dout, const float* lse, const float* delta, void* dq, void* dk,
+                    void* dv) {
+  const DropoutStream drop{p.dropout, p.seed, p.offset};
+  if (p.tq > 0) {
+    const kernels::Grid g = kernels::query_tile_grid(p.batch * p.heads, p.tq);
+    const int status = launch(dq_kernel<T, DK, DV>, dim3(g.x, g.y),
+                              dq_smem_floats<DK, DV>() * sizeof(float), static_cast<const T*>(p.q),
+                              static_cast<const T*>(p.k), static_cast<const T*>(p.v), static_cast<const T*>(p.mask),
+                              p.key_lengths, static_cast<const T*>(dout), lse, delta, p.heads, p.tq, p.tk, p.causal,
+                              p.scale, drop, static_cast<T*>(dq));
+    if (status != 0) return status;
+  }
+  if (p.tk > 0) {
+    const kernels::Grid g = kernels::key_tile_grid(p.batch * p.heads, p.tk);
+    return launch(dkdv_kernel<T, DK, DV>, dim3(g.x, g.y),
+                  dkdv_smem_floats<DK, DV>() * sizeof(float), static_cast<const T*>(p.q), static_cast<const T*>(p.k),
+                  static_cast<const T*>(p.v), static_cast<const T*>(p.mask), p.key_lengths,
+                  static_cast<const T*>(dout), lse, delta, p.heads, p.tq, p.tk, p.causal, p.scale, drop,
+                  static_cast<T*>(dk), static_cast<T*>(dv));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int backward(const Problem& p, const void* out, const float* lse, const void* dout, float* delta, void* dq, void* dk,
+             void* dv) {
+  if (p.batch * p.heads == 0) return 0;
+  const cudaError_t status = cudaSetDevice(p.device);
+  if (status != cudaSuccess) return static_cast<int>(status);
+  return with_element(p.element, [&](auto element) {
+    using T = decltype(element);
+    const std::int64_t rows = p.batch * p.heads * p.tq;
+    if (rows > 0) {
+      const kernels::Grid g = kernels::delta_grid(rows);
+      delta_kernel<T><<<dim3(g.x, g.y), kThreads>>>(static_cast<const T*>(out), static_cast<const T*>(dout), rows,
+                                                     static_cast<int>(p.dv), delta);
+      const int launched = static_cast<int>(cudaGetLastError());
+      if (launched != 0) return launched;
+    }
+    return with_head_dims(p.dk, p.dv, [&](auto dk_c, auto dv_c) {
+      return launch_backward<T, decltype(dk_c)::value, decltype(dv_c)::value>(p, dout, lse, delta, dq, dk, dv);
+    });
+  });
+}
+
+}  // namespace attnlab::flash::cuda

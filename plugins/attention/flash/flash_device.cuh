@@ -1,0 +1,99 @@
+#pragma once
+// Device code the flash kernels share: the block layout, element conversions, the visibility
+// rule of keys, row-group reductions and tile loads. Like the kernel headers
+// (flash_forward_kernels.cuh, flash_backward_kernels.cuh) it includes no CUDA header: the .cu
+// files include <cuda_runtime.h> and <cuda_bf16.h> first, and the kernel test that runs the same
+// device code on host threads (tests/plugins/test_flash_kernels_emulated.cpp) includes its
+// emulation of that API instead. No fmt here: nvcc compiles this file.
+#include <cmath>
+#include <cstdint>
+
+#include "flash_dropout.h"
+#include "flash_tiles.h"
+
+namespace attnlab::flash::cuda::kernels {
+
+// A block is 128 threads (4 warps) over a tile of 32 rows (queries; keys in the dK/dV kernel):
+// 4 consecutive threads share a row. Thread t owns row t / 4 and, within the row, the 8
+// consecutive columns (keys; queries in the dK/dV kernel) 8 (t % 4) .. 8 (t % 4) + 7 of the
+// 32-wide partner tile, and the head-size components g, g + 4, g + 8, ... (g = t % 4) of its
+// row's accumulators.
+inline constexpr int kThreads = 128;
+inline constexpr int kGroup = 4;                 // threads per row
+inline constexpr int kRows = kThreads / kGroup;  // 32
+inline constexpr int kCols = 32;                 // partner tile width
+inline constexpr int kColsPerThread = kCols / kGroup;  // 8
+static_assert(kRows == kTileQueries && kCols == kTileKeys, "the CUDA tiles are those of flash_tiles.h");
+
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <typename T>
+__device__ __forceinline__ T from_float(float x);
+template <>
+__device__ __forceinline__ float from_float<float>(float x) { return x; }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+// Query i sees keys [0, visible_end): the batch row's real keys, and under causal masking those
+// with j <= i + (tk - tq). Never above tk (length <= tk).
+__device__ __forceinline__ std::int64_t visible_end(std::int64_t i, std::int64_t length, std::int64_t tq, std::int64_t tk,
+                                                    bool causal) {
+  if (!causal) return length;
+  std::int64_t end = i + (tk - tq) + 1;
+  end = end < 0 ? 0 : end;
+  return end < length ? end : length;
+}
+
+__device__ __forceinline__ std::int64_t key_length(const std::int32_t* lengths, std::int64_t b, std::int64_t tk) {
+  if (!lengths) return tk;
+  const std::int64_t len = lengths[b];
+  return len < 0 ? 0 : (len > tk ? tk : len);
+}
+
+// The sum and the maximum over the 4 threads of a row group (lanes 4r .. 4r + 3 of a warp).
+// Every lane of the warp must call these together.
+__device__ __forceinline__ float group_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ float group_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+// Copies rows [row0, row0 + kRows) of a [rows, D] matrix (of one head) into shared memory as
+// float [kRows][D + pad], zero-filling rows at or past `valid_rows`. All threads of the block call it.
+template <int D, int kPad, typename T>
+__device__ __forceinline__ void load_tile(float* dst, const T* src, std::int64_t row0, std::int64_t valid_rows) {
+  for (int e = threadIdx.x; e < kRows * D; e += kThreads) {
+    const int r = e / D, d = e % D;
+    const std::int64_t row = row0 + r;
+    dst[r * (D + kPad) + d] = row < valid_rows ? to_float(src[row * D + d]) : 0.0f;
+  }
+}
+
+// Launch geometry: blocks along x and y (kThreads threads each). The launchers and the emulated
+// kernel test both take it from here.
+struct Grid {
+  unsigned x, y;
+};
+// forward_kernel and dq_kernel: (B * H, query tiles).
+inline Grid query_tile_grid(std::int64_t batch_heads, std::int64_t tq) {
+  return {static_cast<unsigned>(batch_heads), static_cast<unsigned>((tq + kRows - 1) / kRows)};
+}
+// dkdv_kernel: (B * H, key tiles).
+inline Grid key_tile_grid(std::int64_t batch_heads, std::int64_t tk) {
+  return {static_cast<unsigned>(batch_heads), static_cast<unsigned>((tk + kCols - 1) / kCols)};
+}
+// delta_kernel: one warp per row.
+inline Grid delta_grid(std::int64_t rows) {
+  return {static_cast<unsigned>((rows + kThreads / 32 - 1) / (kThreads / 32)), 1u};
+}
+// key_lengths_kernel: one thread per batch row (a grid-stride loop covers more than 65535 blocks).
+inline Grid key_lengths_grid(std::int64_t batch) {
+  const std::int64_t blocks = (batch + kThreads - 1) / kThreads;
+  return {static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 1u};
+}
+
+}  // namespace attnlab::flash::cuda::kernels

@@ -1,0 +1,45 @@
+#pragma once
+// Which attention weights the flash kernels drop, shared by the CPU path and the CUDA kernels so
+// that both drop the same weights. Weight (b, h, i, j) of the [B, H, Tq, Tk] weights tensor is
+// element ((b H + h) Tq + i) Tk + j of the Philox stream (seed, offset), numbered exactly as
+// attnlab::dropout() numbers the elements of that tensor: it is kept when its uniform is >= p.
+// No fmt here: nvcc compiles this file.
+#include <cstdint>
+
+#include "attnlab/philox.h"
+
+namespace attnlab::flash {
+
+struct DropoutStream {
+  double p = 0.0;  // drop probability; 0: nothing is dropped
+  std::uint64_t seed = 0;
+  std::uint64_t offset = 0;
+};
+
+// Keeps the four words of the last Philox block, so that consecutive weights (four share a
+// block) cost one block: weights are usually asked for in increasing index order.
+struct KeepCache {
+  std::uint64_t block = ~std::uint64_t{0};
+  std::uint32_t words[4] = {0u, 0u, 0u, 0u};
+};
+
+ATTNLAB_HOST_DEVICE std::uint64_t weight_index(std::uint64_t bh, std::uint64_t i, std::uint64_t j, std::uint64_t tq,
+                                               std::uint64_t tk) {
+  return (bh * tq + i) * tk + j;
+}
+
+// True when weight `index` is kept. The comparison is the one attnlab::dropout makes: the float
+// uniform, widened to double, against p.
+ATTNLAB_HOST_DEVICE bool keep_weight(const DropoutStream& d, std::uint64_t index, KeepCache& cache) {
+  const std::uint64_t block = d.offset + index / 4;
+  if (block != cache.block) {
+    philox::block_words(d.seed, block, cache.words);
+    cache.block = block;
+  }
+  const unsigned r = static_cast<unsigned>(index % 4);
+  // Selects without indexing the array by a variable (which would put it in local memory on a GPU).
+  const std::uint32_t word = r == 0 ? cache.words[0] : r == 1 ? cache.words[1] : r == 2 ? cache.words[2] : cache.words[3];
+  return static_cast<double>(philox::word_to_uniform(word)) >= d.p;
+}
+
+}  // namespace attnlab::flash

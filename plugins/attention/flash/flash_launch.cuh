@@ -1,0 +1,55 @@
+#pragma once
+// Host side shared by the .cu files: dispatch from run-time head sizes and element type to the
+// kernel templates, and launches with dynamic shared memory. nvcc only.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <type_traits>
+
+#include "flash_attention_cuda.h"
+#include "flash_device.cuh"
+
+namespace attnlab::flash::cuda {
+
+using kernels::kThreads;
+
+// Calls fn(std::integral_constant<int, DK>, std::integral_constant<int, DV>) for the compiled
+// head sizes; returns cudaErrorInvalidValue for others (flash_attention.cpp refuses them first).
+template <typename Fn>
+int with_head_dims(std::int64_t dk, std::int64_t dv, Fn&& fn) {
+  auto pick_dv = [&](auto dk_c) -> int {
+    switch (dv) {
+      case 16: return fn(dk_c, std::integral_constant<int, 16>{});
+      case 32: return fn(dk_c, std::integral_constant<int, 32>{});
+      case 64: return fn(dk_c, std::integral_constant<int, 64>{});
+      case 128: return fn(dk_c, std::integral_constant<int, 128>{});
+      default: return static_cast<int>(cudaErrorInvalidValue);
+    }
+  };
+  switch (dk) {
+    case 16: return pick_dv(std::integral_constant<int, 16>{});
+    case 32: return pick_dv(std::integral_constant<int, 32>{});
+    case 64: return pick_dv(std::integral_constant<int, 64>{});
+    case 128: return pick_dv(std::integral_constant<int, 128>{});
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+
+// Calls fn(T{}) with T float or __nv_bfloat16.
+template <typename Fn>
+int with_element(Element element, Fn&& fn) {
+  if (element == Element::bf16) return fn(__nv_bfloat16{});
+  return fn(float{});
+}
+
+// Launches `kernel` with `smem` bytes of dynamic shared memory (above 48 KiB needs the opt-in).
+template <typename Kernel, typename... Args>
+int launch(Kernel kernel, dim3 grid, std::size_t smem, Args... args) {
+  cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (status != cudaSuccess) return static_cast<int>(status);
+  kernel<<<grid, kThreads, smem>>>(args...);
+  return static_cast<int>(cudaGetLastError());
+}
+
+}  // namespace attnlab::flash::cuda

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Builds attnlab with CUDA on this (development) machine and packs into one folder everything a
+# GPU machine needs to run the program, the training benchmark and the test suites, for a GPU
+# machine that has the CUDA runtime and driver, Python with PyTorch, but none of the Debian
+# packages attnlab builds against (fmt, TOML++, SentencePiece, OpenBLAS, xxhash, PCRE2, ...).
+# See bench/README.md ("Running on a GPU machine").
+#
+#   scripts/pack-gpu.sh [--build-dir DIR] [--out DIR] [--no-build] [--verify]
+#
+# The folder (default dist/attnlab-gpu, about 55 MiB):
+#   bin/        attnlab, bench_train_step, bench_attention, test_core, test_ops, test_cuda (stripped;
+#               RUNPATH $ORIGIN/../lib)
+#   lib/        libattnlab_core, libattnlab_nmt, and every shared library they, the programs and
+#               the plugins need that is not glibc, the CUDA toolkit or the driver (found with ldd)
+#   lib/gcc/    libstdc++ and libgcc_s, used only where the machine's own copies are too old
+#   lib/attnlab/plugins/   the plugins (the loader's default folder, next to the core)
+#   bench/      pytorch_train_step.py, gpu_compare.sh, pytorch_sdpa.py and attention_compare.sh
+#   env.sh      sets LD_LIBRARY_PATH for attnlab's programs (source it, or use run.sh)
+#   run.sh      run.sh PROGRAM [ARGS]: a packed program with env.sh's environment
+#   check.sh    ldd on every packed file: each library must resolve into the pack or be glibc /
+#               CUDA / driver (run it first on the GPU machine)
+#
+# --verify (on this machine) runs check.sh, then the packed attnlab version, attnlab plugins,
+# test_cuda (which skips without a GPU), test_core, test_ops and one small benchmark step in a
+# private mount namespace where the system copies of every packed library and the build tree
+# are hidden (bind-mounted over), so anything not taken from the pack fails to load.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build-gpu
+out=$root/dist/attnlab-gpu
+do_build=1
+verify=0
+while (($#)); do
+  case $1 in
+    --build-dir) build=$(realpath -m "$2"); shift 2 ;;
+    --out) out=$(realpath -m "$2"); shift 2 ;;
+    --no-build) do_build=0; shift ;;
+    --verify) verify=1; shift ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    *) echo "pack-gpu.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+programs=(attnlab bench_train_step bench_attention test_core test_ops test_cuda)
+
+if ((do_build)); then
+  launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
+                                            -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  # Build-tree binaries get the pack's RUNPATH ($ORIGIN/../lib: bin/ and lib/ are siblings in the
+  # build tree and in the pack) instead of absolute paths of this machine.
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNLAB_CUDA=ON \
+    -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON '-DCMAKE_INSTALL_RPATH=$ORIGIN/../lib' "${launcher[@]}" >/dev/null
+  ninja -C "$build" -j"${JOBS:-2}" "${programs[@]}" plugins/all
+fi
+for p in "${programs[@]}"; do [[ -x $build/bin/$p ]] || { echo "pack-gpu.sh: $build/bin/$p missing" >&2; exit 1; }; done
+
+# Libraries the GPU machine provides: glibc, the CUDA toolkit's libraries, the driver.
+system_lib() {
+  case $1 in
+    linux-vdso.so.*|ld-linux-x86-64.so.*|libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|libresolv.so.*|\
+    libutil.so.*|libmvec.so.*) return 0 ;;
+    libcuda.so.*|libcudart.so.*|libcublas.so.*|libcublasLt.so.*|libcudnn*.so.*|libnvrtc*.so.*|libnvJitLink.so.*|\
+    libcufft*.so.*|libcurand.so.*|libcusparse*.so.*|libnvidia-*.so.*) return 0 ;;
+  esac
+  return 1
+}
+
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib/gcc" "$out/lib/attnlab/plugins" "$out/bench"
+for p in "${programs[@]}"; do cp "$build/bin/$p" "$out/bin/"; done
+cp -P "$build"/lib/libattnlab_*.so* "$out/lib/"
+cp "$build"/lib/attnlab/plugins/attnlab_*.so "$out/lib/attnlab/plugins/"
+# Our own files only (regular files: the .so symlinks stay links); the CUDA device code lives in
+# sections strip keeps.
+find "$out/bin" "$out/lib" -maxdepth 3 -type f \( -path "$out/bin/*" -o -name 'libattnlab_*' -o -name 'attnlab_*.so' \) \
+  -exec strip --strip-unneeded {} +
+
+# The dependency closure, from ldd of every packed file (ldd lists indirect dependencies too).
+declare -A packed
+elfs=("$out"/bin/* "$out"/lib/libattnlab_*.so* "$out"/lib/attnlab/plugins/*.so)
+while read -r name path; do
+  [[ -z $name || $name == libattnlab_* ]] && continue
+  system_lib "$name" && continue
+  [[ $path == /* && -f $path ]] || { echo "pack-gpu.sh: $name not found on this machine" >&2; exit 1; }
+  [[ -n ${packed[$name]:-} ]] && continue
+  case $name in
+    libstdc++.so.*|libgcc_s.so.*) cp -L "$path" "$out/lib/gcc/$name" ;;
+    *) cp -L "$path" "$out/lib/$name" ;;
+  esac
+  packed[$name]=$path
+done < <(for f in "${elfs[@]}"; do LD_LIBRARY_PATH=$build/lib ldd "$f" | awk '$2 == "=>" { print $1, $3 }'; done | sort -u)
+printf '%s\n' "${!packed[@]}" | sort >"$out/lib/PACKED"
+
+# The newest libstdc++ / libgcc_s symbol versions the packed files need: env.sh uses the
+# machine's own copies when they provide them (a newer libstdc++ serves older programs).
+readelf -V "${elfs[@]}" "$out"/lib/*.so* 2>/dev/null | grep -o 'GLIBCXX_[0-9.]*\|CXXABI_[0-9.]*' | sort -uV |
+  awk -F_ '{ last[$1] = $0 } END { for (k in last) print last[k] }' | sort >"$out/lib/gcc/NEEDS"
+
+cp "$root/bench/pytorch_train_step.py" "$root/bench/gpu_compare.sh" "$root/bench/pytorch_sdpa.py" \
+  "$root/bench/attention_compare.sh" "$out/bench/"
+
+cat >"$out/env.sh" <<'SH'
+# Sourced: LD_LIBRARY_PATH for attnlab's packed programs (not for Python: PyTorch brings its own).
+pack_root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+pack_path=$pack_root/lib
+# libstdc++ / libgcc_s: the machine's own copies when they have every symbol version we need.
+pack_sys_cxx=$(ldconfig -p 2>/dev/null | awk '/libstdc\+\+\.so\.6 .*x86-64/ { print $NF; exit }')
+pack_gcc=1
+if [[ -z ${ATTNLAB_PACK_GCC_RUNTIME:-} && -n $pack_sys_cxx ]]; then
+  pack_gcc=0
+  while read -r need; do grep -qa "$need" "$pack_sys_cxx" || pack_gcc=1; done <"$pack_root/lib/gcc/NEEDS"
+fi
+((pack_gcc)) && pack_path=$pack_path:$pack_root/lib/gcc
+# CUDA libraries: from the loader's cache, else from the usual toolkit folders, else from the
+# nvidia-* Python wheels that PyTorch installs.
+if ! ldconfig -p 2>/dev/null | grep -q 'libcublasLt\.so\.13 '; then
+  for d in ${CUDA_HOME:+$CUDA_HOME/lib64 $CUDA_HOME/lib} /usr/local/cuda/lib64 /usr/local/cuda/lib \
+           /usr/local/cuda/targets/x86_64-linux/lib; do
+    [[ -e $d/libcublasLt.so.13 ]] && { pack_path=$pack_path:$d; break; }
+  done
+  if ! [[ $pack_path == *cuda* ]] && command -v python3 >/dev/null; then
+    for d in $(python3 -c 'import glob, site; print(" ".join(sorted(set(p for s in site.getsitepackages() for p in glob.glob(s + "/nvidia/*/lib")))))' 2>/dev/null); do
+      pack_path=$pack_path:$d
+    done
+  fi
+fi
+export LD_LIBRARY_PATH=$pack_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+unset pack_path pack_sys_cxx pack_gcc
+SH
+
+cat >"$out/run.sh" <<'SH'
+#!/usr/bin/env bash
+# run.sh PROGRAM [ARGS...]: a packed program (bin/PROGRAM, or a path) with the pack's libraries.
+#   ./run.sh attnlab version      ./run.sh test_cuda      ./run.sh bench_train_step --help
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/env.sh"
+prog=${1:?usage: run.sh PROGRAM [ARGS...]}
+shift
+[[ $prog == */* ]] || prog=$here/bin/$prog
+exec "$prog" "$@"
+SH
+
+cat >"$out/check.sh" <<'SH'
+#!/usr/bin/env bash
+# ldd on every packed program and library with env.sh's environment: each dependency must
+# resolve into this folder, or be glibc, the CUDA toolkit or the driver. Prints every problem;
+# exit status 1 if there is one.
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/env.sh"
+bad=0
+for f in "$here"/bin/* "$here"/lib/*.so* "$here"/lib/gcc/*.so* "$here"/lib/attnlab/plugins/*.so; do
+  while read -r name arrow path _; do
+    [[ $arrow == "=>" ]] || continue
+    if [[ $path == "not" ]]; then echo "$f: $name not found"; bad=1; continue; fi
+    case $name in
+      linux-vdso.so.*|ld-linux-x86-64.so.*|libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|libresolv.so.*|\
+      libutil.so.*|libmvec.so.*) continue ;;
+      libcuda.so.*|libcudart.so.*|libcublas.so.*|libcublasLt.so.*|libcudnn*.so.*|libnvrtc*.so.*|libnvJitLink.so.*|\
+      libnvidia-*.so.*) continue ;;
+      libstdc++.so.*|libgcc_s.so.*) continue ;;  # the machine's own when new enough (env.sh)
+    esac
+    [[ $(realpath "$path") == "$here"/* ]] || { echo "$f: $name resolves outside the pack: $path"; bad=1; }
+  done < <(ldd "$f" 2>&1)
+done
+((bad)) && exit 1
+echo "check.sh: every dependency resolves into $here or to glibc / CUDA / the driver"
+SH
+chmod +x "$out/run.sh" "$out/check.sh"
+
+echo "packed $(ls "$out/bin" | wc -l) programs, $(ls "$out/lib/attnlab/plugins" | wc -l) plugins, $((${#packed[@]})) libraries" \
+  "($(tr '\n' ' ' <"$out/lib/PACKED")) into $out: $(du -sh "$out" | cut -f1)"
+
+if ((verify)); then
+  "$out/check.sh"
+  # The system copies of the packed libraries (their real files), hidden by /dev/null in a private
+  # mount namespace, as is the build tree (compiled-in plugin folders point there).
+  hide=()
+  for name in "${!packed[@]}"; do hide+=("$(realpath "${packed[$name]}")"); done
+  empty=$(mktemp -d)
+  trap 'rmdir "$empty"' EXIT
+  unshare -m bash -euo pipefail -c '
+    empty=$1 build=$2 out=$3
+    shift 3
+    # The tools of this script (mount, grep, sed) need some of the hidden libraries too: they get
+    # the packed copies, as the packed programs do through env.sh.
+    export LD_LIBRARY_PATH=$out/lib:$out/lib/gcc
+    mount --make-rprivate /
+    for f in "$@"; do mount --bind /dev/null "$f"; done
+    mount --bind "$empty" "$build"
+    export ATTNLAB_PACK_GCC_RUNTIME=1   # the packed libstdc++ too: the system copy is hidden
+    echo "--- hidden: $# system libraries and $build"
+    echo "--- attnlab version";  "$out/run.sh" attnlab version
+    echo "--- attnlab plugins";  "$out/run.sh" attnlab plugins | sed -n 1,4p
+    for t in test_cuda test_core test_ops; do
+      echo "--- $t"; "$out/run.sh" "$t" 2>&1 | tail -3 | sed -n 1,2p
+    done
+    echo "--- bench_train_step (one small step on the cpu)"
+    "$out/run.sh" bench_train_step --model small --warmup 0 --steps 1 --batch 8 --len 16
+  ' verify "$empty" "$build" "$out" "${hide[@]}"
+  echo "pack verified"
+fi

@@ -1,0 +1,278 @@
+// The caching allocator over a counting fake backend: size classes, reuse (best fit with bounded
+// waste), statistics, empty_cache, the retry after out of memory, the bypass switch.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "attnlab/error.h"
+#include "caching_allocator.h"
+
+using namespace attnlab;
+
+namespace {
+
+constexpr std::size_t KiB = 1024, MiB = 1024 * 1024;
+
+// Hands out fake, never dereferenced addresses from a budget of `capacity` bytes and counts
+// every call; nullptr when the budget is exhausted (out of memory).
+struct FakeBackend {
+  std::size_t capacity = std::size_t{1} << 40;
+  std::size_t used = 0;
+  std::uintptr_t next = 0x10000;
+  int allocations = 0, frees = 0, refusals = 0;
+  std::map<void*, std::size_t> live;  // pointer -> size it was allocated with
+  std::vector<std::size_t> sizes;     // every size asked for
+  std::mutex mutex;
+
+  CachingAllocator::Backend backend() {
+    return {[this](std::size_t bytes) -> void* {
+              std::lock_guard lock(mutex);
+              sizes.push_back(bytes);
+              if (used + bytes > capacity) {
+                ++refusals;
+                return nullptr;
+              }
+              void* p = reinterpret_cast<void*>(next);
+              next += (bytes + 255) / 256 * 256 + 256;
+              used += bytes;
+              live[p] = bytes;
+              ++allocations;
+              return p;
+            },
+            [this](void* p, std::size_t bytes) {
+              std::lock_guard lock(mutex);
+              REQUIRE(live.count(p) == 1);
+              CHECK(live[p] == bytes);  // freed with the size it was allocated with
+              live.erase(p);
+              used -= bytes;
+              ++frees;
+            }};
+  }
+};
+
+CachingAllocator::Options named(bool caching = true) { return {"fake:0", caching}; }
+
+}  // namespace
+
+TEST_CASE("caching allocator size classes") {
+  // Multiples of 512 bytes up to 1 MiB.
+  CHECK(CachingAllocator::round_size(0) == 512);
+  CHECK(CachingAllocator::round_size(1) == 512);
+  CHECK(CachingAllocator::round_size(512) == 512);
+  CHECK(CachingAllocator::round_size(513) == 1024);
+  CHECK(CachingAllocator::round_size(100 * KiB + 1) == 100 * KiB + 512);
+  CHECK(CachingAllocator::round_size(MiB) == MiB);
+  // Above: eight classes per power of two, i.e. steps of 1/8 of the power of two below.
+  CHECK(CachingAllocator::round_size(MiB + 1) == MiB + 128 * KiB);
+  CHECK(CachingAllocator::round_size(2 * MiB) == 2 * MiB);
+  CHECK(CachingAllocator::round_size(3 * MiB + 1) == 3 * MiB + 256 * KiB);
+  CHECK(CachingAllocator::round_size(100 * MiB) == 104 * MiB);  // 64 MiB octave: steps of 8 MiB
+  // Never smaller than asked, never more than 1/8 larger above 1 MiB.
+  for (std::size_t n = MiB + 1; n < 64 * MiB; n = n * 9 / 7 + 12345) {
+    const std::size_t r = CachingAllocator::round_size(n);
+    CHECK(r >= n);
+    CHECK(r - n <= n / 8);
+  }
+}
+
+TEST_CASE("caching allocator reuses a freed block instead of calling the backend") {
+  FakeBackend fake;
+  CachingAllocator cache(fake.backend(), named());
+  void* a = cache.allocate(1000);
+  cache.deallocate(a, 1000);
+  CHECK(fake.frees == 0);  // kept
+  void* b = cache.allocate(900);  // the same size class (1024)
+  CHECK(b == a);
+  CHECK(fake.allocations == 1);
+  const AllocatorStats s = cache.stats();
+  CHECK(s.raw_allocations == 1);
+  CHECK(s.cache_hits == 1);
+  CHECK(s.bytes_in_use == 900);
+  cache.deallocate(b, 900);
+}
+
+TEST_CASE("caching allocator takes the best fitting cached block") {
+  FakeBackend fake;
+  CachingAllocator cache(fake.backend(), named());
+  void* p4 = cache.allocate(4 * KiB);
+  void* p8 = cache.allocate(8 * KiB);
+  void* p6 = cache.allocate(6 * KiB);
+  cache.deallocate(p8, 8 * KiB);
+  cache.deallocate(p4, 4 * KiB);
+  cache.deallocate(p6, 6 * KiB);
+  // 5000 bytes -> class 5120: both the 6 KiB and the 8 KiB block fit; the smaller one is taken.
+  CHECK(cache.allocate(5000) == p6);
+  CHECK(cache.allocate(4 * KiB) == p4);  // exact fit
+  CHECK(cache.allocate(7 * KiB) == p8);  // 8 KiB for 7 KiB: 1 KiB over, within a quarter
+  CHECK(fake.allocations == 3);
+}
+
+TEST_CASE("caching allocator does not waste a large cached block on a small request") {
+  FakeBackend fake;
+  CachingAllocator cache(fake.backend(), named());
+  void* big = cache.allocate(64 * KiB);
+  cache.deallocate(big, 64 * KiB);
+  void* small = cache.allocate(KiB);  // 64 KiB would waste 63 KiB: a new block
+  CHECK(small != big);
+  CHECK(fake.allocations == 2);
+  // A block more than a quarter larger than the class is not used either.
+  void* mid = cache.allocate(50 * KiB);  // class 50 KiB; 64 KiB is 28 % larger
+  CHECK(mid != big);
+  CHECK(fake.allocations == 3);
+  void* fits = cache.allocate(52 * KiB);  // 64 KiB is 23 % larger
+  CHECK(fits == big);
+}
+
+TEST_CASE("caching allocator statistics and empty_cache") {
+  FakeBackend fake;
+  CachingAllocator cache(fake.backend(), named());
+  void* a = cache.allocate(1000);     // block 1024
+  void* b = cache.allocate(3 * MiB);  // block 3 MiB
+  AllocatorStats s = cache.stats();
+  CHECK(s.bytes_in_use == 1000 + 3 * MiB);  // what was asked for, as Allocator::bytes_in_use
+  CHECK(s.bytes_reserved == 1024 + 3 * MiB);
+  CHECK(s.bytes_cached == 0);
+  CHECK(s.raw_allocations == 2);
+  cache.deallocate(b, 3 * MiB);
+  s = cache.stats();
+  CHECK(s.bytes_in_use == 1000);
+  CHECK(s.peak_bytes_in_use == 1000 + 3 * MiB);
+  CHECK(s.bytes_reserved == 1024 + 3 * MiB);  // the freed block is still held
+  CHECK(s.bytes_cached == 3 * MiB);
+  CHECK(cache.bytes_in_use() == 1000);
+  cache.empty_cache();
+  s = cache.stats();
+  CHECK(s.bytes_reserved == 1024);
+  CHECK(s.bytes_cached == 0);
+  CHECK(s.peak_bytes_reserved == 1024 + 3 * MiB);
+  CHECK(s.raw_frees == 1);
+  CHECK(fake.live.size() == 1);
+  cache.deallocate(a, 1000);
+  cache.empty_cache();
+  CHECK(fake.live.empty());
+  CHECK(fake.frees == fake.allocations);
+}
+
+TEST_CASE("caching allocator returns its cache to the backend when destroyed") {
+  FakeBackend fake;
+  {
+    CachingAllocator cache(fake.backend(), named());
+    cache.deallocate(cache.allocate(10 * KiB), 10 * KiB);
+    cache.deallocate(cache.allocate(20 * KiB), 20 * KiB);
+  }
+  CHECK(fake.allocations == 2);
+  CHECK(fake.live.empty());
+}
+
+TEST_CASE("caching allocator empties the cache and retries once when out of memory") {
+  FakeBackend fake;
+  fake.capacity = 16 * KiB;
+  CachingAllocator cache(fake.backend(), named());
+  void* a = cache.allocate(8 * KiB);
+  cache.deallocate(a, 8 * KiB);  // cached: the backend has 8 KiB left
+  void* b = cache.allocate(12 * KiB);  // 8 + 12 > 16: refused, cache freed, retried
+  CHECK(b != nullptr);
+  CHECK(fake.refusals == 1);
+  CHECK(fake.frees == 1);
+  const AllocatorStats s = cache.stats();
+  CHECK(s.oom_retries == 1);
+  CHECK(s.bytes_reserved == 12 * KiB);
+  CHECK(s.bytes_in_use == 12 * KiB);
+  cache.deallocate(b, 12 * KiB);
+}
+
+TEST_CASE("caching allocator out of memory after the retry is an error naming the sizes") {
+  FakeBackend fake;
+  fake.capacity = 16 * KiB;
+  CachingAllocator cache(fake.backend(), named());
+  void* a = cache.allocate(10 * KiB);
+  CHECK_THROWS_WITH_AS(cache.allocate(40 * KiB),
+                       doctest::Contains("fake:0: out of memory allocating 40.0 KiB (40960 bytes requested); "
+                                         "10.0 KiB in use by tensors"),
+                       Error);
+  CHECK(fake.refusals == 2);  // the first try and the retry
+  // Nothing leaked or miscounted: the live block is intact and can be freed.
+  CHECK(cache.stats().bytes_in_use == 10 * KiB);
+  cache.deallocate(a, 10 * KiB);
+  cache.empty_cache();
+  CHECK(fake.live.empty());
+}
+
+TEST_CASE("caching allocator with caching off passes every call through with the exact size") {
+  FakeBackend fake;
+  CachingAllocator cache(fake.backend(), named(false));
+  CHECK_FALSE(cache.caching());
+  void* a = cache.allocate(1000);
+  CHECK(fake.sizes.back() == 1000);
+  void* z = cache.allocate(0);
+  CHECK(z != nullptr);
+  CHECK(fake.sizes.back() == 1);
+  AllocatorStats s = cache.stats();
+  CHECK(s.bytes_in_use == 1000);
+  CHECK(s.bytes_reserved == 1001);
+  cache.deallocate(a, 1000);
+  cache.deallocate(z, 0);
+  CHECK(fake.frees == 2);  // at once
+  s = cache.stats();
+  CHECK(s.bytes_reserved == 0);
+  CHECK(s.raw_frees == 2);
+  CHECK(s.cache_hits == 0);
+}
+
+TEST_CASE("caching allocator env switch ATTNLAB_NO_CACHING_ALLOCATOR") {
+  const char* saved = std::getenv("ATTNLAB_NO_CACHING_ALLOCATOR");
+  const std::string old = saved ? saved : "";
+  ::unsetenv("ATTNLAB_NO_CACHING_ALLOCATOR");
+  CHECK_FALSE(caching_disabled_by_env());
+  ::setenv("ATTNLAB_NO_CACHING_ALLOCATOR", "1", 1);
+  CHECK(caching_disabled_by_env());
+  ::setenv("ATTNLAB_NO_CACHING_ALLOCATOR", "0", 1);
+  CHECK_FALSE(caching_disabled_by_env());
+  ::setenv("ATTNLAB_NO_CACHING_ALLOCATOR", "", 1);
+  CHECK_FALSE(caching_disabled_by_env());
+  if (saved) ::setenv("ATTNLAB_NO_CACHING_ALLOCATOR", old.c_str(), 1);
+  else ::unsetenv("ATTNLAB_NO_CACHING_ALLOCATOR");
+}
+
+TEST_CASE("caching allocator keeps exact statistics under concurrent use") {
+  FakeBackend fake;
+  CachingAllocator cache(fake.backend(), named());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&cache, t] {
+      for (int i = 0; i < 500; ++i) {
+        const std::size_t bytes = static_cast<std::size_t>(512 * (1 + (i + t) % 7));
+        void* p = cache.allocate(bytes);
+        cache.deallocate(p, bytes);
+      }
+    });
+  for (auto& th : threads) th.join();
+  const AllocatorStats s = cache.stats();
+  CHECK(s.bytes_in_use == 0);
+  CHECK(s.raw_allocations + s.cache_hits == 2000);
+  CHECK(s.bytes_reserved == s.bytes_cached);
+  CHECK(fake.allocations == static_cast<int>(s.raw_allocations));
+  // At most 4 threads hold a block at once, and there are 7 classes.
+  CHECK(s.raw_allocations <= 28);
+}
+
+TEST_CASE("caching allocator waits for the device before returning its cache") {
+  FakeBackend fake;
+  int syncs = 0;
+  CachingAllocator::Backend backend = fake.backend();
+  backend.synchronize = [&] {
+    CHECK(fake.frees == 0);  // before any block goes back
+    ++syncs;
+  };
+  CachingAllocator cache(backend, named());
+  cache.empty_cache();
+  CHECK(syncs == 0);  // nothing cached: nothing to wait for
+  cache.deallocate(cache.allocate(KiB), KiB);
+  cache.empty_cache();
+  CHECK(syncs == 1);
+  CHECK(fake.frees == 1);
+}

@@ -1,0 +1,128 @@
+// The flash attention plugin and its kernels on cuda:0 against the CPU: the conformance kit in
+// f32 with scaled_dot on cuda:0 as the reference, and the op for every pairing of the head sizes
+// it is compiled for, in f32 and bf16, with padding masks, causal masking, one decoding step, a
+// fully padded batch row and dropout (the CPU and the GPU drop the same weights), forward and
+// backward. Skipped without a CUDA device.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "attnlab/attnlab.h"
+#include "attnlab/plugin/conformance.h"
+#include "attnlab/plugin/loader.h"
+#include "flash_attention.h"
+#include "support/tensor_testing.h"
+
+using namespace attnlab;
+
+namespace {
+
+#define SKIP_WITHOUT_CUDA()                \
+  if (attnlab::cuda_device_count() == 0) { \
+    MESSAGE("no CUDA device: skipped");    \
+    return;                                \
+  }
+
+// [B, Tk] additive mask of dtype: row 0 sees its first 3/4 keys, row 1 all, row 2 none.
+Tensor mask_for(std::int64_t b, std::int64_t tk, DType dtype) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> m(static_cast<std::size_t>(b * tk), 0.0);
+  for (std::int64_t j = 0; j < tk; ++j) {
+    if (j >= tk * 3 / 4) m[static_cast<std::size_t>(j)] = -inf;
+    if (b > 2) m[static_cast<std::size_t>(2 * tk + j)] = -inf;
+  }
+  return Tensor::from_vector<double>({b, tk}, m).to(dtype);
+}
+
+struct Case {
+  std::int64_t b, h, tq, tk;
+  bool causal, mask;
+  double dropout;
+};
+
+// The op on cuda:0 in `dtype` against the CPU in f64 on the same (rounded) values.
+void check_op(const Case& c, std::int64_t dk, std::int64_t dv, DType dtype) {
+  INFO("dtype ", dtype_name(dtype), " d_k ", dk, " d_v ", dv, " B ", c.b, " Tq ", c.tq, " Tk ", c.tk, " causal ",
+       c.causal, " mask ", c.mask, " dropout ", c.dropout);
+  // Inputs rounded to dtype once; the reference computes on exactly those values.
+  auto input = [&](const Shape& s, std::uint64_t seed) {
+    return testing::random_tensor(s, seed, -1.5, 1.5, DType::f64).to(dtype).to(DType::f64);
+  };
+  const Tensor q = input({c.b, c.h, c.tq, dk}, 1), k = input({c.b, c.h, c.tk, dk}, 2), v = input({c.b, c.h, c.tk, dv}, 3);
+  const Tensor dout = input({c.b, c.h, c.tq, dv}, 4);
+  flash::FlashOptions o{.causal = c.causal, .scale = 1.0 / std::sqrt(static_cast<double>(dk)), .dropout = c.dropout,
+                        .seed = 3, .offset = 11};
+  auto run = [&](DType t, Device device) {
+    Tensor qq = q.to(t).to(device), kk = k.to(t).to(device), vv = v.to(t).to(device);
+    for (Tensor* x : {&qq, &kk, &vv}) x->set_requires_grad();
+    flash::FlashOptions oo = o;
+    if (c.mask) oo.key_padding_mask = mask_for(c.b, c.tk, t).to(device);
+    auto r = flash::flash_attention_forward(qq, kk, vv, oo);
+    r.out.backward(dout.to(t).to(device));
+    return std::vector<Tensor>{r.out.to(Device::cpu()), r.logsumexp.to(Device::cpu()), qq.grad().to(Device::cpu()),
+                               kk.grad().to(Device::cpu()), vv.grad().to(Device::cpu())};
+  };
+  const auto want = run(DType::f64, Device::cpu());
+  const auto got = run(dtype, Device::cuda(0));
+  const testing::Tolerance tol = testing::tolerance_for(dtype);
+  const testing::Tolerance grad_tol = dtype == DType::bf16 ? testing::Tolerance{6e-2, 6e-2} : testing::Tolerance{1e-4, 1e-4};
+  CHECK_TENSOR_NEAR(got[0].to(DType::f64), want[0], tol);
+  // Rows that see no key have lse -inf on both sides; compare the others.
+  auto lse_got = got[1].to_vector<double>(), lse_want = want[1].to_vector<double>();
+  for (std::size_t i = 0; i < lse_want.size(); ++i)
+    if (std::isinf(lse_want[i])) {
+      CHECK(lse_got[i] == lse_want[i]);
+      lse_got[i] = lse_want[i] = 0.0;
+    }
+  CHECK_TENSOR_NEAR(Tensor::from_vector<double>(got[1].shape(), lse_got), lse_want, testing::Tolerance{1e-4, 1e-4});
+  for (std::size_t g = 2; g < 5; ++g) CHECK_TENSOR_NEAR(got[g].to(DType::f64), want[g], grad_tol);
+}
+
+}  // namespace
+
+TEST_CASE("cuda flash passes the conformance kit against scaled_dot in f32") {
+  SKIP_WITHOUT_CUDA();
+  Registry registry;
+  PluginLoader loader(registry);
+  loader.add_search_path(ATTNLAB_TEST_PLUGIN_DIR);
+  loader.load_all();
+  ConformanceOptions options;
+  options.device = Device::cuda(0);
+  options.reference = "scaled_dot";
+  const ConformanceReport report = run_conformance(registry, PluginFamily::attention, "flash", options);
+  INFO(report.summary());
+  CHECK(report.passed());
+  // The kit ran in f32 at the smallest head sizes the CUDA kernels serve.
+  CHECK(report.checks.front().name == "serves the kit's model on cuda:0 (f32, d_k 16, d_v 32)");
+}
+
+TEST_CASE("cuda flash matches the cpu for every head size pairing in f32 and bf16") {
+  SKIP_WITHOUT_CUDA();
+  const Case c{.b = 3, .h = 2, .tq = 37, .tk = 45, .causal = false, .mask = true, .dropout = 0.0};
+  for (DType dtype : {DType::f32, DType::bf16})
+    for (std::int64_t dk : flash::kCudaHeadDims)
+      for (std::int64_t dv : flash::kCudaHeadDims) check_op(c, dk, dv, dtype);
+}
+
+TEST_CASE("cuda flash matches the cpu with causal masking decoding steps and dropout") {
+  SKIP_WITHOUT_CUDA();
+  const Case cases[] = {
+      {.b = 2, .h = 2, .tq = 70, .tk = 70, .causal = true, .mask = true, .dropout = 0.0},   // decoder self-attention
+      {.b = 3, .h = 2, .tq = 1, .tk = 90, .causal = true, .mask = true, .dropout = 0.0},    // one step against a cache
+      {.b = 2, .h = 2, .tq = 50, .tk = 20, .causal = true, .mask = false, .dropout = 0.0},  // rows that see nothing
+      {.b = 2, .h = 4, .tq = 33, .tk = 65, .causal = false, .mask = true, .dropout = 0.2},  // the same weights dropped
+  };
+  for (DType dtype : {DType::f32, DType::bf16})
+    for (const Case& c : cases) check_op(c, 64, 64, dtype);
+}
+
+TEST_CASE("cuda flash refuses a head size its kernels lack and names the fallback") {
+  SKIP_WITHOUT_CUDA();
+  const Tensor q = Tensor::zeros({1, 1, 2, 512}, DType::f32, Device::cuda(0));
+  CHECK_THROWS_WITH_AS(flash::flash_attention(q, q, q),
+                       doctest::Contains("attention flash: head size d_k = 512 and d_v = 512 is not supported on cuda "
+                                         "(supported head sizes: 16, 32, 64, 128); set fallback = \"scaled_dot\""),
+                       Error);
+}

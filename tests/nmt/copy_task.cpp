@@ -1,0 +1,55 @@
+#include "copy_task.h"
+
+#include <random>
+
+#include "attnlab/nmt/optimizer.h"
+#include "attnlab/nmt/transformer.h"
+#include "attnlab/ops.h"
+#include "nmt_testing.h"
+
+namespace attnlab::nmt::testing {
+
+std::vector<double> train_copy_task(const CopyTaskRun& run) {
+  const std::int64_t vocab = 12, bos = 2, eos = 3, len = run.len, batch = run.batch;
+  TransformerConfig c = tiny_config(vocab);
+  c.dims = {.d_model = 32, .n_heads = 4, .d_k = 8, .d_v = 8, .d_ff = 64, .max_length = 16};
+  c.dropout = {.residual = run.dropout, .embedding = run.dropout, .attention = 0.0, .ffn = 0.0};
+  Generator init(11), drop(12);
+  Transformer model(c, plugins(), init, drop, DType::f32, run.device);
+  model.train();
+  AdamOptimizer opt(model.named_parameters(), {});
+  const PrecisionGuard precision(run.precision);
+  std::mt19937_64 rng(5);
+  std::vector<double> losses;
+  for (std::int64_t step = 1; step <= run.steps; ++step) {
+    std::vector<std::int64_t> src(batch * len), tgt_in(batch * (len + 1)), tgt_out(batch * (len + 1));
+    for (std::int64_t b = 0; b < batch; ++b) {
+      tgt_in[b * (len + 1)] = bos;
+      for (std::int64_t t = 0; t < len; ++t) {
+        const auto w = static_cast<std::int64_t>(4 + rng() % 8);
+        src[b * len + t] = w;
+        tgt_in[b * (len + 1) + t + 1] = w;
+        tgt_out[b * (len + 1) + t] = w;
+      }
+      tgt_out[b * (len + 1) + len] = eos;
+    }
+    Tensor logits = model.forward(Tensor::from_vector<std::int64_t>({batch, len}, src).to(run.device),
+                                  Tensor::from_vector<std::int64_t>({batch, len + 1}, tgt_in).to(run.device));
+    auto ce = cross_entropy(logits.reshape({-1, vocab}),
+                            Tensor::from_vector<std::int64_t>({batch * (len + 1)}, tgt_out).to(run.device), 0.1);
+    Tensor mean_loss = scale(ce.loss_sum, 1.0 / static_cast<double>(batch * (len + 1)));
+    mean_loss.backward();
+    losses.push_back(mean_loss.item());
+    opt.step(transformer_lr(step, 32, 100, 1.0));
+    opt.zero_grad();
+  }
+  return losses;
+}
+
+double mean_of(const std::vector<double>& values, std::size_t begin, std::size_t end) {
+  double s = 0.0;
+  for (std::size_t i = begin; i < end; ++i) s += values[i];
+  return end > begin ? s / static_cast<double>(end - begin) : 0.0;
+}
+
+}  // namespace attnlab::nmt::testing

@@ -1,0 +1,28 @@
+#pragma once
+// A tiny Transformer trained on a copy task, for comparing devices and precisions: the same
+// initial weights (drawn on the host), the same batches (a fixed-seed generator) and the same
+// schedule whatever the device and precision, so two runs differ only by their arithmetic.
+#include <cstdint>
+#include <vector>
+
+#include "attnlab/device.h"
+#include "attnlab/precision.h"
+
+namespace attnlab::nmt::testing {
+
+struct CopyTaskRun {
+  Device device = Device::cpu();
+  Precision precision = Precision::fp32;
+  std::int64_t steps = 100;
+  std::int64_t batch = 32;  // sentences per batch
+  std::int64_t len = 6;     // tokens per source sentence (the target adds EOS)
+  double dropout = 0.0;
+};
+
+// The mean label-smoothed (0.1) loss per target token of every step, in order.
+std::vector<double> train_copy_task(const CopyTaskRun& run);
+
+// The mean of values[begin, end).
+double mean_of(const std::vector<double>& values, std::size_t begin, std::size_t end);
+
+}  // namespace attnlab::nmt::testing
