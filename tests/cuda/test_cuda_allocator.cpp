@@ -7,17 +7,12 @@
 #include "attnlab/attnlab.h"
 #include "attnlab/allocator.h"
 #include "caching_allocator.h"
+#include "support/cuda_testing.h"
 #include "support/tensor_testing.h"
 
 using namespace attnlab;
 
 namespace {
-
-#define SKIP_WITHOUT_CUDA()                \
-  if (attnlab::cuda_device_count() == 0) { \
-    MESSAGE("no CUDA device: skipped");    \
-    return;                                \
-  }
 
 const Device kGpu = Device::cuda(0);
 

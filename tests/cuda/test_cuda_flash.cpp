@@ -13,17 +13,12 @@
 #include "attnlab/plugin/conformance.h"
 #include "attnlab/plugin/loader.h"
 #include "flash_attention.h"
+#include "support/cuda_testing.h"
 #include "support/tensor_testing.h"
 
 using namespace attnlab;
 
 namespace {
-
-#define SKIP_WITHOUT_CUDA()                \
-  if (attnlab::cuda_device_count() == 0) { \
-    MESSAGE("no CUDA device: skipped");    \
-    return;                                \
-  }
 
 // [B, Tk] additive mask of dtype: row 0 sees its first 3/4 keys, row 1 all, row 2 none.
 Tensor mask_for(std::int64_t b, std::int64_t tk, DType dtype) {

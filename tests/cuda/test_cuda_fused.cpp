@@ -9,6 +9,7 @@
 
 #include "attnlab/attnlab.h"
 #include "ops/adam_multi_plan.h"
+#include "support/cuda_testing.h"
 #include "support/tensor_testing.h"
 
 using namespace attnlab;
@@ -17,12 +18,6 @@ using testing::tolerance_for;
 namespace adam_multi = attnlab::detail::adam_multi;
 
 namespace {
-
-#define SKIP_WITHOUT_CUDA()                          \
-  if (attnlab::cuda_device_count() == 0) {           \
-    MESSAGE("no CUDA device: skipped");              \
-    return;                                          \
-  }
 
 const Device kCuda = Device::cuda(0);
 

@@ -6,18 +6,13 @@
 
 #include "attnlab/attnlab.h"
 #include "attnlab/precision.h"
+#include "support/cuda_testing.h"
 #include "support/tensor_testing.h"
 
 using namespace attnlab;
 using testing::random_tensor;
 
 namespace {
-
-#define SKIP_WITHOUT_CUDA()                \
-  if (attnlab::cuda_device_count() == 0) { \
-    MESSAGE("no CUDA device: skipped");    \
-    return;                                \
-  }
 
 const Device kGpu = Device::cuda(0);
 

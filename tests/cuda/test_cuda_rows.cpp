@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attnlab/attnlab.h"
+#include "support/cuda_testing.h"
 #include "support/tensor_testing.h"
 
 using namespace attnlab;
@@ -16,12 +17,6 @@ using testing::random_tensor;
 using testing::tolerance_for;
 
 namespace {
-
-#define SKIP_WITHOUT_CUDA()                          \
-  if (attnlab::cuda_device_count() == 0) {           \
-    MESSAGE("no CUDA device: skipped");              \
-    return;                                          \
-  }
 
 const DType kDTypes[] = {DType::f32, DType::f64};
 

@@ -13,18 +13,13 @@
 #include "attnlab/precision.h"
 #include "copy_task.h"
 #include "nmt_testing.h"
+#include "support/cuda_testing.h"
 #include "support/tensor_testing.h"
 
 using namespace attnlab;
 using namespace attnlab::nmt;
 
 namespace {
-
-#define SKIP_WITHOUT_CUDA()                \
-  if (attnlab::cuda_device_count() == 0) { \
-    MESSAGE("no CUDA device: skipped");    \
-    return;                                \
-  }
 
 const Device kGpu = Device::cuda(0);
 

@@ -36,11 +36,12 @@ std::vector<double> train_copy_task(const CopyTaskRun& run) {
     Tensor logits = model.forward(Tensor::from_vector<std::int64_t>({batch, len}, src).to(run.device),
                                   Tensor::from_vector<std::int64_t>({batch, len + 1}, tgt_in).to(run.device));
     auto ce = cross_entropy(logits.reshape({-1, vocab}),
-                            Tensor::from_vector<std::int64_t>({batch * (len + 1)}, tgt_out).to(run.device), 0.1);
+                            Tensor::from_vector<std::int64_t>({batch * (len + 1)}, tgt_out).to(run.device),
+                            run.label_smoothing);
     Tensor mean_loss = scale(ce.loss_sum, 1.0 / static_cast<double>(batch * (len + 1)));
     mean_loss.backward();
     losses.push_back(mean_loss.item());
-    opt.step(transformer_lr(step, 32, 100, 1.0));
+    opt.step(transformer_lr(step, 32, run.warmup_steps, 1.0));
     opt.zero_grad();
   }
   return losses;

@@ -17,9 +17,11 @@ struct CopyTaskRun {
   std::int64_t batch = 32;  // sentences per batch
   std::int64_t len = 6;     // tokens per source sentence (the target adds EOS)
   double dropout = 0.0;
+  double label_smoothing = 0.1;
+  std::int64_t warmup_steps = 100;
 };
 
-// The mean label-smoothed (0.1) loss per target token of every step, in order.
+// The mean (label-smoothed) loss per target token of every step, in order.
 std::vector<double> train_copy_task(const CopyTaskRun& run);
 
 // The mean of values[begin, end).

@@ -20,37 +20,10 @@ using namespace attnlab::nmt;
 namespace fs = std::filesystem;
 
 TEST_CASE("a tiny transformer learns to copy sequences to near-zero loss") {
-  TransformerConfig c = nmt::testing::tiny_config(12);
-  c.dims = {.d_model = 32, .n_heads = 4, .d_k = 8, .d_v = 8, .d_ff = 64, .max_length = 16};
-  Generator init(11), drop(12);
-  Transformer model(c, nmt::testing::plugins(), init, drop);
-  AdamOptimizer opt(model.named_parameters(), {});
-  std::mt19937_64 rng(5);
-  const std::int64_t batch = 32, len = 6, bos = 2, eos = 3;
-  double loss = 0;
-  for (std::int64_t step = 1; step <= 400; ++step) {
-    std::vector<std::int64_t> src(batch * len), tgt_in(batch * (len + 1)), tgt_out(batch * (len + 1));
-    for (std::int64_t b = 0; b < batch; ++b) {
-      tgt_in[b * (len + 1)] = bos;
-      for (std::int64_t t = 0; t < len; ++t) {
-        const auto w = static_cast<std::int64_t>(4 + rng() % 8);
-        src[b * len + t] = w;
-        tgt_in[b * (len + 1) + t + 1] = w;
-        tgt_out[b * (len + 1) + t] = w;
-      }
-      tgt_out[b * (len + 1) + len] = eos;
-    }
-    Tensor logits = model.forward(Tensor::from_vector<std::int64_t>({batch, len}, src),
-                                  Tensor::from_vector<std::int64_t>({batch, len + 1}, tgt_in));
-    auto ce = cross_entropy(logits.reshape({-1, 12}), Tensor::from_vector<std::int64_t>({batch * (len + 1)}, tgt_out));
-    Tensor mean_loss = scale(ce.loss_sum, 1.0 / static_cast<double>(ce.tokens));
-    loss = mean_loss.item();
-    mean_loss.backward();
-    opt.step(transformer_lr(step, 32, 200, 1.0));
-    opt.zero_grad();
-  }
-  MESSAGE("copy task loss after 400 steps: " << loss);
-  CHECK(loss < 0.05);
+  const std::vector<double> losses =
+      nmt::testing::train_copy_task({.steps = 400, .label_smoothing = 0.0, .warmup_steps = 200});
+  MESSAGE("copy task loss after 400 steps: " << losses.back());
+  CHECK(losses.back() < 0.05);
 }
 
 namespace {
