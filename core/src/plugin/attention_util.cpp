@@ -71,4 +71,26 @@ Tensor attention_padding_mask(std::string_view plugin, const AttentionInputs& in
   return in.key_padding_mask.reshape({batch, 1, 1, keys});
 }
 
+ProjectedAttention::ProjectedAttention(std::string_view plugin, const BuildContext& ctx,
+                                       const std::function<void()>& check, bool key_bias)
+    : plugin_(plugin), d_model_(ctx.dims.d_model), h_(ctx.dims.n_heads), d_k_(ctx.dims.d_k), d_v_(ctx.dims.d_v) {
+  ATTNLAB_CHECK(ctx.init != nullptr, "attention {}: the build context has no init generator", plugin);
+  ATTNLAB_CHECK(h_ > 0 && d_k_ > 0 && d_v_ > 0, "attention {}: h, d_k and d_v must be positive", plugin);
+  if (check) check();
+  const bool bias = ctx.options.get_bool("bias");
+  auto linear = [&](std::int64_t in, std::int64_t out, bool with_bias) {
+    return std::make_shared<nn::Linear>(in, out, with_bias, *ctx.init, ctx.dtype, ctx.device);
+  };
+  w_q_ = register_module("w_q", linear(d_model_, h_ * d_k_, bias));
+  w_k_ = register_module("w_k", linear(d_model_, h_ * d_k_, bias && key_bias));
+  w_v_ = register_module("w_v", linear(d_model_, h_ * d_v_, bias));
+  w_o_ = register_module("w_o", linear(h_ * d_v_, d_model_, bias));
+}
+
+std::pair<Tensor, Tensor> ProjectedAttention::projected_keys_values(const AttentionInputs& inputs) {
+  return attention_keys_values(
+      plugin_, inputs, d_model_, [&](const Tensor& x) { return split_heads(w_k_->forward(x), h_); },
+      [&](const Tensor& x) { return split_heads(w_v_->forward(x), h_); });
+}
+
 }  // namespace attnlab

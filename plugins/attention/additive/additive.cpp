@@ -16,19 +16,11 @@ namespace {
 
 using namespace attnlab;
 
-class AdditiveAttention final : public Attention {
+class AdditiveAttention final : public ProjectedAttention {
  public:
-  explicit AdditiveAttention(const BuildContext& ctx)
-      : d_model_(ctx.dims.d_model), h_(ctx.dims.n_heads), d_k_(ctx.dims.d_k), d_v_(ctx.dims.d_v) {
-    ATTNLAB_CHECK(ctx.init != nullptr, "attention additive: the build context has no init generator");
-    ATTNLAB_CHECK(h_ > 0 && d_k_ > 0 && d_v_ > 0, "attention additive: h, d_k and d_v must be positive");
-    const bool bias = ctx.options.get_bool("bias");
-    // The key projection has no bias: inside tanh(q W^Q + b_q + k W^K + b_k) a second bias would
-    // only duplicate the query's.
-    w_q_ = register_module("w_q", std::make_shared<nn::Linear>(d_model_, h_ * d_k_, bias, *ctx.init, ctx.dtype, ctx.device));
-    w_k_ = register_module("w_k", std::make_shared<nn::Linear>(d_model_, h_ * d_k_, false, *ctx.init, ctx.dtype, ctx.device));
-    w_v_ = register_module("w_v", std::make_shared<nn::Linear>(d_model_, h_ * d_v_, bias, *ctx.init, ctx.dtype, ctx.device));
-    w_o_ = register_module("w_o", std::make_shared<nn::Linear>(h_ * d_v_, d_model_, bias, *ctx.init, ctx.dtype, ctx.device));
+  // The key projection has no bias: inside tanh(q W^Q + b_q + k W^K + b_k) a second bias would
+  // only duplicate the query's.
+  explicit AdditiveAttention(const BuildContext& ctx) : ProjectedAttention("additive", ctx, /*check=*/{}, /*key_bias=*/false) {
     // v_h: Xavier-uniform as a [1, d_k] weight per head (fan_in d_k, fan_out 1).
     v_ = register_parameter("v", xavier_uniform(h_, d_k_, *ctx.init, ctx.dtype, ctx.device));
     dropout_ = register_module("dropout", ctx.make_dropout(ctx.dropout.attention));
@@ -38,9 +30,7 @@ class AdditiveAttention final : public Attention {
     check_attention_input("additive", "query", in.query, d_model_);
     const std::int64_t b = in.query.dim(0), tq = in.query.dim(1);
     Tensor q = w_q_->forward(in.query);  // [B, Tq, h * d_k]
-    auto [k, v] = attention_keys_values(  // [B, h, Tk, d_k], [B, h, Tk, d_v] (the cache's layout)
-        "additive", in, d_model_, [&](const Tensor& x) { return split_heads(w_k_->forward(x), h_); },
-        [&](const Tensor& x) { return split_heads(w_v_->forward(x), h_); });
+    auto [k, v] = projected_keys_values(in);  // [B, h, Tk, d_k], [B, h, Tk, d_v] (the cache's layout)
     ATTNLAB_CHECK(k.dim(0) == b, "attention additive: query batch {} but key batch {}", b, k.dim(0));
     const std::int64_t tk = k.dim(2);
     Tensor scores = additive_scores(q, merge_heads(k), b, tq, tk);  // [B, h, Tq, Tk]
@@ -68,8 +58,6 @@ class AdditiveAttention final : public Attention {
     return permute(s, {0, 3, 1, 2});
   }
 
-  std::int64_t d_model_, h_, d_k_, d_v_;
-  std::shared_ptr<nn::Linear> w_q_, w_k_, w_v_, w_o_;
   Tensor v_;  // [h, d_k]
   std::shared_ptr<Dropout> dropout_;
 };

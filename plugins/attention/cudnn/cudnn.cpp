@@ -34,38 +34,16 @@ AttentionCapabilities cudnn_capabilities() {
   return caps;
 }
 
-class CudnnAttention final : public Attention {
+class CudnnAttention final : public ProjectedAttention {
  public:
-  explicit CudnnAttention(const BuildContext& ctx)
-      : d_model_(ctx.dims.d_model), h_(ctx.dims.n_heads), d_k_(ctx.dims.d_k), d_v_(ctx.dims.d_v) {
-    ATTNLAB_CHECK(ctx.init != nullptr, "attention cudnn: the build context has no init generator");
-    ATTNLAB_CHECK(h_ > 0 && d_k_ > 0 && d_v_ > 0, "attention cudnn: h, d_k and d_v must be positive");
-    for (std::int64_t d : {d_k_, d_v_})
-      ATTNLAB_CHECK(d % 8 == 0 && d <= 128,
-                    "attention cudnn: head size {} (d_k {}, d_v {}) is not supported: cuDNN's fused attention takes "
-                    "multiples of 8 up to 128; use scaled_dot or flash for this model",
-                    d, d_k_, d_v_);
-    ATTNLAB_CHECK(ctx.dropout.attention == 0.0,
-                  "attention cudnn: attention dropout {} is not supported: cuDNN's fused attention draws its dropout "
-                  "mask from its own generator, which the core's RNG and the experiment's dropout plugin cannot drive; "
-                  "set the attention dropout to 0 or use scaled_dot or flash",
-                  ctx.dropout.attention);
-    const bool bias = ctx.options.get_bool("bias");
-    // The order of scaled_dot: the same seed gives the same weights.
-    w_q_ = register_module("w_q", std::make_shared<nn::Linear>(d_model_, h_ * d_k_, bias, *ctx.init, ctx.dtype, ctx.device));
-    w_k_ = register_module("w_k", std::make_shared<nn::Linear>(d_model_, h_ * d_k_, bias, *ctx.init, ctx.dtype, ctx.device));
-    w_v_ = register_module("w_v", std::make_shared<nn::Linear>(d_model_, h_ * d_v_, bias, *ctx.init, ctx.dtype, ctx.device));
-    w_o_ = register_module("w_o", std::make_shared<nn::Linear>(h_ * d_v_, d_model_, bias, *ctx.init, ctx.dtype, ctx.device));
-  }
+  explicit CudnnAttention(const BuildContext& ctx) : ProjectedAttention("cudnn", ctx, [&] { check_context(ctx); }) {}
 
   Tensor forward(const AttentionInputs& in) override {
     check_attention_input("cudnn", "query", in.query, d_model_);
     require_cuda(in.query);
     // The query projection [B, Tq, h * d_k] goes to cuDNN as it is (bshd), and so does the output.
     Tensor q = w_q_->forward(in.query);
-    auto [k, v] = attention_keys_values(  // [B, h, Tk, d_k], [B, h, Tk, d_v]
-        "cudnn", in, d_model_, [&](const Tensor& x) { return split_heads(w_k_->forward(x), h_); },
-        [&](const Tensor& x) { return split_heads(w_v_->forward(x), h_); });
+    auto [k, v] = projected_keys_values(in);  // [B, h, Tk, d_k], [B, h, Tk, d_v]
     Tensor o = fused_attention(session(q.device()), {.q = q,
                                                      .k = k,
                                                      .v = v,
@@ -89,6 +67,20 @@ class CudnnAttention final : public Attention {
   }
 
  private:
+  // What cuDNN's fused attention serves, checked before any weight is allocated.
+  static void check_context(const BuildContext& ctx) {
+    const std::int64_t d_k = ctx.dims.d_k, d_v = ctx.dims.d_v;
+    for (std::int64_t d : {d_k, d_v})
+      ATTNLAB_CHECK(d % 8 == 0 && d <= 128,
+                    "attention cudnn: head size {} (d_k {}, d_v {}) is not supported: cuDNN's fused attention takes "
+                    "multiples of 8 up to 128; use scaled_dot or flash for this model",
+                    d, d_k, d_v);
+    ATTNLAB_CHECK(ctx.dropout.attention == 0.0,
+                  "attention cudnn: attention dropout {} is not supported: cuDNN's fused attention draws its dropout "
+                  "mask from its own generator, which the core's RNG and the experiment's dropout plugin cannot drive; "
+                  "set the attention dropout to 0 or use scaled_dot or flash",
+                  ctx.dropout.attention);
+  }
   static void require_cuda(const Tensor& x) {
     ATTNLAB_CHECK(x.device().is_cuda(), "attention cudnn: {} (got {})", kCudaOnly, x.str());
   }
@@ -101,8 +93,6 @@ class CudnnAttention final : public Attention {
     return session_;
   }
 
-  std::int64_t d_model_, h_, d_k_, d_v_;
-  std::shared_ptr<nn::Linear> w_q_, w_k_, w_v_, w_o_;
   std::shared_ptr<CudnnSdpa> session_;
   int session_device_ = -1;
 };

@@ -15,37 +15,17 @@ namespace {
 
 using namespace attnlab;
 
-class FlashAttention final : public Attention {
+class FlashAttention final : public ProjectedAttention {
  public:
   explicit FlashAttention(const BuildContext& ctx)
-      : d_model_(ctx.dims.d_model), h_(ctx.dims.n_heads), d_k_(ctx.dims.d_k), d_v_(ctx.dims.d_v),
-        rate_(ctx.dropout.attention), rng_(ctx.dropout_rng) {
-    ATTNLAB_CHECK(ctx.init != nullptr, "attention flash: the build context has no init generator");
-    ATTNLAB_CHECK(h_ > 0 && d_k_ > 0 && d_v_ > 0, "attention flash: h, d_k and d_v must be positive");
-    if (ctx.device.is_cuda()) {
-      const std::string problem = flash::cuda_head_dims_problem(d_k_, d_v_);
-      ATTNLAB_CHECK(problem.empty(), "{}", problem);
-    }
-    // The weights' dropout is fused into the kernels: it is the standard plugin's inverted dropout.
-    ATTNLAB_CHECK(rate_ == 0.0 || ctx.dropout_plugin == "standard",
-                  "attention flash: attention dropout {} is fused into the kernels as the 'standard' dropout, so "
-                  "dropout plugin '{}' cannot apply there; set model.attention_dropout = 0 or use "
-                  "fallback = \"scaled_dot\" in [model.attention]",
-                  rate_, ctx.dropout_plugin);
-    const bool bias = ctx.options.get_bool("bias");
-    w_q_ = register_module("w_q", std::make_shared<nn::Linear>(d_model_, h_ * d_k_, bias, *ctx.init, ctx.dtype, ctx.device));
-    w_k_ = register_module("w_k", std::make_shared<nn::Linear>(d_model_, h_ * d_k_, bias, *ctx.init, ctx.dtype, ctx.device));
-    w_v_ = register_module("w_v", std::make_shared<nn::Linear>(d_model_, h_ * d_v_, bias, *ctx.init, ctx.dtype, ctx.device));
-    w_o_ = register_module("w_o", std::make_shared<nn::Linear>(h_ * d_v_, d_model_, bias, *ctx.init, ctx.dtype, ctx.device));
-  }
+      : ProjectedAttention("flash", ctx, [&] { check_context(ctx); }), rate_(ctx.dropout.attention),
+        rng_(ctx.dropout_rng) {}
 
   Tensor forward(const AttentionInputs& in) override {
     check_attention_input("flash", "query", in.query, d_model_);
     const std::int64_t b = in.query.dim(0);
     Tensor q = split_heads(w_q_->forward(in.query), h_);  // [B, h, Tq, d_k]
-    auto [k, v] = attention_keys_values(  // [B, h, Tk, d_k], [B, h, Tk, d_v]
-        "flash", in, d_model_, [&](const Tensor& x) { return split_heads(w_k_->forward(x), h_); },
-        [&](const Tensor& x) { return split_heads(w_v_->forward(x), h_); });
+    auto [k, v] = projected_keys_values(in);  // [B, h, Tk, d_k], [B, h, Tk, d_v]
     attention_padding_mask("flash", in, b, k.dim(2));  // checks the mask is [B, Tk]
     flash::FlashOptions o;
     o.key_padding_mask = in.key_padding_mask;
@@ -75,10 +55,22 @@ class FlashAttention final : public Attention {
   }
 
  private:
-  std::int64_t d_model_, h_, d_k_, d_v_;
+  // What the kernels serve, checked before any weight is allocated.
+  static void check_context(const BuildContext& ctx) {
+    if (ctx.device.is_cuda()) {
+      const std::string problem = flash::cuda_head_dims_problem(ctx.dims.d_k, ctx.dims.d_v);
+      ATTNLAB_CHECK(problem.empty(), "{}", problem);
+    }
+    // The weights' dropout is fused into the kernels: it is the standard plugin's inverted dropout.
+    ATTNLAB_CHECK(ctx.dropout.attention == 0.0 || ctx.dropout_plugin == "standard",
+                  "attention flash: attention dropout {} is fused into the kernels as the 'standard' dropout, so "
+                  "dropout plugin '{}' cannot apply there; set model.attention_dropout = 0 or use "
+                  "fallback = \"scaled_dot\" in [model.attention]",
+                  ctx.dropout.attention, ctx.dropout_plugin);
+  }
+
   double rate_;
   Generator* rng_;
-  std::shared_ptr<nn::Linear> w_q_, w_k_, w_v_, w_o_;
 };
 
 AttentionCapabilities capabilities() {

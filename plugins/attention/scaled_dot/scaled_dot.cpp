@@ -14,26 +14,16 @@ namespace {
 
 using namespace attnlab;
 
-class ScaledDotAttention final : public Attention {
+class ScaledDotAttention final : public ProjectedAttention {
  public:
-  explicit ScaledDotAttention(const BuildContext& ctx)
-      : d_model_(ctx.dims.d_model), h_(ctx.dims.n_heads), d_k_(ctx.dims.d_k), d_v_(ctx.dims.d_v) {
-    ATTNLAB_CHECK(ctx.init != nullptr, "attention scaled_dot: the build context has no init generator");
-    ATTNLAB_CHECK(h_ > 0 && d_k_ > 0 && d_v_ > 0, "attention scaled_dot: h, d_k and d_v must be positive");
-    const bool bias = ctx.options.get_bool("bias");
-    w_q_ = register_module("w_q", std::make_shared<nn::Linear>(d_model_, h_ * d_k_, bias, *ctx.init, ctx.dtype, ctx.device));
-    w_k_ = register_module("w_k", std::make_shared<nn::Linear>(d_model_, h_ * d_k_, bias, *ctx.init, ctx.dtype, ctx.device));
-    w_v_ = register_module("w_v", std::make_shared<nn::Linear>(d_model_, h_ * d_v_, bias, *ctx.init, ctx.dtype, ctx.device));
-    w_o_ = register_module("w_o", std::make_shared<nn::Linear>(h_ * d_v_, d_model_, bias, *ctx.init, ctx.dtype, ctx.device));
+  explicit ScaledDotAttention(const BuildContext& ctx) : ProjectedAttention("scaled_dot", ctx) {
     dropout_ = register_module("dropout", ctx.make_dropout(ctx.dropout.attention));
   }
 
   Tensor forward(const AttentionInputs& in) override {
     check_attention_input("scaled_dot", "query", in.query, d_model_);
     Tensor q = split_heads(w_q_->forward(in.query), h_);  // [B, h, Tq, d_k]
-    auto [k, v] = attention_keys_values(  // [B, h, Tk, d_k], [B, h, Tk, d_v]
-        "scaled_dot", in, d_model_, [&](const Tensor& x) { return split_heads(w_k_->forward(x), h_); },
-        [&](const Tensor& x) { return split_heads(w_v_->forward(x), h_); });
+    auto [k, v] = projected_keys_values(in);  // [B, h, Tk, d_k], [B, h, Tk, d_v]
     return w_o_->forward(merge_heads(core(q, k, v, in.key_padding_mask, in.causal, true)));  // [B, Tq, d]
   }
 
@@ -56,8 +46,6 @@ class ScaledDotAttention final : public Attention {
     return matmul(weights, v);
   }
 
-  std::int64_t d_model_, h_, d_k_, d_v_;
-  std::shared_ptr<nn::Linear> w_q_, w_k_, w_v_, w_o_;
   std::shared_ptr<Dropout> dropout_;
 };
 

@@ -6,7 +6,9 @@
 #include <string_view>
 #include <utility>
 
+#include "attnlab/nn/linear.h"
 #include "attnlab/plugin/attention.h"
+#include "attnlab/plugin/context.h"
 
 namespace attnlab {
 
@@ -35,5 +37,27 @@ std::pair<Tensor, Tensor> attention_keys_values(std::string_view plugin, const A
 // names the plugin and both shapes when it is not [batch, keys].
 Tensor attention_padding_mask(std::string_view plugin, const AttentionInputs& inputs, std::int64_t batch,
                               std::int64_t keys);
+
+// The paper's four projections around an attention core, for plugins that keep scaled_dot's
+// parameters: w_q and w_k (d_model -> h * d_k), w_v (d_model -> h * d_v) and w_o (h * d_v ->
+// d_model), created in that order from ctx.init with the plugin's `bias` option, so that one seed
+// gives every such plugin the same weights and checkpoints move between them.
+class ProjectedAttention : public Attention {
+ protected:
+  // Checks the context (an init generator, positive h, d_k and d_v; errors name `plugin`, a name
+  // of static storage such as a literal), then runs the plugin's own `check` of it, then creates
+  // the weights: a context the plugin refuses allocates nothing. key_bias = false leaves w_k
+  // without a bias whatever the `bias` option says.
+  ProjectedAttention(std::string_view plugin, const BuildContext& ctx, const std::function<void()>& check = {},
+                     bool key_bias = true);
+
+  // The keys and values of this call in the head layout, [B, h, Tk, d_k] and [B, h, Tk, d_v],
+  // through w_k and w_v and the cache protocol of attention_keys_values.
+  std::pair<Tensor, Tensor> projected_keys_values(const AttentionInputs& inputs);
+
+  std::string_view plugin_;
+  std::int64_t d_model_, h_, d_k_, d_v_;
+  std::shared_ptr<nn::Linear> w_q_, w_k_, w_v_, w_o_;
+};
 
 }  // namespace attnlab
