@@ -4,8 +4,8 @@
 //     forward alone (no tape) and forward + backward;
 //   * one Adam step over the base model's 253 parameter tensors (63.1 M values): adam_step_multi vs
 //     adam_step per tensor.
-// On the CPU by default; `--device=cuda` (or ATTNLAB_BENCH_DEVICE=cuda) runs the same on GPU 0 and
-// exits cleanly, doing nothing, where no CUDA device is visible.
+// On the CPU by default (2 threads, `--threads=N`); `--device=cuda` (or ATTNLAB_BENCH_DEVICE=cuda)
+// runs the same on GPU 0 and exits cleanly, doing nothing, where no CUDA device is visible.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -151,35 +151,48 @@ void register_all() {
   reg("adam_base_model/multi", [](benchmark::State& s) { adam(s, true); });
 }
 
-// Removes --device=NAME from argv (Google Benchmark rejects flags it does not know).
-std::string take_device_flag(int& argc, char** argv) {
+struct Flags {
+  std::string device;
+  int threads = 2;
+};
+
+// Takes --device=NAME and --threads=N out of argv (Google Benchmark rejects flags it does not know).
+Flags take_flags(int& argc, char** argv) {
   const char* env = std::getenv("ATTNLAB_BENCH_DEVICE");
-  std::string device = env ? env : "cpu";
+  Flags flags{env ? env : "cpu"};
   int out = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--device=", 9) == 0) {
-      device = argv[i] + 9;
+      flags.device = argv[i] + 9;
+    } else if (std::strncmp(argv[i], "--threads=", 10) == 0) {
+      flags.threads = std::atoi(argv[i] + 10);
     } else {
       argv[out++] = argv[i];
     }
   }
   argc = out;
-  return device;
+  return flags;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  g_device = Device::parse(take_device_flag(argc, argv));
+  const Flags flags = take_flags(argc, argv);
+  g_device = Device::parse(flags.device);
   if (g_device.is_cuda() && attnlab::cuda_device_count() <= g_device.index) {
     std::printf("bench_fused: no CUDA device %s: skipped\n", g_device.str().c_str());
     return 0;
   }
-  attnlab::set_num_threads(2);
+  if (flags.threads < 1) {
+    std::fprintf(stderr, "bench_fused: --threads must be >= 1\n");
+    return 1;
+  }
+  attnlab::set_num_threads(flags.threads);
   register_all();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("device", g_device.str());
+  benchmark::AddCustomContext("threads", std::to_string(flags.threads));
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
