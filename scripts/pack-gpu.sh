@@ -8,7 +8,8 @@
 #   scripts/pack-gpu.sh [--build-dir DIR] [--out DIR] [--no-build] [--verify]
 #
 # The folder (default dist/attnlab-gpu, about 55 MiB):
-#   bin/        attnlab, bench_train_step, bench_attention, test_core, test_ops, test_cuda (stripped;
+#   bin/        attnlab, bench_train_step, bench_attention, bench_fused, test_core, test_ops,
+#               test_cuda (stripped;
 #               RUNPATH $ORIGIN/../lib)
 #   lib/        libattnlab_core, libattnlab_nmt, and every shared library they, the programs and
 #               the plugins need that is not glibc, the CUDA toolkit or the driver (found with ldd)
@@ -36,12 +37,12 @@ while (($#)); do
     --out) out=$(realpath -m "$2"); shift 2 ;;
     --no-build) do_build=0; shift ;;
     --verify) verify=1; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "pack-gpu.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 
-programs=(attnlab bench_train_step bench_attention test_core test_ops test_cuda)
+programs=(attnlab bench_train_step bench_attention bench_fused test_core test_ops test_cuda)
 
 if ((do_build)); then
   launcher=()
