@@ -95,29 +95,9 @@ void backward_rows(const Tensor& sum, const Tensor& gamma, const Tensor& mean, c
   T* pdb = grads.dbeta.defined() ? grads.dbeta.data<T>() : nullptr;
   T* pdbias = grads.dbias.defined() ? grads.dbias.data<T>() : nullptr;
   if (!pdg && !pdb && !pdbias) return;
-  // Columns are split across threads and every thread walks all rows in order, so each sum is
-  // formed in the same order whatever the thread count (as layer_norm_cpu.cpp).
+  // Columns are split across threads; each sum is formed in row order whatever the thread count.
   cpu::parallel_for(d, cpu::row_grain(rows), [&](std::int64_t s, std::int64_t e) {
-    const auto width = static_cast<std::size_t>(e - s);
-    std::vector<double> acc_g(pdg ? width : 0, 0.0), acc_b(pdb ? width : 0, 0.0), acc_x(pdbias ? width : 0, 0.0);
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const T* sr = ps + r * d;
-      const T* gr = pdy + r * d;
-      const T mu = pmean[r];
-      const T inv = prstd[r];
-      for (std::int64_t j = s; j < e; ++j) {
-        const auto k = static_cast<std::size_t>(j - s);
-        if (pdg) acc_g[k] += static_cast<double>(gr[j]) * static_cast<double>((sr[j] - mu) * inv);
-        if (pdb) acc_b[k] += gr[j];
-        if (pdbias) acc_x[k] += pdx[r * d + j];
-      }
-    }
-    for (std::int64_t j = s; j < e; ++j) {
-      const auto k = static_cast<std::size_t>(j - s);
-      if (pdg) pdg[j] = static_cast<T>(acc_g[k]);
-      if (pdb) pdb[j] = static_cast<T>(acc_b[k]);
-      if (pdbias) pdbias[j] = static_cast<T>(acc_x[k]);
-    }
+    layer_norm_param_grads(ps, pdy, pmean, prstd, rows, d, s, e, pdg, pdb, pdx, pdbias);
   });
 }
 

@@ -48,27 +48,9 @@ void backward_rows(const Tensor& x, const Tensor& gamma, const Tensor& mean, con
   if (dgamma.defined() || dbeta.defined()) {
     T* pdg = dgamma.defined() ? dgamma.data<T>() : nullptr;
     T* pdb = dbeta.defined() ? dbeta.data<T>() : nullptr;
-    // Columns are split across threads and every thread walks all rows in order, so each sum is
-    // formed in the same order whatever the thread count.
+    // Columns are split across threads; each sum is formed in row order whatever the thread count.
     cpu::parallel_for(d, cpu::row_grain(rows), [&](std::int64_t s, std::int64_t e) {
-      std::vector<double> acc_g(static_cast<std::size_t>(pdg ? e - s : 0), 0.0);
-      std::vector<double> acc_b(static_cast<std::size_t>(pdb ? e - s : 0), 0.0);
-      for (std::int64_t r = 0; r < rows; ++r) {
-        const T* xr = px + r * d;
-        const T* gr = pdy + r * d;
-        const T mu = pmean[r];
-        const T inv = prstd[r];
-        for (std::int64_t j = s; j < e; ++j) {
-          const auto k = static_cast<std::size_t>(j - s);
-          if (pdg) acc_g[k] += static_cast<double>(gr[j]) * static_cast<double>((xr[j] - mu) * inv);
-          if (pdb) acc_b[k] += gr[j];
-        }
-      }
-      for (std::int64_t j = s; j < e; ++j) {
-        const auto k = static_cast<std::size_t>(j - s);
-        if (pdg) pdg[j] = static_cast<T>(acc_g[k]);
-        if (pdb) pdb[j] = static_cast<T>(acc_b[k]);
-      }
+      layer_norm_param_grads(px, pdy, pmean, prstd, rows, d, s, e, pdg, pdb);
     });
   }
 }

@@ -3,6 +3,7 @@
 // so that the fused op computes exactly what layer_norm computes on the same row.
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 namespace attnlab::detail {
 
@@ -49,6 +50,37 @@ inline void layer_norm_row_backward(const T* xr, const T* gamma, T mu, T inv, co
     const T g = gamma ? dyr[j] * gamma[j] : dyr[j];
     const T xhat = (xr[j] - mu) * inv;
     dxr[j] = inv * (g - a_t - xhat * b_t);
+  }
+}
+
+// The parameter gradients of columns [s, e) of a [rows, d] layer norm: dgamma[j] = sum_r dy xhat,
+// dbeta[j] = sum_r dy, and, when `extra` is given, extra_sum[j] = sum_r extra[r, j] (the fused op's
+// bias gradient). Each sum runs over the rows in order, in double, so a caller that splits the
+// columns across threads gets the same sums whatever the thread count. Null outputs are skipped.
+template <typename T>
+inline void layer_norm_param_grads(const T* x, const T* dy, const T* mean, const T* rstd, std::int64_t rows,
+                                   std::int64_t d, std::int64_t s, std::int64_t e, T* dgamma, T* dbeta,
+                                   const T* extra = nullptr, T* extra_sum = nullptr) {
+  const auto width = static_cast<std::size_t>(e - s);
+  std::vector<double> acc_g(dgamma ? width : 0, 0.0), acc_b(dbeta ? width : 0, 0.0),
+      acc_x(extra_sum ? width : 0, 0.0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * d;
+    const T* gr = dy + r * d;
+    const T mu = mean[r];
+    const T inv = rstd[r];
+    for (std::int64_t j = s; j < e; ++j) {
+      const auto k = static_cast<std::size_t>(j - s);
+      if (dgamma) acc_g[k] += static_cast<double>(gr[j]) * static_cast<double>((xr[j] - mu) * inv);
+      if (dbeta) acc_b[k] += gr[j];
+      if (extra_sum) acc_x[k] += extra[r * d + j];
+    }
+  }
+  for (std::int64_t j = s; j < e; ++j) {
+    const auto k = static_cast<std::size_t>(j - s);
+    if (dgamma) dgamma[j] = static_cast<T>(acc_g[k]);
+    if (dbeta) dbeta[j] = static_cast<T>(acc_b[k]);
+    if (extra_sum) extra_sum[j] = static_cast<T>(acc_x[k]);
   }
 }
 
