@@ -6,22 +6,25 @@
 # per second (> 1: attnlab is faster). See bench/README.md.
 #
 #   bash bench/gpu_compare.sh                  # base model, cuda:0, bf16, 25000-token batches
-#   PRECISIONS="bf16 tf32 fp32" MODEL=base DEVICE=cuda:0 BATCH_TOKENS=25000 LEN=32 WARMUP=3 STEPS=10 \
+#   PRECISIONS="bf16 tf32 fp32" MODELS=base DEVICE=cuda:0 BATCH_TOKENS=25000 LEN=32 WARMUP=3 STEPS=10 \
 #     PYTHON=python3 bash bench/gpu_compare.sh
 #
-# DEVICE=cpu runs the same comparison on the host (a quick check of the script itself).
+# DEVICE=cpu runs the same comparison on the host; bench/compare_train.sh is that, with the CPU's
+# defaults. THREADS (CPU threads of both programs) is passed only when set, and so are WARMUP,
+# STEPS and BATCH_TOKENS when set to the empty string (then each program's per-model defaults).
 # Works from a build tree (BUILD, default <repo>/build) and from the folder scripts/pack-gpu.sh
 # makes (its run.sh sets the library path for attnlab's programs only: PyTorch runs in the plain
 # environment).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-MODEL=${MODEL:-base}
+MODELS=${MODELS:-${MODEL:-base}}
 DEVICE=${DEVICE:-cuda:0}
 PRECISIONS=${PRECISIONS:-bf16}
-BATCH_TOKENS=${BATCH_TOKENS:-25000}
+BATCH_TOKENS=${BATCH_TOKENS-25000}
+THREADS=${THREADS:-}
 LEN=${LEN:-32}
-WARMUP=${WARMUP:-3}
-STEPS=${STEPS:-10}
+WARMUP=${WARMUP-3}
+STEPS=${STEPS-10}
 PYTHON=${PYTHON:-python3}
 
 if [[ -x $here/../run.sh ]]; then
@@ -39,23 +42,32 @@ fi
 echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1 || echo unknown)"
 echo "torch: $("$PYTHON" -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda)')"
 echo "attnlab: $("${bench[@]/bench_train_step/attnlab}" version 2>/dev/null | head -1 || true)"
-common=(--model "$MODEL" --device "$DEVICE" --batch-tokens "$BATCH_TOKENS" --len "$LEN" --warmup "$WARMUP" --steps "$STEPS")
+common=(--device "$DEVICE" --len "$LEN")
+[[ -n $BATCH_TOKENS ]] && common+=(--batch-tokens "$BATCH_TOKENS")
+[[ -n $WARMUP ]] && common+=(--warmup "$WARMUP")
+[[ -n $STEPS ]] && common+=(--steps "$STEPS")
+[[ -n $THREADS ]] && common+=(--threads "$THREADS") && export OMP_NUM_THREADS=$THREADS
 
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 declare -A line
-for p in $PRECISIONS; do
-  line[attnlab.$p]=$("${bench[@]}" "${common[@]}" --precision "$p")
-  echo "${line[attnlab.$p]}"
-  line[pytorch.$p]=$("$PYTHON" "$here/pytorch_train_step.py" "${common[@]}" --precision "$p")
-  echo "${line[pytorch.$p]}"
+for m in $MODELS; do
+  for p in $PRECISIONS; do
+    line[attnlab.$m.$p]=$("${bench[@]}" "${common[@]}" --model "$m" --precision "$p")
+    echo "${line[attnlab.$m.$p]}"
+    line[pytorch.$m.$p]=$("$PYTHON" "$here/pytorch_train_step.py" "${common[@]}" --model "$m" --precision "$p")
+    echo "${line[pytorch.$m.$p]}"
+  done
 done
 echo
-printf '| model | precision | batch | attnlab ms/step | PyTorch ms/step | attnlab tok/s | PyTorch tok/s | attnlab TFLOP/s (MFU) | PyTorch TFLOP/s (MFU) | attnlab / PyTorch (tok/s) |\n'
-printf '|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n'
-for p in $PRECISIONS; do
-  a=${line[attnlab.$p]} t=${line[pytorch.$p]}
-  ta=$(field tgt_tok_per_s "$a") tt=$(field tgt_tok_per_s "$t")
-  printf '| %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s (%s) | %.2f |\n' "$MODEL" "$p" "$(field batch "$a")" \
-    "$(field ms_per_step "$a")" "$(field ms_per_step "$t")" "$ta" "$tt" "$(field tflops "$a")" "$(field mfu "$a")" \
-    "$(field tflops "$t")" "$(field mfu "$t")" "$(awk -v a="$ta" -v p="$tt" 'BEGIN { print a / p }')"
+printf '| model | device | threads | precision | batch | attnlab ms/step | PyTorch ms/step | attnlab tok/s | PyTorch tok/s | attnlab TFLOP/s (MFU) | PyTorch TFLOP/s (MFU) | attnlab / PyTorch (tok/s) |\n'
+printf '|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n'
+for m in $MODELS; do
+  for p in $PRECISIONS; do
+    a=${line[attnlab.$m.$p]} t=${line[pytorch.$m.$p]}
+    ta=$(field tgt_tok_per_s "$a") tt=$(field tgt_tok_per_s "$t")
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s (%s) | %.2f |\n' "$m" "$DEVICE" \
+      "${THREADS:--}" "$p" "$(field batch "$a")" "$(field ms_per_step "$a")" "$(field ms_per_step "$t")" "$ta" "$tt" \
+      "$(field tflops "$a")" "$(field mfu "$a")" "$(field tflops "$t")" "$(field mfu "$t")" \
+      "$(awk -v a="$ta" -v p="$tt" 'BEGIN { print a / p }')"
+  done
 done
