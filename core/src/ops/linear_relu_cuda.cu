@@ -62,7 +62,7 @@ __global__ void relu_mask_kernel(const T* y,    // y: (rows, cols), the saved re
       // relu's derivative as activation_cuda.cu writes it: dy * 1 or dy * 0.
       const C g = load(dy, i) * (load(y, i) > C(0) ? C(1) : C(0));
       store(dz, i, g);
-      acc += g;
+      acc += g;  // (bf16 dz: the sum takes the f32 values before rounding)
     }
   }
   if (partial == nullptr) return;  // the same for the whole block: no thread waits below alone

@@ -16,11 +16,10 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <climits>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
-
-#include <climits>
 
 #include "cuda/check.cuh"
 #include "cuda/context.h"
