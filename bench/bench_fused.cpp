@@ -2,6 +2,8 @@
 //   * the post-norm residual block LayerNorm(r + Dropout(x)) of the base model on 12500 tokens
 //     (half a 25k-token batch) x d_model 512: dropout_add_layer_norm vs dropout, add, layer_norm,
 //     forward alone (no tape) and forward + backward;
+//   * the first layer of the base model's feed-forward network, max(0, x W1 + b1) with x [12500,
+//     512] and W1 [2048, 512]: linear_relu vs relu(linear), forward alone and forward + backward;
 //   * one Adam step over the base model's 253 parameter tensors (63.1 M values): adam_step_multi vs
 //     adam_step per tensor.
 // On the CPU by default (2 threads, `--threads=N`); `--device=cuda` (or ATTNLAB_BENCH_DEVICE=cuda)
@@ -88,6 +90,39 @@ void residual_block(benchmark::State& state, bool fused, bool backward) {
       benchmark::Counter(static_cast<double>(kTokens), benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// --- the feed-forward network's first layer ------------------------------------------------------
+
+struct FfnFirst {
+  Tensor x, w, b, dy;
+  explicit FfnFirst(bool grad) {
+    x = random({kTokens, kModel}, 6);
+    w = random({kFF, kModel}, 7, -0.05, 0.05);  // Xavier's range for 512 -> 2048
+    b = random({kFF}, 8, -0.1, 0.1);
+    dy = random({kTokens, kFF}, 9);
+    if (grad)
+      for (Tensor* t : {&x, &w, &b}) t->set_requires_grad();
+  }
+  Tensor run(bool fused) const {
+    return fused ? attnlab::linear_relu(x, w, b) : attnlab::relu(attnlab::linear(x, w, b));
+  }
+};
+
+void ffn_first(benchmark::State& state, bool fused, bool backward) {
+  FfnFirst f(backward);
+  for (auto _ : state) {
+    if (backward) {
+      f.run(fused).backward(f.dy);
+      for (Tensor* t : {&f.x, &f.w, &f.b}) t->zero_grad();
+    } else {
+      attnlab::NoGradGuard no_grad;
+      benchmark::DoNotOptimize(f.run(fused).raw_data());
+    }
+    sync();
+  }
+  state.counters["tokens"] =
+      benchmark::Counter(static_cast<double>(kTokens), benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // --- Adam over the base model's parameters ----------------------------------------------------
 
 std::vector<Shape> base_model_shapes() {
@@ -145,6 +180,11 @@ void register_all() {
   reg("residual_ln_fwd_" + shape + "/fused", [](benchmark::State& s) { residual_block(s, true, false); });
   reg("residual_ln_fwd_bwd_" + shape + "/unfused", [](benchmark::State& s) { residual_block(s, false, true); });
   reg("residual_ln_fwd_bwd_" + shape + "/fused", [](benchmark::State& s) { residual_block(s, true, true); });
+  const std::string ffn = std::to_string(kTokens) + "x" + std::to_string(kModel) + "x" + std::to_string(kFF);
+  reg("ffn_linear_relu_fwd_" + ffn + "/unfused", [](benchmark::State& s) { ffn_first(s, false, false); });
+  reg("ffn_linear_relu_fwd_" + ffn + "/fused", [](benchmark::State& s) { ffn_first(s, true, false); });
+  reg("ffn_linear_relu_fwd_bwd_" + ffn + "/unfused", [](benchmark::State& s) { ffn_first(s, false, true); });
+  reg("ffn_linear_relu_fwd_bwd_" + ffn + "/fused", [](benchmark::State& s) { ffn_first(s, true, true); });
   reg("adam_base_model/per_tensor", [](benchmark::State& s) { adam(s, false); });
   reg("adam_base_model/multi", [](benchmark::State& s) { adam(s, true); });
 }

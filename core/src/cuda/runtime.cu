@@ -1,5 +1,5 @@
-// CUDA device queries, the caching device allocator, copies and fills. Everything is queued on
-// the device's context stream (cuda/context.h).
+// CUDA device queries, the caching device allocator (and the scratch buffers of scratch.h over
+// it), copies and fills. Everything is queued on the device's context stream (cuda/context.h).
 #include <array>
 #include <atomic>
 #include <memory>
@@ -10,6 +10,7 @@
 #include "cuda/check.cuh"
 #include "cuda/context.h"
 #include "cuda/runtime.h"
+#include "cuda/scratch.h"
 
 namespace attnlab::cuda {
 namespace {
@@ -146,6 +147,17 @@ void fill(void* dst, DType dtype, std::int64_t n, double value, int device_index
     case DType::i64: launch_fill<std::int64_t>(dst, n, static_cast<std::int64_t>(value), stream); break;
     case DType::u8: launch_fill<std::uint8_t>(dst, n, static_cast<std::uint8_t>(value), stream); break;
   }
+}
+
+DeviceScratch::DeviceScratch(int device_index, std::size_t bytes)
+    : allocator_(&allocator(device_index)), bytes_(bytes), ptr_(allocator_->allocate(bytes)) {}
+
+DeviceScratch::~DeviceScratch() { allocator_->deallocate(ptr_, bytes_); }
+
+int current_device() {
+  int index = 0;
+  ATTNLAB_CUDA_CHECK(cudaGetDevice(&index));
+  return index;
 }
 
 }  // namespace attnlab::cuda

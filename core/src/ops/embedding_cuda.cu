@@ -3,11 +3,14 @@
 // builds the same stable counting sort as embedding_cpu.cpp (positions grouped by id, increasing
 // within a row); then one block owns each distinct row and sums its gradient rows in position
 // order. The sums are therefore in the CPU's order: bit-identical to it, and independent of the
-// launch configuration. The cost is one synchronous copy of the ids per backward.
+// launch configuration. The cost is one synchronous copy of the ids per backward. The three
+// index arrays go to the device in scratch blocks of its caching allocator (cuda/scratch.h), not
+// a cudaMalloc / cudaFree pair per backward.
 #include <vector>
 
 #include "cuda/elementwise.h"
 #include "cuda/kernel_util.cuh"
+#include "cuda/scratch.h"
 
 namespace attnlab::cuda {
 namespace {
@@ -53,15 +56,6 @@ void dispatch_ids(DType ids_dtype, Fn&& fn) {
   }
   throw_message("embedding: ids must be i32 or i64, got " + std::string(dtype_name(ids_dtype)));
 }
-
-// A device buffer freed at scope exit.
-struct DeviceBuffer {
-  void* ptr = nullptr;
-  explicit DeviceBuffer(std::size_t bytes) { ATTNLAB_CUDA_CHECK(cudaMalloc(&ptr, bytes == 0 ? 1 : bytes)); }
-  ~DeviceBuffer() { cudaFree(ptr); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
 
 }  // namespace
 
@@ -111,24 +105,27 @@ void embedding_backward(DType dtype, const void* dout, DType ids_dtype, const vo
     for (std::int64_t i = 0; i < n; ++i)
       order[static_cast<std::size_t>(count[static_cast<std::size_t>(host_ids[static_cast<std::size_t>(i)])]++)] = i;
     const auto unique = static_cast<std::int64_t>(rows.size());
-    DeviceBuffer d_rows(rows.size() * sizeof(std::int64_t));
-    DeviceBuffer d_start(start.size() * sizeof(std::int64_t));
-    DeviceBuffer d_order(order.size() * sizeof(std::int64_t));
-    ATTNLAB_CUDA_CHECK(cudaMemcpyAsync(d_rows.ptr, rows.data(), rows.size() * sizeof(std::int64_t),
+    // The launchers' pointers are on the current device (cuda/elementwise.h), and so is `stream`.
+    const int device = current_device();
+    const DeviceScratch d_rows(device, rows.size() * sizeof(std::int64_t));
+    const DeviceScratch d_start(device, start.size() * sizeof(std::int64_t));
+    const DeviceScratch d_order(device, order.size() * sizeof(std::int64_t));
+    ATTNLAB_CUDA_CHECK(cudaMemcpyAsync(d_rows.as<void>(), rows.data(), rows.size() * sizeof(std::int64_t),
                                        cudaMemcpyHostToDevice, stream));
-    ATTNLAB_CUDA_CHECK(cudaMemcpyAsync(d_start.ptr, start.data(), start.size() * sizeof(std::int64_t),
+    ATTNLAB_CUDA_CHECK(cudaMemcpyAsync(d_start.as<void>(), start.data(), start.size() * sizeof(std::int64_t),
                                        cudaMemcpyHostToDevice, stream));
-    ATTNLAB_CUDA_CHECK(cudaMemcpyAsync(d_order.ptr, order.data(), order.size() * sizeof(std::int64_t),
+    ATTNLAB_CUDA_CHECK(cudaMemcpyAsync(d_order.as<void>(), order.data(), order.size() * sizeof(std::int64_t),
                                        cudaMemcpyHostToDevice, stream));
     const unsigned blocks = static_cast<unsigned>(unique < 65535 ? unique : 65535);
     const int threads = d < 256 ? 128 : 256;
     embedding_backward_kernel<T><<<blocks, threads, 0, stream>>>(
-        static_cast<const T*>(dout), static_cast<const std::int64_t*>(d_rows.ptr),
-        static_cast<const std::int64_t*>(d_start.ptr), static_cast<const std::int64_t*>(d_order.ptr), unique, d,
-        static_cast<T*>(dweight));
+        static_cast<const T*>(dout), d_rows.as<const std::int64_t>(), d_start.as<const std::int64_t>(),
+        d_order.as<const std::int64_t>(), unique, d, static_cast<T*>(dweight));
     ATTNLAB_CUDA_CHECK_LAUNCH();
-    // The host vectors and the buffers die here: wait for the kernel (and the pageable copies).
-    ATTNLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
+    // No wait for the kernel: the scratch blocks go back to the allocator, whose next owner's work
+    // is queued after this kernel on the same stream, and the host vectors may die too, since a
+    // copy from pageable host memory returns only once the data is staged (CUDA's documented
+    // behaviour for cudaMemcpyAsync from pageable memory).
   });
 }
 

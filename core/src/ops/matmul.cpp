@@ -1,22 +1,18 @@
-// matmul (batched, optional transposes, a rank-2 b shared by the batch) and linear, in the
-// compute precision of attnlab/precision.h.
+// matmul (batched, optional transposes, a rank-2 b shared by the batch) in the compute precision
+// of attnlab/precision.h, and the precision helpers that linear.cpp shares (gemm_util.h).
 #include "attnlab/ops/matmul.h"
 
 #include "attnlab/autograd.h"
 #include "attnlab/ops/cast.h"
 #include "attnlab/precision.h"
 #include "dispatch.h"
+#include "ops/gemm_util.h"
 #include "ops/matmul_kernels.h"
 #include "ops/op_util.h"
 
 namespace attnlab {
-namespace {
+namespace detail {
 
-using detail::GemmMath;
-using detail::GemmSpec;
-
-// What the thread's compute precision makes of a product of `dtype` operands: only f32 is
-// affected (f64 stays exact for the gradient checks).
 GemmMath gemm_math(DType dtype) {
   if (dtype != DType::f32) return GemmMath::exact;
   switch (compute_precision()) {
@@ -27,15 +23,16 @@ GemmMath gemm_math(DType dtype) {
   return GemmMath::exact;
 }
 
-// The operand as the product reads it: a bf16 copy under bf16 math (recorded, so the gradient
-// returns to the f32 operand), the operand itself otherwise.
 Tensor gemm_operand(const Tensor& t, GemmMath math) {
   return math == GemmMath::bf16 && t.defined() ? cast(t, DType::bf16) : t;
 }
 
-// bf16 products write f32; the others write the operands' dtype.
 DType gemm_out_dtype(const GemmSpec& spec, const Tensor& a) {
   return spec.math == GemmMath::bf16 ? DType::f32 : a.dtype();
+}
+
+Tensor backward_operand(const Tensor& g, GemmMath math) {
+  return math == GemmMath::bf16 ? g.to(DType::bf16) : g;
 }
 
 Tensor run_gemm(const GemmSpec& spec, const Tensor& a, const Tensor& b, const Shape& out_shape) {
@@ -44,12 +41,13 @@ Tensor run_gemm(const GemmSpec& spec, const Tensor& a, const Tensor& b, const Sh
   return out;
 }
 
-// The output gradient as a backward product reads it: bf16 under bf16 math (the saved operands
-// are bf16; the product of the two bf16 factors is accumulated in f32 and comes out f32, which
-// is the dtype the cast's backward hands to the f32 operand).
-Tensor backward_operand(const Tensor& g, GemmMath math) {
-  return math == GemmMath::bf16 ? g.to(DType::bf16) : g;
-}
+}  // namespace detail
+
+namespace {
+
+using detail::backward_operand;
+using detail::GemmSpec;
+using detail::run_gemm;
 
 std::string flags(bool trans_a, bool trans_b) {
   return fmt::format("trans_a = {}, trans_b = {}", trans_a, trans_b);
@@ -155,100 +153,16 @@ class MatmulNode final : public Node {
   Tensor a_, b_;
 };
 
-// y = x W^T + bias with x viewed as [R, in] (R = rows), W [out, in], G = dL/dy [R, out]:
-//   dx = G W            [R, out] [out, in]
-//   dW = G^T x          [out, R] [R, in]   (sums over the rows: one GEMM over the flat x)
-//   db = sum_r G[r, :]
-class LinearNode final : public Node {
- public:
-  LinearNode(const Tensor& x, const Tensor& weight, bool has_bias, GemmMath math)
-      : x_shape_(x.shape()), w_shape_(weight.shape()), has_bias_(has_bias), math_(math) {
-    if (weight.requires_grad()) x_ = x.detach();
-    if (x.requires_grad()) w_ = weight.detach();
-  }
-  std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
-    const Tensor g = detail::grad_or_zeros(grads, 0, output_shapes[0], output_dtypes[0], device);
-    const Tensor gm = backward_operand(g, math_);
-    const std::int64_t out = w_shape_[0], in = w_shape_[1];
-    const std::int64_t rows = x_shape_.numel() / std::max<std::int64_t>(1, in);
-    Tensor gx, gw, gb;
-    if (next[0].node) {
-      GemmSpec s;
-      s.op = "linear backward";
-      s.math = math_;
-      s.m = rows, s.n = in, s.k = out;
-      gx = run_gemm(s, gm, w_, x_shape_);
-    }
-    if (next[1].node) {
-      GemmSpec s;
-      s.op = "linear backward";
-      s.math = math_;
-      s.m = out, s.n = in, s.k = rows;
-      s.trans_a = true;
-      gw = run_gemm(s, gm, x_, w_shape_);
-    }
-    // The bias gradient sums the f32 output gradient (not its bf16 copy).
-    if (has_bias_ && next[2].node) gb = detail::sum_to_shape(g, Shape{out});
-    return {gx, gw, gb};
-  }
-  void release() override { x_ = w_ = Tensor(); }
-  std::string_view name() const override { return "linear"; }
-
- private:
-  Shape x_shape_, w_shape_;
-  bool has_bias_;
-  GemmMath math_;
-  Tensor x_, w_;
-};
-
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
   GemmSpec spec = matmul_spec(a, b, trans_a, trans_b);
-  spec.math = gemm_math(a.dtype());
-  const Tensor a_in = gemm_operand(a, spec.math), b_in = gemm_operand(b, spec.math);
+  spec.math = detail::gemm_math(a.dtype());
+  const Tensor a_in = detail::gemm_operand(a, spec.math), b_in = detail::gemm_operand(b, spec.math);
   Tensor out = run_gemm(spec, a_in, b_in, matmul_shape(a.shape(), spec.m, spec.n));
   if (any_requires_grad({&a_in, &b_in}))
     record(std::make_shared<MatmulNode>(spec, a_in, b_in), {&a_in, &b_in}, out);
   return out;
-}
-
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  detail::check_float_operands("linear", x, "x", weight, "weight");
-  const Shape& sx = x.shape();
-  const Shape& sw = weight.shape();
-  ATTNLAB_CHECK(sw.rank() == 2, "linear: weight {} must be [out, in] (x {})", sw.str(), sx.str());
-  ATTNLAB_CHECK(sx.rank() >= 1 && sx[-1] == sw[1],
-                "linear: x {} must end with the weight's in extent {} (weight {} is [out, in])",
-                sx.str(), sw[1], sw.str());
-  const bool has_bias = bias.defined();
-  if (has_bias) {
-    detail::check_same_device("linear", x, bias);
-    detail::check_same_dtype("linear", x, bias);
-    ATTNLAB_CHECK(bias.shape() == Shape{sw[0]}, "linear: bias {} must be [out] = [{}] (weight {})",
-                  bias.shape().str(), sw[0], sw.str());
-  }
-  const std::int64_t out_features = sw[0], in_features = sw[1];
-  std::vector<std::int64_t> dims = sx.dims();
-  dims.back() = out_features;
-
-  GemmSpec s;
-  s.op = "linear";
-  s.m = sx.outer(sx.rank() - 1), s.n = out_features, s.k = in_features;
-  s.trans_b = true;  // x [R, in] @ W^T [in, out]
-  s.math = gemm_math(x.dtype());
-  const Tensor x_in = gemm_operand(x, s.math), w_in = gemm_operand(weight, s.math);
-  Tensor y = Tensor::empty(Shape(std::move(dims)), gemm_out_dtype(s, x_in), x.device());
-  // With a bias: y = bias broadcast, then y += x W^T (cuBLASLt's bias epilogue on CUDA).
-  if (has_bias && y.numel() > 0)
-    ATTNLAB_DISPATCH(x.device(), detail::gemm_bias, s, x_in, w_in, bias, y);
-  else
-    ATTNLAB_DISPATCH(x.device(), detail::gemm, s, x_in, w_in, y);
-
-  if (any_requires_grad({&x_in, &w_in, &bias})) {
-    record(std::make_shared<LinearNode>(x_in, w_in, has_bias, s.math), {&x_in, &w_in, &bias}, y);
-  }
-  return y;
 }
 
 }  // namespace attnlab

@@ -1,5 +1,5 @@
 // GEMM kernels on CUDA devices: cublasGemmStridedBatchedEx (the one translation unit that calls
-// cuBLAS's GEMMs; cuBLASLt's bias epilogue is in matmul_lt_cuda.cu), and the bias broadcast of
+// cuBLAS's GEMMs; cuBLASLt's epilogues are in matmul_lt_cuda.cu), and the bias broadcast of
 // linear.
 //
 // Row-major through column-major cuBLAS: a row-major r x c buffer, read column-major, is its
@@ -189,11 +189,9 @@ void gemm(const GemmSpec& spec, DType out_dtype, int device_index, const void* a
 
 void gemm_bias(const GemmSpec& spec, DType out_dtype, int device_index, const void* a, const void* b,
                const void* bias, void* out) {
-  // The linear layer's shape: one product x (m, k) W(n, k)^T, written (not accumulated).
-  const bool linear_shape = spec.batch == 1 && !spec.trans_a && spec.trans_b && !spec.reduce && !spec.accumulate &&
-                            spec.m > 0 && spec.n > 0 && spec.k > 0 && fits_int(spec.m) && fits_int(spec.n) &&
-                            fits_int(spec.k);
-  if (out_dtype == DType::f32 && linear_shape && gemm_bias_lt(spec, device_index, a, b, bias, out)) return;
+  // One cuBLASLt matmul with the bias epilogue where it applies (linear's shape, f32 out, an
+  // algorithm for the shapes: gemm_lt says), else the bias broadcast and an accumulating GEMM.
+  if (out_dtype == DType::f32 && gemm_lt(spec, LtEpilogue::bias, device_index, a, b, bias, out)) return;
   fill_rows(out_dtype, device_index, bias, spec.n, out, spec.batch * spec.m);
   GemmSpec s = spec;
   s.accumulate = true;

@@ -1,7 +1,8 @@
 #pragma once
 // Raw entry points of the CUDA matmul kernels (matmul_cuda.cu: cuBLAS; matmul_lt_cuda.cu:
 // cuBLASLt). Plain header: device pointers and the GemmSpec only. Reach them through gemm_cuda /
-// fill_rows_cuda / gemm_bias_cuda of matmul_kernels.h, which the dispatch macros call.
+// fill_rows_cuda / gemm_bias_cuda of matmul_kernels.h, which the dispatch macros call (gemm_lt
+// also serves linear_relu_cuda.cu).
 #include <cstdint>
 
 #include "attnlab/dtype.h"
@@ -25,9 +26,20 @@ void fill_rows(DType dtype, int device_index, const void* row, std::int64_t cols
 void gemm_bias(const detail::GemmSpec& spec, DType out_dtype, int device_index, const void* a, const void* b,
                const void* bias, void* out);
 
-// The cuBLASLt bias-epilogue product alone (matmul_lt_cuda.cu); false, with nothing queued, when
-// cuBLASLt has no algorithm for the shapes and alignments. out_dtype must be f32.
-bool gemm_bias_lt(const detail::GemmSpec& spec, int device_index, const void* a, const void* b, const void* bias,
-                  void* out);
+// What cuBLASLt's epilogue does to the product D = a b^T before it is written (gemm_lt).
+enum class LtEpilogue : std::uint8_t {
+  bias,       // D + bias broadcast over the rows (CUBLASLT_EPILOGUE_BIAS)
+  relu_bias,  // max(0, D + bias) (CUBLASLT_EPILOGUE_RELU_BIAS)
+  relu,       // max(0, D), no bias (CUBLASLT_EPILOGUE_RELU)
+};
+
+// linear's product with an epilogue, as one cuBLASLt matmul (matmul_lt_cuda.cu): out (m, n) f32
+// = epilogue(a (m, k) b (n, k)^T), bias (n) f32 for the bias epilogues (else ignored). The spec
+// must be linear's (batch 1, trans_b only, no accumulate or reduce) with every extent positive and
+// within int, and the math exact, tf32 or bf16 (then a and b are bf16). Returns false, with
+// nothing queued, for any other spec and where cuBLASLt has no algorithm for the shapes, math and
+// alignments: the caller then runs its fallback.
+bool gemm_lt(const detail::GemmSpec& spec, LtEpilogue epilogue, int device_index, const void* a, const void* b,
+             const void* bias, void* out);
 
 }  // namespace attnlab::cuda

@@ -1,13 +1,16 @@
 #pragma once
 // The position-wise feed-forward network FFN(x) = act(x W1 + b1) W2 + b2 (paper, sec. 3.3), with
 // dropout on the hidden activation at the context's ffn rate. Shared by the ffn plugins, which
-// differ only in the activation.
+// differ only in the activation. FirstLayer, when given, computes act(x W1 + b1) as one op from x,
+// W1 and b1 (relu: the core's linear_relu, whose CPU values and gradients are relu(linear)'s to
+// the bit); the parameters, their names and their initialisation are the same either way.
 #include "attnlab/nn/linear.h"
 #include "attnlab/plugin/registry.h"
 
 namespace attnlab::plugins {
 
-template <Tensor (*Activation)(const Tensor&)>
+template <Tensor (*Activation)(const Tensor&),
+          Tensor (*FirstLayer)(const Tensor&, const Tensor&, const Tensor&) = nullptr>
 class PositionWiseFfn final : public FeedForward {
  public:
   explicit PositionWiseFfn(const BuildContext& ctx) : d_model_(ctx.dims.d_model) {
@@ -23,7 +26,12 @@ class PositionWiseFfn final : public FeedForward {
   Tensor forward(const Tensor& x) override {
     ATTNLAB_CHECK(x.rank() >= 1 && x.dim(-1) == d_model_, "ffn: input must be [..., d_model={}], got {}",
                   d_model_, x.shape().str());
-    return w2_->forward(dropout_->forward(Activation(w1_->forward(x))));
+    Tensor hidden;
+    if constexpr (FirstLayer != nullptr)
+      hidden = FirstLayer(x, w1_->weight(), w1_->bias());
+    else
+      hidden = Activation(w1_->forward(x));
+    return w2_->forward(dropout_->forward(hidden));
   }
 
  private:

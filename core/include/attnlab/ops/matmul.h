@@ -1,5 +1,5 @@
 #pragma once
-// Matrix products through BLAS (OpenBLAS sgemm/dgemm on the CPU).
+// Matrix products through BLAS (OpenBLAS sgemm/dgemm on the CPU, cuBLAS / cuBLASLt on CUDA).
 #include "attnlab/tensor.h"
 
 namespace attnlab {
@@ -13,5 +13,13 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans
 // y = x W^T + bias, the layout of torch.nn.Linear: x [..., in], weight [out, in], bias [out]
 // or undefined. Result [..., out].
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
+// relu(linear(x, weight, bias)) = max(0, x W^T + bias) as one op: the first layer of the paper's
+// feed-forward network. The shapes, dtypes, compute precision and errors are linear's (bf16
+// precision: bf16 x and weight, f32 bias and output). On CUDA the ReLU runs in the GEMM's
+// epilogue (cuBLASLt) where it can. The backward saves the output instead of the pre-activation
+// (y > 0 exactly where x W^T + bias > 0); the gradient at a pre-activation of exactly 0 is 0, as
+// relu's. On the CPU the values and gradients equal relu(linear(...)) to the bit.
+Tensor linear_relu(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 
 }  // namespace attnlab
