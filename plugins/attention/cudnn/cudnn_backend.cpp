@@ -363,6 +363,7 @@ void CudnnSdpa::forward(const SdpaProblem& p, const ForwardBuffers& b) {
   ATTNLAB_CUDNN_CUDA_CHECK(cudaSetDevice(impl_->device));
   const Plan& plan = impl_->plan(p, false);
   float scale = b.scale, fill = std::numeric_limits<float>::lowest();
+  std::int32_t s_kv = static_cast<std::int32_t>(p.s_kv), s_q = static_cast<std::int32_t>(p.s_q);
   std::map<std::int64_t, void*> bound{{uid::q, const_cast<void*>(b.q)},
                                       {uid::k, const_cast<void*>(b.k)},
                                       {uid::v, const_cast<void*>(b.v)},
@@ -371,7 +372,9 @@ void CudnnSdpa::forward(const SdpaProblem& p, const ForwardBuffers& b) {
                                       {uid::scale, &scale},
                                       {uid::mask_fill, &fill},
                                       {uid::seq_len_q, const_cast<void*>(b.seq_len_q)},
-                                      {uid::seq_len_kv, const_cast<void*>(b.seq_len_kv)}};
+                                      {uid::seq_len_kv, const_cast<void*>(b.seq_len_kv)},
+                                      {uid::causal_s_kv, &s_kv},
+                                      {uid::causal_s_q, &s_q}};
   impl_->execute(plan, bound);
 }
 
@@ -391,6 +394,7 @@ void CudnnSdpa::backward(const SdpaProblem& p, const BackwardBuffers& b) {
   ATTNLAB_CUDNN_CUDA_CHECK(cudaMemsetAsync(b.d_k, 0, bf16_bytes(p.s_kv, p.d_qk), impl_->stream));
   ATTNLAB_CUDNN_CUDA_CHECK(cudaMemsetAsync(b.d_v, 0, bf16_bytes(p.s_kv, p.d_v), impl_->stream));
   float scale = b.scale, fill = std::numeric_limits<float>::lowest(), one = 1.0f;
+  std::int32_t s_kv = static_cast<std::int32_t>(p.s_kv), s_q = static_cast<std::int32_t>(p.s_q);
   std::map<std::int64_t, void*> bound{{uid::q, const_cast<void*>(b.q)},
                                       {uid::k, const_cast<void*>(b.k)},
                                       {uid::v, const_cast<void*>(b.v)},
@@ -406,7 +410,9 @@ void CudnnSdpa::backward(const SdpaProblem& p, const BackwardBuffers& b) {
                                       {uid::softmax_sum, softmax_sum.raw_data()},
                                       {uid::d_q_accum, d_q_accum.raw_data()},
                                       {uid::seq_len_q, const_cast<void*>(b.seq_len_q)},
-                                      {uid::seq_len_kv, const_cast<void*>(b.seq_len_kv)}};
+                                      {uid::seq_len_kv, const_cast<void*>(b.seq_len_kv)},
+                                      {uid::causal_s_kv, &s_kv},
+                                      {uid::causal_s_q, &s_q}};
   impl_->execute(plan, bound);
 }
 

@@ -34,13 +34,21 @@ std::vector<std::int32_t> key_lengths_from_mask(std::span<const double> mask, st
 }
 
 bool causal_mask_needed(bool causal, std::int64_t s_q, std::int64_t s_kv) {
-  if (!causal) return false;
-  if (s_q == s_kv) return s_q > 1;
-  ATTNLAB_CHECK(s_q == 1,
-                "attention cudnn: causal attention with {} queries over {} keys is not supported (only equal "
-                "lengths, or one query step against a cache); use scaled_dot or flash",
-                s_q, s_kv);
-  return false;
+  if (!causal || s_q == 1) return false;  // one query step sees every key
+  ATTNLAB_CHECK(s_q <= s_kv,
+                "attention cudnn: causal attention with {} queries over {} keys is not supported (the first {} "
+                "queries would see no key); use scaled_dot or flash",
+                s_q, s_kv, s_q - s_kv);
+  return true;
+}
+
+void check_causal_alignment(bool causal_mask, std::int64_t s_q, std::int64_t s_kv, std::size_t cudnn_version) {
+  if (!causal_mask || s_q == s_kv || cudnn_version >= 90600) return;
+  ATTNLAB_CHECK(s_q % 64 == 0 && s_kv % 64 == 0,
+                "attention cudnn: causal attention with {} queries over {} keys needs the bottom-right diagonal, which "
+                "cuDNN {} serves only for lengths that are multiples of 64 (any length from cuDNN 9.6.0 on); use "
+                "scaled_dot or flash, or a newer cuDNN",
+                s_q, s_kv, cudnn_version);
 }
 
 }  // namespace attnlab::cudnn_attention

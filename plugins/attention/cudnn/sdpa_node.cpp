@@ -90,6 +90,7 @@ Tensor fused_attention(const std::shared_ptr<CudnnSdpa>& session, const CoreCall
                 "attention cudnn: query {}, key {} and value {} do not fit ({} heads)", q.shape().str(),
                 k.shape().str(), v.shape().str(), c.heads);
   p.causal = causal_mask_needed(c.causal, p.s_q, p.s_kv);
+  check_causal_alignment(p.causal, p.s_q, p.s_kv, CudnnSdpa::runtime_version());
   std::vector<std::int32_t> lengths;
   if (c.key_padding_mask.defined()) {
     ATTNLAB_CHECK(c.key_padding_mask.shape() == Shape({p.batch, p.s_kv}),
