@@ -2,7 +2,7 @@
 // and bound tensors, and (through a reference interpreter) that the forward and backward graphs
 // compute scaled dot-product attention and its gradients exactly like the core's ops in f64, with
 // padding, causal masking, one-step decoding, d_k != d_v and both head layouts. Also the
-// conversion of the additive mask to key lengths.
+// CPU reference of the key lengths the plugin's kernel takes from the additive mask.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -354,16 +354,45 @@ TEST_CASE("cudnn causal graphs align the diagonal bottom-right when there are fe
 }
 
 TEST_CASE("cudnn key lengths come from a suffix padding mask") {
-  const double inf = std::numeric_limits<double>::infinity();
-  const std::vector<double> mask{0, 0, 0, -inf, 0, -inf, -inf, -inf, 0, 0, 0, 0};
-  CHECK(key_lengths_from_mask(mask, 3, 4) == std::vector<std::int32_t>{3, 1, 4});
-  const std::vector<double> hole{0, -inf, 0, 0};
-  CHECK_THROWS_WITH_AS(key_lengths_from_mask(hole, 1, 4),
-                       doctest::Contains("row 0 has a real key at 2 after padding at 1"), Error);
-  const std::vector<double> soft{0, -1e9, 0, 0};
-  CHECK_THROWS_WITH_AS(key_lengths_from_mask(soft, 1, 4), doctest::Contains("must hold 0 (real key) or -inf"), Error);
-  const std::vector<double> empty{-inf, -inf};
-  CHECK_THROWS_WITH_AS(key_lengths_from_mask(empty, 1, 2), doctest::Contains("row 0 masks every key"), Error);
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> mask{0, 0, 0, -inf, 0, -inf, -inf, -inf, 0, 0, 0, 0};
+  const KeyLengths good = key_lengths_reference(mask, 3, 4);
+  CHECK(good.lengths == std::vector<std::int32_t>{3, 1, 4});
+  CHECK(good.problems == std::vector<std::uint64_t>(3, kNoMaskProblem));
+  CHECK(good.first_problem() == kNoMaskProblem);
+}
+
+TEST_CASE("cudnn key lengths name the first row that breaks the suffix rule") {
+  const float inf = std::numeric_limits<float>::infinity();
+  // row 0: fine; row 1: a hole at key 1; row 2: -1e9 at key 2; row 3: no real key; row 4: a hole at 0
+  const std::vector<float> mask{0, 0, 0, -inf,   0,    -inf, 0, 0,     0,    0,    -1e9f, -inf,
+                                -inf, -inf, -inf, -inf, -inf, -inf, 0, -inf};
+  const KeyLengths k = key_lengths_reference(mask, 5, 4);
+  // the lengths cuDNN gets reach each row's last real key, at least 1
+  CHECK(k.lengths == std::vector<std::int32_t>{3, 4, 3, 1, 3});
+  CHECK(k.problems[0] == kNoMaskProblem);
+  CHECK(k.problems[1] == mask_problem_code(1, 1, MaskProblem::padding_before_key));
+  CHECK(k.problems[2] == mask_problem_code(2, 2, MaskProblem::bad_value));
+  CHECK(k.problems[3] == mask_problem_code(3, 0, MaskProblem::no_key));
+  CHECK(k.problems[4] == mask_problem_code(4, 0, MaskProblem::padding_before_key));
+  CHECK(k.first_problem() == k.problems[1]);
+  CHECK(describe_mask_problem(k.problems[1]) == "key padding mask row 1 has padding (-inf) at key 1 before a real key");
+  CHECK(describe_mask_problem(k.problems[2]) == "key padding mask row 2 holds a value other than 0 and -inf at key 2");
+  CHECK(describe_mask_problem(k.problems[3]) == "key padding mask row 3 masks every key");
+  // a NaN counts as a real key with a bad value
+  const std::vector<float> nan{0, std::numeric_limits<float>::quiet_NaN(), -inf};
+  CHECK(key_lengths_reference(nan, 1, 3).first_problem() == mask_problem_code(0, 1, MaskProblem::bad_value));
+  CHECK_THROWS_WITH_AS(key_lengths_reference(mask, 5, 5), doctest::Contains("has 20 values for [5, 5]"), Error);
+}
+
+TEST_CASE("cudnn mask problem codes keep the row and the key and order by them") {
+  const std::uint64_t a = mask_problem_code(123456, 4000000000LL, MaskProblem::no_key);
+  CHECK(mask_problem_row(a) == 123456);
+  CHECK(mask_problem_key(a) == 4000000000LL);
+  CHECK(mask_problem_kind(a) == MaskProblem::no_key);
+  CHECK(mask_problem_code(1, 0, MaskProblem::no_key) < mask_problem_code(1, 1, MaskProblem::padding_before_key));
+  CHECK(mask_problem_code(0, 9, MaskProblem::no_key) < mask_problem_code(1, 0, MaskProblem::padding_before_key));
+  CHECK(mask_problem_code((1LL << 30) - 1, (1LL << 32) - 1, MaskProblem::no_key) < kNoMaskProblem);
 }
 
 TEST_CASE("cudnn causal calls map to a mask or to none") {
