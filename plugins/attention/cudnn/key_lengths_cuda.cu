@@ -52,7 +52,8 @@ __global__ void key_lengths_kernel(const float* __restrict__ mask,  // (B, Tk)
       if (length == 0)
         code = mask_problem_code(b, 0, MaskProblem::no_key);
       else if (bad < length)  // bad < L <= Tk: in the row
-        code = mask_problem_code(b, bad, row[bad] == -INFINITY ? MaskProblem::padding_before_key : MaskProblem::bad_value);
+        code = mask_problem_code(b, bad,
+                                 row[bad] == -INFINITY ? MaskProblem::padding_before_key : MaskProblem::bad_value);
       if (code != kNoMaskProblem) {
         *static_cast<volatile std::uint64_t*>(problem) = code;
         __threadfence_system();  // visible to the host once the kernel is done
