@@ -1,6 +1,9 @@
 // attnlab plugins: list what the loader finds (with what each attention plugin serves), or check
 // one library with the conformance kit, optionally against a reference attention plugin.
 #include <algorithm>
+#include <cmath>
+#include <string>
+#include <string_view>
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -41,6 +44,20 @@ void print_plugins(const Registry& registry) {
   }
 }
 
+// --tolerance X: a positive number (the conformance kit's largest difference, relative to 1 + |value|).
+double parse_tolerance(const std::string& text) {
+  double value = 0.0;
+  std::size_t used = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(value > 0.0) || !std::isfinite(value))
+    throw Error(fmt::format("--tolerance must be a positive number, e.g. 5e-2 (got '{}')", text));
+  return value;
+}
+
 }  // namespace
 
 int command_plugins(const Args& args) {
@@ -48,19 +65,22 @@ int command_plugins(const Args& args) {
   std::string check_file;
   ConformanceOptions conformance;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const bool valued = args[i] == "--path" || args[i] == "--check" || args[i] == "--reference" || args[i] == "--device";
+    const bool valued = args[i] == "--path" || args[i] == "--check" || args[i] == "--reference" ||
+                        args[i] == "--device" || args[i] == "--tolerance";
     if (valued && i + 1 >= args.size()) throw Error(fmt::format("{} needs a value", args[i]));
     if (args[i] == "--path") loader.add_search_path(args[++i]);
     else if (args[i] == "--check") check_file = args[++i];
     else if (args[i] == "--reference") conformance.reference = args[++i];
     else if (args[i] == "--device") conformance.device = Device::parse(args[++i]);
+    else if (args[i] == "--tolerance") conformance.tolerance = parse_tolerance(args[++i]);
     else
       throw Error(fmt::format("unknown option '{}' (options: --path DIR, --check FILE [--reference ATTENTION] "
-                              "[--device cpu|cuda:N])",
+                              "[--device cpu|cuda:N] [--tolerance X])",
                               args[i]));
   }
-  if (check_file.empty() && (!conformance.reference.empty() || args.end() != std::find(args.begin(), args.end(), "--device")))
-    throw Error("--reference and --device go with --check FILE");
+  const auto given = [&](std::string_view option) { return std::find(args.begin(), args.end(), option) != args.end(); };
+  if (check_file.empty() && (given("--reference") || given("--device") || given("--tolerance")))
+    throw Error("--reference, --device and --tolerance go with --check FILE");
   Registry& registry = Registry::global();
 
   if (check_file.empty()) {
@@ -88,6 +108,8 @@ int command_plugins(const Args& args) {
     if (p.family != PluginFamily::attention) options.reference.clear();  // references compare attention plugins
     if (!options.reference.empty()) fmt::print("{} {}: compared with reference {}\n", family_name(p.family), p.name,
                                                 options.reference);
+    if (options.tolerance > 0 && p.family == PluginFamily::attention)
+      fmt::print("{} {}: tolerance {}\n", family_name(p.family), p.name, options.tolerance);
     const ConformanceReport report = run_conformance(registry, p.family, p.name, options);
     fmt::print("{} {} ({} checks): {}\n{}", family_name(p.family), p.name, report.checks.size(),
                report.passed() ? "PASS" : "FAIL", report.summary());

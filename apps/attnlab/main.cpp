@@ -15,11 +15,13 @@ namespace {
 constexpr const char* kUsage = R"(usage: attnlab <command> [options]
 
 commands:
-  plugins [--path DIR]... [--check FILE [--reference ATTENTION] [--device cpu|cuda:N]]
+  plugins [--path DIR]... [--check FILE [--reference ATTENTION] [--device cpu|cuda:N] [--tolerance X]]
                  list every plugin found (family, name, version, file, description, options,
                  and what each attention plugin serves); --check FILE loads one plugin library
                  and runs the conformance kit on it, --reference also compares an attention
-                 plugin with another (e.g. scaled_dot) built with the same seed
+                 plugin with another (e.g. scaled_dot) built with the same seed, --tolerance
+                 sets the attention checks' largest difference (relative to 1 + |value|; default:
+                 the dtype's, or that of the dtype the plugin declares it computes in)
   train EXPERIMENT.toml [--steps N] [--run-dir DIR] [--device cpu|cuda:N]
                  train one configuration into its run folder (resumes an interrupted run)
   data synth --out DIR [--train N] [--dev N] [--test N] [--seed S]

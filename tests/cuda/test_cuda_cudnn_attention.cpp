@@ -1,8 +1,10 @@
 // The cudnn attention plugin on cuda:0: the conformance kit against scaled_dot (f32 tensors
-// computed in bf16, head sizes 8 and 16, bf16 tolerance), the whole module against scaled_dot built with the same seed
-// (outputs, input and parameter gradients), the bf16 core against scaled_dot's f32 core at the
-// head sizes and lengths the benchmark uses, and its refusals. Skipped without a CUDA device or
-// without the plugin (a build without cuDNN).
+// computed in bf16, head sizes 8 and 16, bf16 tolerance), the whole module against scaled_dot
+// built with the same seed (outputs, input and parameter gradients; padding, causal with equal
+// lengths and with fewer queries than keys), the bf16 core against scaled_dot's f32 core at the
+// head sizes and lengths the benchmark uses, its refusals, and a padding mask that is not a suffix
+// reported at the next call or backward. Skipped without a CUDA device or without the plugin (a
+// build without cuDNN).
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -109,7 +111,9 @@ TEST_CASE("cudnn attention matches scaled_dot built with the same seed") {
   };
   const Case cases[] = {{"self attention", 37, 37, false, {}},
                         {"causal self attention with padding", 37, 37, true, {37, 20, 1}},
-                        {"cross attention with padding", 11, 70, false, {70, 64, 33}}};
+                        {"cross attention with padding", 11, 70, false, {70, 64, 33}},
+                        {"causal queries over a longer key sequence", 13, 29, true, {}},
+                        {"causal queries over a longer padded key sequence", 13, 29, true, {29, 25, 20}}};
   for (const auto& c : cases) {
     CAPTURE(c.name);
     auto cudnn = build("cudnn", dims, 3), reference = build("scaled_dot", dims, 3);
@@ -176,13 +180,33 @@ TEST_CASE("cudnn attention refuses what cuDNN cannot do with clear errors on cud
   const ModelDims dims{.d_model = 16, .n_heads = 2, .d_k = 8, .d_v = 8, .d_ff = 8, .max_length = 8};
   auto a = build("cudnn", dims, 1);
   const Tensor q = leaf({1, 2, 2, 8}, 1), k = leaf({1, 2, 5, 8}, 2);
-  CHECK_THROWS_WITH_AS(a.module->attend({.query = q, .key = k, .value = k, .causal = true}),
-                       doctest::Contains("causal attention with 2 queries over 5 keys is not supported"), Error);
-  std::vector<float> holes{0, -std::numeric_limits<float>::infinity(), 0, 0, 0};
-  const Tensor mask = Tensor::from_vector<float>({1, 5}, holes).to(kGpu);
-  CHECK_THROWS_WITH_AS(a.module->attend({.query = q, .key = k, .value = k, .key_padding_mask = mask}),
-                       doctest::Contains("padding must be a suffix of each row"), Error);
+  CHECK_THROWS_WITH_AS(a.module->attend({.query = k, .key = q, .value = q, .causal = true}),
+                       doctest::Contains("causal attention with 5 queries over 2 keys is not supported"), Error);
   const Tensor q64 = q.to(DType::f64);
   CHECK_THROWS_WITH_AS(a.module->attend({.query = q64, .key = q64, .value = q64}),
                        doctest::Contains("dtype f64 is not supported"), Error);
+}
+
+TEST_CASE("cudnn attention reports a padding mask that is not a suffix at its next call or backward") {
+  SKIP_WITHOUT_CUDNN();
+  const ModelDims dims{.d_model = 16, .n_heads = 2, .d_k = 8, .d_v = 8, .d_ff = 8, .max_length = 8};
+  auto a = build("cudnn", dims, 1);
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor holes = Tensor::from_vector<float>({2, 5}, {0, 0, 0, 0, 0, 0, -inf, 0, 0, -inf}).to(kGpu);
+  const Tensor good = suffix_mask({5, 3}, 5);
+  const char* said = "key padding mask row 1 has padding (-inf) at key 1 before a real key";
+  {  // inference: the call with the bad mask queues the check; the next call raises it
+    NoGradGuard no_grad;
+    const Tensor q = leaf({2, 2, 3, 8}, 1), k = leaf({2, 2, 5, 8}, 2);
+    CHECK_NOTHROW(a.module->attend({.query = q, .key = k, .value = k, .key_padding_mask = holes}));
+    synchronize(kGpu);
+    CHECK_THROWS_WITH_AS(a.module->attend({.query = q, .key = k, .value = k, .key_padding_mask = good}),
+                         doctest::Contains(said), Error);
+    CHECK_NOTHROW(a.module->attend({.query = q, .key = k, .value = k, .key_padding_mask = good}));  // reported once
+  }
+  // training: the forward's check is raised by its own backward
+  const Tensor q = leaf({2, 2, 3, 8}, 3), k = leaf({2, 2, 5, 8}, 4);
+  Tensor o = a.module->attend({.query = q, .key = k, .value = k, .key_padding_mask = holes});
+  synchronize(kGpu);  // as reading the loss does
+  CHECK_THROWS_WITH_AS(o.backward(Tensor::full(o.shape(), 1.0, DType::f32, kGpu)), doctest::Contains(said), Error);
 }

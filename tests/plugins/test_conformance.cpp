@@ -1,8 +1,10 @@
 // Every in-tree plugin passes the conformance kit of its family; a broken plugin does not.
 #include <doctest/doctest.h>
 
+#include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/conformance.h"
 #include "attnlab/plugin/loader.h"
+#include "plugin/conformance_support.h"
 
 using namespace attnlab;
 
@@ -108,4 +110,26 @@ TEST_CASE("learned positions refuse a position past their maximum") {
   ctx.options = Options::with_defaults(registry.find(PluginFamily::positional, "sinusoidal").options);
   auto sinusoidal = registry.make_positional("sinusoidal", ctx);
   CHECK(sinusoidal->forward(Tensor::zeros({1, 2, 4}), 50).shape() == Shape({1, 2, 4}));
+}
+
+TEST_CASE("the conformance kit holds a plugin to the tolerance of the dtype it computes in") {
+  Registry registry;
+  AttentionDeviceSupport cpu;
+  cpu.dtypes = {DType::f32};
+  PluginInfo info{.name = "rounds_to_bf16"};
+  info.capabilities.devices = {cpu};
+  registry.add_attention(info, [](const BuildContext&) -> std::shared_ptr<Attention> { return nullptr; });
+  // f32 tensors computed in f32: f32's tolerance
+  CHECK(conformance::attention_setup(registry, "rounds_to_bf16", {}).dtype == DType::f32);
+  CHECK(conformance::attention_setup(registry, "rounds_to_bf16", {}).tol == doctest::Approx(1e-4));
+  // f32 tensors computed in bf16: bf16's
+  info.name = "computes_in_bf16";
+  info.capabilities.devices[0].compute_dtype = DType::bf16;
+  registry.add_attention(info, [](const BuildContext&) -> std::shared_ptr<Attention> { return nullptr; });
+  CHECK(conformance::attention_setup(registry, "computes_in_bf16", {}).tol == doctest::Approx(5e-2));
+  // an explicit tolerance wins
+  ConformanceOptions options;
+  options.tolerance = 2e-2;
+  CHECK(conformance::attention_setup(registry, "computes_in_bf16", options).tol == doctest::Approx(2e-2));
+  CHECK(describe_attention_support(info.capabilities.devices[0]).find("; computes in bf16") != std::string::npos);
 }

@@ -2,7 +2,7 @@
 // and bound tensors, and (through a reference interpreter) that the forward and backward graphs
 // compute scaled dot-product attention and its gradients exactly like the core's ops in f64, with
 // padding, causal masking, one-step decoding, d_k != d_v and both head layouts. Also the
-// conversion of the additive mask to key lengths.
+// CPU reference of the key lengths the plugin's kernel takes from the additive mask.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -164,6 +164,8 @@ Result run_graphs(const Case& c, const Tensor& q, const Tensor& k, const Tensor&
   buf[uid::stats].assign(static_cast<std::size_t>(rows), 0.0);
   buf[uid::scale] = {1.0 / std::sqrt(static_cast<double>(p.d_qk))};
   buf[uid::mask_fill] = {static_cast<double>(std::numeric_limits<float>::lowest())};
+  buf[uid::causal_s_kv] = {static_cast<double>(p.s_kv)};
+  buf[uid::causal_s_q] = {static_cast<double>(p.s_q)};
   if (p.padding) {
     buf[uid::seq_len_q].assign(static_cast<std::size_t>(p.batch), static_cast<double>(p.s_q));
     buf[uid::seq_len_kv].assign(c.lengths.begin(), c.lengths.end());
@@ -281,6 +283,12 @@ TEST_CASE("cudnn graphs compute scaled_dot attention and its gradients on the cp
   SUBCASE("one causal query step against a padded cache") {
     check_case({problem(2, 2, 1, 5, 8, 16, HeadLayout::bshd), true, {5, 2}}, 50);
   }
+  SUBCASE("causal with fewer queries than keys") { check_case({problem(2, 2, 3, 7, 8, 16), true}, 70); }
+  SUBCASE("causal with fewer queries than keys and key padding in bshd layout") {
+    Case c{problem(3, 2, 4, 9, 16, 8, HeadLayout::bshd), true, {9, 6, 2}};
+    c.p.kv_layout = HeadLayout::bshd;
+    check_case(c, 80);
+  }
   SUBCASE("cross attention with one real key and keys in bshd layout") {
     Case c{problem(2, 2, 3, 7, 16, 8), false, {7, 1}};
     c.p.kv_layout = HeadLayout::bshd;
@@ -293,28 +301,114 @@ TEST_CASE("cudnn problems outside the graphs are refused clearly") {
   CHECK_THROWS_WITH_AS(sdpa_forward_graph(p), doctest::Contains("head size 12 is not supported"), Error);
   p.d_qk = 136;
   CHECK_THROWS_WITH_AS(sdpa_backward_graph(p), doctest::Contains("multiples of 8 up to 128"), Error);
-  p = problem(1, 1, 3, 5, 8, 8);
+  p = problem(1, 1, 5, 3, 8, 8);
   p.causal = true;
-  CHECK_THROWS_WITH_AS(sdpa_forward_graph(p), doctest::Contains("causal attention with 3 queries over 5 keys"), Error);
+  CHECK_THROWS_WITH_AS(sdpa_forward_graph(p), doctest::Contains("causal attention with 5 queries over 3 keys"), Error);
+  CHECK_THROWS_WITH_AS(sdpa_backward_graph(p), doctest::Contains("the first 2 queries would see no key"), Error);
+}
+
+TEST_CASE("cudnn causal graphs align the diagonal bottom-right when there are fewer queries than keys") {
+  SdpaProblem p = problem(1, 1, 4, 4, 8, 8);
+  p.causal = true;
+  // Equal lengths: the top-left mask, without the offset scalars.
+  CHECK_FALSE(sdpa_forward_graph(p).has(uid::causal_s_kv));
+  CHECK_FALSE(sdpa_backward_graph(p).has(uid::causal_s_q));
+  p.s_kv = 6;
+  for (const SdpaGraph& g : {sdpa_forward_graph(p), sdpa_backward_graph(p)}) {
+    REQUIRE(g.has(uid::causal_s_kv));
+    REQUIRE(g.has(uid::causal_s_q));
+    for (std::int64_t id : {uid::causal_s_kv, uid::causal_s_q}) {
+      CHECK(g.tensor(id).by_value);
+      CHECK(g.tensor(id).dtype == GraphDType::i32);
+    }
+    // row + s_kv - s_q in i32, compared with the column
+    int offsets = 0;
+    for (const auto& op : g.ops)
+      if (op.b == uid::causal_s_kv || op.b == uid::causal_s_q) {
+        ++offsets;
+        CHECK(op.compute == GraphDType::i32);
+        CHECK(g.tensor(op.y).dtype == GraphDType::i32);
+      }
+    CHECK(offsets == 2);
+  }
+  // The mask the graph applies, read off the forward's weights: query i sees keys j <= i + 2.
+  Buffers buf;
+  const std::int64_t sq = 4, skv = 6;
+  buf[uid::q].assign(static_cast<std::size_t>(sq * 8), 0.0);  // all scores 0: uniform weights over the visible keys
+  buf[uid::k].assign(static_cast<std::size_t>(skv * 8), 0.0);
+  std::vector<double> v(static_cast<std::size_t>(skv * 8), 0.0);
+  for (std::int64_t j = 0; j < skv; ++j) v[static_cast<std::size_t>(j * 8)] = static_cast<double>(j);  // V[j, 0] = j
+  buf[uid::v] = v;
+  buf[uid::o].assign(static_cast<std::size_t>(sq * 8), 0.0);
+  buf[uid::stats].assign(static_cast<std::size_t>(sq), 0.0);
+  buf[uid::scale] = {1.0};
+  buf[uid::mask_fill] = {static_cast<double>(std::numeric_limits<float>::lowest())};
+  buf[uid::causal_s_kv] = {static_cast<double>(skv)};
+  buf[uid::causal_s_q] = {static_cast<double>(sq)};
+  graph_testing::run_graph(sdpa_forward_graph(p), buf);
+  for (std::int64_t i = 0; i < sq; ++i) {
+    const std::int64_t seen = i + skv - sq + 1;  // keys 0 .. i + 2
+    CHECK(buf[uid::o][static_cast<std::size_t>(i * 8)] == doctest::Approx(static_cast<double>(seen - 1) / 2.0));
+    CHECK(buf[uid::stats][static_cast<std::size_t>(i)] == doctest::Approx(std::log(static_cast<double>(seen))));
+  }
 }
 
 TEST_CASE("cudnn key lengths come from a suffix padding mask") {
-  const double inf = std::numeric_limits<double>::infinity();
-  const std::vector<double> mask{0, 0, 0, -inf, 0, -inf, -inf, -inf, 0, 0, 0, 0};
-  CHECK(key_lengths_from_mask(mask, 3, 4) == std::vector<std::int32_t>{3, 1, 4});
-  const std::vector<double> hole{0, -inf, 0, 0};
-  CHECK_THROWS_WITH_AS(key_lengths_from_mask(hole, 1, 4),
-                       doctest::Contains("row 0 has a real key at 2 after padding at 1"), Error);
-  const std::vector<double> soft{0, -1e9, 0, 0};
-  CHECK_THROWS_WITH_AS(key_lengths_from_mask(soft, 1, 4), doctest::Contains("must hold 0 (real key) or -inf"), Error);
-  const std::vector<double> empty{-inf, -inf};
-  CHECK_THROWS_WITH_AS(key_lengths_from_mask(empty, 1, 2), doctest::Contains("row 0 masks every key"), Error);
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> mask{0, 0, 0, -inf, 0, -inf, -inf, -inf, 0, 0, 0, 0};
+  const KeyLengths good = key_lengths_reference(mask, 3, 4);
+  CHECK(good.lengths == std::vector<std::int32_t>{3, 1, 4});
+  CHECK(good.problems == std::vector<std::uint64_t>(3, kNoMaskProblem));
+  CHECK(good.first_problem() == kNoMaskProblem);
 }
 
-TEST_CASE("cudnn causal calls map to the top-left mask or to none") {
+TEST_CASE("cudnn key lengths name the first row that breaks the suffix rule") {
+  const float inf = std::numeric_limits<float>::infinity();
+  // row 0: fine; row 1: a hole at key 1; row 2: -1e9 at key 2; row 3: no real key; row 4: a hole at 0
+  const std::vector<float> mask{0, 0, 0, -inf,   0,    -inf, 0, 0,     0,    0,    -1e9f, -inf,
+                                -inf, -inf, -inf, -inf, -inf, -inf, 0, -inf};
+  const KeyLengths k = key_lengths_reference(mask, 5, 4);
+  // the lengths cuDNN gets reach each row's last real key, at least 1
+  CHECK(k.lengths == std::vector<std::int32_t>{3, 4, 3, 1, 3});
+  CHECK(k.problems[0] == kNoMaskProblem);
+  CHECK(k.problems[1] == mask_problem_code(1, 1, MaskProblem::padding_before_key));
+  CHECK(k.problems[2] == mask_problem_code(2, 2, MaskProblem::bad_value));
+  CHECK(k.problems[3] == mask_problem_code(3, 0, MaskProblem::no_key));
+  CHECK(k.problems[4] == mask_problem_code(4, 0, MaskProblem::padding_before_key));
+  CHECK(k.first_problem() == k.problems[1]);
+  CHECK(describe_mask_problem(k.problems[1]) == "key padding mask row 1 has padding (-inf) at key 1 before a real key");
+  CHECK(describe_mask_problem(k.problems[2]) == "key padding mask row 2 holds a value other than 0 and -inf at key 2");
+  CHECK(describe_mask_problem(k.problems[3]) == "key padding mask row 3 masks every key");
+  // a NaN counts as a real key with a bad value
+  const std::vector<float> nan{0, std::numeric_limits<float>::quiet_NaN(), -inf};
+  CHECK(key_lengths_reference(nan, 1, 3).first_problem() == mask_problem_code(0, 1, MaskProblem::bad_value));
+  CHECK_THROWS_WITH_AS(key_lengths_reference(mask, 5, 5), doctest::Contains("has 20 values for [5, 5]"), Error);
+}
+
+TEST_CASE("cudnn mask problem codes keep the row and the key and order by them") {
+  const std::uint64_t a = mask_problem_code(123456, 4000000000LL, MaskProblem::no_key);
+  CHECK(mask_problem_row(a) == 123456);
+  CHECK(mask_problem_key(a) == 4000000000LL);
+  CHECK(mask_problem_kind(a) == MaskProblem::no_key);
+  CHECK(mask_problem_code(1, 0, MaskProblem::no_key) < mask_problem_code(1, 1, MaskProblem::padding_before_key));
+  CHECK(mask_problem_code(0, 9, MaskProblem::no_key) < mask_problem_code(1, 0, MaskProblem::padding_before_key));
+  CHECK(mask_problem_code((1LL << 30) - 1, (1LL << 32) - 1, MaskProblem::no_key) < kNoMaskProblem);
+}
+
+TEST_CASE("cudnn causal calls map to a mask or to none") {
   CHECK_FALSE(causal_mask_needed(false, 4, 7));
   CHECK(causal_mask_needed(true, 4, 4));
+  CHECK(causal_mask_needed(true, 2, 9));        // bottom-right
   CHECK_FALSE(causal_mask_needed(true, 1, 9));  // a decoding step sees every cached key
   CHECK_FALSE(causal_mask_needed(true, 1, 1));
-  CHECK_THROWS_WITH_AS(causal_mask_needed(true, 2, 9), doctest::Contains("2 queries over 9 keys"), Error);
+  CHECK_THROWS_WITH_AS(causal_mask_needed(true, 9, 2), doctest::Contains("9 queries over 2 keys"), Error);
+}
+
+TEST_CASE("cudnn bottom-right causal masks need cudnn 9.6 for lengths that are not multiples of 64") {
+  CHECK_NOTHROW(check_causal_alignment(true, 3, 7, 90600));
+  CHECK_NOTHROW(check_causal_alignment(true, 7, 7, 90000));    // top-left: every cuDNN 9
+  CHECK_NOTHROW(check_causal_alignment(false, 3, 7, 90000));   // no mask
+  CHECK_NOTHROW(check_causal_alignment(true, 64, 128, 90501));
+  CHECK_THROWS_WITH_AS(check_causal_alignment(true, 3, 7, 90501),
+                       doctest::Contains("cuDNN 90501 serves only for lengths that are multiples of 64"), Error);
 }

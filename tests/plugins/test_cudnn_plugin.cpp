@@ -79,6 +79,7 @@ TEST_CASE("cudnn attention declares what it serves") {
   CHECK(cuda->causal);
   CHECK(cuda->incremental);
   CHECK_FALSE(cuda->attention_dropout);
+  CHECK(cuda->compute_dtype == DType::bf16);  // the conformance kit then takes bf16's tolerance for f32 tensors
   // What `attnlab check` answers for a row it cannot serve, and for one it can.
   const PluginInfo& info = plugins().find(PluginFamily::attention, "cudnn");
   const auto cpu_row = check_attention_support(info, Device::cpu(), DType::f32, 64, 64);

@@ -28,9 +28,10 @@ std::string describe_attention_support(const AttentionDeviceSupport& s) {
   if (s.causal) features.push_back("causal");
   if (s.incremental) features.push_back("incremental");
   if (s.attention_dropout) features.push_back("attention dropout");
-  return fmt::format("{}; head sizes {}; {}", dtypes.empty() ? std::string("no dtype") : fmt::format("{}", fmt::join(dtypes, ", ")),
+  return fmt::format("{}; head sizes {}; {}{}", dtypes.empty() ? std::string("no dtype") : fmt::format("{}", fmt::join(dtypes, ", ")),
                      s.head_dims.empty() ? std::string("any") : fmt::format("{}", fmt::join(s.head_dims, ", ")),
-                     features.empty() ? std::string("no masks") : fmt::format("{}", fmt::join(features, ", ")));
+                     features.empty() ? std::string("no masks") : fmt::format("{}", fmt::join(features, ", ")),
+                     s.compute_dtype ? fmt::format("; computes in {}", dtype_name(*s.compute_dtype)) : std::string());
 }
 
 std::optional<std::string> check_attention_support(const PluginInfo& info, Device device, DType dtype,

@@ -67,7 +67,9 @@ AttentionSetup attention_setup(const Registry& registry, const std::string& name
   }
   if (options.d_k > 0) setup.d_k = options.d_k;
   if (options.d_v > 0) setup.d_v = options.d_v;
-  setup.tol = options.tolerance > 0 ? options.tolerance : tolerance_for(setup.dtype);
+  // A plugin that computes in a coarser dtype than its tensors' is held to the coarser tolerance.
+  const double computed = s && s->compute_dtype ? tolerance_for(*s->compute_dtype) : 0.0;
+  setup.tol = options.tolerance > 0 ? options.tolerance : std::max(tolerance_for(setup.dtype), computed);
   return setup;
 }
 

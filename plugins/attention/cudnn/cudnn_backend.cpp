@@ -8,6 +8,7 @@
 #include <cudnn.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -17,6 +18,8 @@
 #include "attnlab/device.h"
 #include "attnlab/error.h"
 #include "attnlab/tensor.h"
+#include "key_lengths_cuda.h"
+#include "mask_rule.h"
 
 // Every cuDNN status other than success becomes an attnlab::Error naming the call and the place,
 // with cuDNN's own last error message.
@@ -282,6 +285,10 @@ struct CudnnSdpa::Impl {
   cudnnHandle_t handle = nullptr;
   std::mutex mutex;
   std::unordered_map<SdpaProblem, std::unique_ptr<Plan>, SdpaProblemHash> forward_plans, backward_plans;
+  // One word of pinned host memory, mapped into the device's address space: the key lengths
+  // kernel stores a mask problem there and the host reads it without a copy or a wait.
+  std::uint64_t* problem_host = nullptr;
+  std::uint64_t* problem_device = nullptr;
 
   ~Impl() {  // the plans first, then the handle they were built on; errors at teardown are ignored
     forward_plans.clear();
@@ -290,6 +297,7 @@ struct CudnnSdpa::Impl {
       cudaSetDevice(device);
       cudnnDestroy(handle);
     }
+    if (problem_host) cudaFreeHost(problem_host);
   }
 
   const Plan& plan(const SdpaProblem& p, bool backward) {
@@ -341,6 +349,13 @@ CudnnSdpa::CudnnSdpa(int device_index) : impl_(std::make_unique<Impl>()) {
   // and the caching allocator's reuse of the memory it reads and writes.
   impl_->stream = cuda_stream(Device::cuda(device_index));
   ATTNLAB_CUDNN_CHECK(cudnnSetStream(impl_->handle, impl_->stream));
+  void* problem = nullptr;
+  ATTNLAB_CUDNN_CUDA_CHECK(cudaHostAlloc(&problem, sizeof(std::uint64_t), cudaHostAllocMapped));
+  impl_->problem_host = static_cast<std::uint64_t*>(problem);
+  *static_cast<volatile std::uint64_t*>(impl_->problem_host) = kNoMaskProblem;
+  void* mapped = nullptr;
+  ATTNLAB_CUDNN_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, problem, 0));
+  impl_->problem_device = static_cast<std::uint64_t*>(mapped);
 }
 
 CudnnSdpa::~CudnnSdpa() = default;
@@ -358,11 +373,26 @@ std::shared_ptr<CudnnSdpa> CudnnSdpa::for_device(int device_index) {
 
 std::size_t CudnnSdpa::runtime_version() { return cudnnGetVersion(); }
 
+void CudnnSdpa::key_lengths(const float* mask, std::int64_t batch, std::int64_t keys, std::int32_t s_q,
+                            std::int32_t* seq_len_q, std::int32_t* seq_len_kv) {
+  ATTNLAB_CUDNN_CUDA_CHECK(cudaSetDevice(impl_->device));
+  const int status = launch_key_lengths(mask, batch, keys, s_q, seq_len_q, seq_len_kv, impl_->problem_device,
+                                        impl_->stream);
+  ATTNLAB_CHECK(status == 0, "attention cudnn: the key lengths kernel failed to launch for a [{}, {}] mask: {}", batch,
+                keys, key_lengths_error_string(status));
+}
+
+std::uint64_t CudnnSdpa::take_mask_problem() {
+  // An exchange, so that a code the device stores in between is not lost.
+  return std::atomic_ref<std::uint64_t>(*impl_->problem_host).exchange(kNoMaskProblem);
+}
+
 void CudnnSdpa::forward(const SdpaProblem& p, const ForwardBuffers& b) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   ATTNLAB_CUDNN_CUDA_CHECK(cudaSetDevice(impl_->device));
   const Plan& plan = impl_->plan(p, false);
   float scale = b.scale, fill = std::numeric_limits<float>::lowest();
+  std::int32_t s_kv = static_cast<std::int32_t>(p.s_kv), s_q = static_cast<std::int32_t>(p.s_q);
   std::map<std::int64_t, void*> bound{{uid::q, const_cast<void*>(b.q)},
                                       {uid::k, const_cast<void*>(b.k)},
                                       {uid::v, const_cast<void*>(b.v)},
@@ -371,7 +401,9 @@ void CudnnSdpa::forward(const SdpaProblem& p, const ForwardBuffers& b) {
                                       {uid::scale, &scale},
                                       {uid::mask_fill, &fill},
                                       {uid::seq_len_q, const_cast<void*>(b.seq_len_q)},
-                                      {uid::seq_len_kv, const_cast<void*>(b.seq_len_kv)}};
+                                      {uid::seq_len_kv, const_cast<void*>(b.seq_len_kv)},
+                                      {uid::causal_s_kv, &s_kv},
+                                      {uid::causal_s_q, &s_q}};
   impl_->execute(plan, bound);
 }
 
@@ -391,6 +423,7 @@ void CudnnSdpa::backward(const SdpaProblem& p, const BackwardBuffers& b) {
   ATTNLAB_CUDNN_CUDA_CHECK(cudaMemsetAsync(b.d_k, 0, bf16_bytes(p.s_kv, p.d_qk), impl_->stream));
   ATTNLAB_CUDNN_CUDA_CHECK(cudaMemsetAsync(b.d_v, 0, bf16_bytes(p.s_kv, p.d_v), impl_->stream));
   float scale = b.scale, fill = std::numeric_limits<float>::lowest(), one = 1.0f;
+  std::int32_t s_kv = static_cast<std::int32_t>(p.s_kv), s_q = static_cast<std::int32_t>(p.s_q);
   std::map<std::int64_t, void*> bound{{uid::q, const_cast<void*>(b.q)},
                                       {uid::k, const_cast<void*>(b.k)},
                                       {uid::v, const_cast<void*>(b.v)},
@@ -406,7 +439,9 @@ void CudnnSdpa::backward(const SdpaProblem& p, const BackwardBuffers& b) {
                                       {uid::softmax_sum, softmax_sum.raw_data()},
                                       {uid::d_q_accum, d_q_accum.raw_data()},
                                       {uid::seq_len_q, const_cast<void*>(b.seq_len_q)},
-                                      {uid::seq_len_kv, const_cast<void*>(b.seq_len_kv)}};
+                                      {uid::seq_len_kv, const_cast<void*>(b.seq_len_kv)},
+                                      {uid::causal_s_kv, &s_kv},
+                                      {uid::causal_s_q, &s_q}};
   impl_->execute(plan, bound);
 }
 

@@ -4,6 +4,7 @@
 // heuristics, caches the execution plan per problem and runs it. This header has no CUDA or cuDNN
 // types.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "sdpa_graph.h"
@@ -48,6 +49,18 @@ class CudnnSdpa {
   // Throw an Error naming the cuDNN call, the file:line and the problem when cuDNN refuses.
   void forward(const SdpaProblem& p, const ForwardBuffers& buffers);
   void backward(const SdpaProblem& p, const BackwardBuffers& buffers);
+
+  // The per-batch lengths of the graphs from an additive key padding mask, on the device and on
+  // the session's stream (key_lengths_cuda.cu): seq_len_kv[b] = 1 + the last key of row b that
+  // is not -inf (at least 1), seq_len_q[b] = s_q. mask: f32 [batch, keys]; seq_len_q, seq_len_kv:
+  // i32 [batch]; all on the session's device. Nothing is read back: a row that breaks cuDNN's
+  // rule (mask_rule.h) is recorded in the session's host-mapped problem word for
+  // take_mask_problem(). Throws an Error when the launch fails.
+  void key_lengths(const float* mask, std::int64_t batch, std::int64_t keys, std::int32_t s_q, std::int32_t* seq_len_q,
+                   std::int32_t* seq_len_kv);
+  // The problem code a finished key_lengths kernel recorded (kNoMaskProblem when none), cleared
+  // as it is taken. Never waits: a kernel still queued is seen by a later call.
+  std::uint64_t take_mask_problem();
 
   // The cuDNN library loaded at run time, e.g. 91900 for 9.19.0.
   static std::size_t runtime_version();

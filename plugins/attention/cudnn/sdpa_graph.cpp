@@ -72,10 +72,10 @@ void check_problem(const SdpaProblem& p) {
                   "attention cudnn: head size {} is not supported (cuDNN's fused attention takes multiples of 8 "
                   "up to 128); use scaled_dot or flash for this model",
                   d);
-  ATTNLAB_CHECK(!p.causal || p.s_q == p.s_kv,
-                "attention cudnn: causal attention with {} queries over {} keys is not supported (only equal "
-                "lengths, or one query step against a cache); use scaled_dot or flash",
-                p.s_q, p.s_kv);
+  ATTNLAB_CHECK(!p.causal || p.s_q <= p.s_kv,
+                "attention cudnn: causal attention with {} queries over {} keys is not supported (the first {} "
+                "queries would see no key); use scaled_dot or flash",
+                p.s_q, p.s_kv, p.s_q - p.s_kv);
 }
 
 namespace {
@@ -87,8 +87,9 @@ class Builder {
     g_.tensors.push_back({id, std::move(name), dtype, dims, strides, false, false});
     return id;
   }
-  std::int64_t scalar(std::int64_t id, std::string name) {  // a by-value f32 [1, 1, 1, 1]
-    g_.tensors.push_back({id, std::move(name), GraphDType::f32, {1, 1, 1, 1}, {1, 1, 1, 1}, false, true});
+  // a by-value [1, 1, 1, 1] scalar
+  std::int64_t scalar(std::int64_t id, std::string name, GraphDType dtype = GraphDType::f32) {
+    g_.tensors.push_back({id, std::move(name), dtype, {1, 1, 1, 1}, {1, 1, 1, 1}, false, true});
     return id;
   }
   std::int64_t seq_len(std::int64_t id, std::string name, std::int64_t batch) {  // i32 [b, 1, 1, 1]
@@ -172,9 +173,21 @@ class Builder {
     pointwise(tag + " keep", PointwiseMode::logical_and, in_q, in_kv, -1, keep, GraphDType::boolean);
     return select(tag, s, keep, dims);
   }
-  // The scores `s` where key j <= query i (top-left diagonal); the fill value elsewhere.
-  std::int64_t mask_causal(const std::string& tag, std::int64_t s, Dims dims) {
-    const std::int64_t row = index(tag + " row", s, dims, 2), col = index(tag + " col", s, dims, 3);
+  // The scores `s` where key j <= query i + (s_kv - s_q); the fill value elsewhere. With
+  // s_q == s_kv that is the top-left diagonal, row >= col. Otherwise the diagonal is aligned
+  // bottom-right as cudnn-frontend spells it for fixed lengths: the row index plus the by-value
+  // i32 s_kv, minus s_q, compared with the column (i32 arithmetic throughout). The offset is the
+  // tensors' s_kv - s_q even with padding (the core's rule; cudnn-frontend would take the
+  // per-batch lengths there).
+  std::int64_t mask_causal(const std::string& tag, std::int64_t s, Dims dims, bool bottom_right) {
+    std::int64_t row = index(tag + " row", s, dims, 2);
+    const std::int64_t col = index(tag + " col", s, dims, 3);
+    if (bottom_right) {
+      const std::int64_t plus = virt(tag + " row + s_kv", GraphDType::i32, dims);
+      pointwise(tag + " row + s_kv", PointwiseMode::add, row, uid::causal_s_kv, -1, plus, GraphDType::i32);
+      row = virt(tag + " row + s_kv - s_q", GraphDType::i32, dims);
+      pointwise(tag + " row + s_kv - s_q", PointwiseMode::sub, plus, uid::causal_s_q, -1, row, GraphDType::i32);
+    }
     const std::int64_t keep = compare(tag + " row >= col", PointwiseMode::cmp_ge, row, col, dims);
     return select(tag, s, keep, dims);
   }
@@ -228,6 +241,10 @@ Common bind_common(Builder& g, const SdpaProblem& p, bool v_transposed) {
   g.bound(uid::o, "O", GraphDType::bf16, c.o, head_strides(p.q_layout, b, h, sq, p.d_v));
   g.scalar(uid::scale, "attn_scale");
   if (p.padding || p.causal) g.scalar(uid::mask_fill, "mask_fill");
+  if (p.causal && sq != skv) {
+    g.scalar(uid::causal_s_kv, "causal_s_kv", GraphDType::i32);
+    g.scalar(uid::causal_s_q, "causal_s_q", GraphDType::i32);
+  }
   if (p.padding) {
     c.seq_q = g.seq_len(uid::seq_len_q, "seq_len_q", b);
     c.seq_kv = g.seq_len(uid::seq_len_kv, "seq_len_kv", b);
@@ -244,7 +261,7 @@ SdpaGraph sdpa_forward_graph(const SdpaProblem& p) {
   std::int64_t s = g.matmul_to("bmm1 Q K^T", uid::q, uid::k, c.scores, c.seq_q, c.seq_kv);
   s = g.pointwise_to("attn_scale", PointwiseMode::mul, s, uid::scale, c.scores);
   if (p.padding) s = g.mask_padding("padding", s, c.scores);
-  if (p.causal) s = g.mask_causal("causal", s, c.scores);
+  if (p.causal) s = g.mask_causal("causal", s, c.scores, p.s_q != p.s_kv);
 
   const std::int64_t max = g.reduce_to("softmax max", ReductionMode::max, s, c.rows);
   const std::int64_t z = g.pointwise_to("softmax sub max", PointwiseMode::sub, s, max, c.scores);
@@ -285,7 +302,7 @@ SdpaGraph sdpa_backward_graph(const SdpaProblem& p) {
   if (p.padding) s = g.mask_padding("padding", s, c.scores);
   s = g.pointwise_to("sub stats", PointwiseMode::sub, s, uid::stats, c.scores);
   if (p.padding) s = g.mask_padding("padding after stats", s, c.scores);
-  if (p.causal) s = g.mask_causal("causal", s, c.scores);
+  if (p.causal) s = g.mask_causal("causal", s, c.scores, p.s_q != p.s_kv);
   const std::int64_t prob = g.pointwise_to("exp", PointwiseMode::exp, s, -1, c.scores);
 
   // dV = P^T dO

@@ -45,7 +45,7 @@ struct GraphTensor {
   Dims dims{};
   Dims strides{};
   bool is_virtual = false;  // produced and consumed inside the fused kernel, never in memory
-  bool by_value = false;    // a host scalar passed by pointer at execution
+  bool by_value = false;    // a host scalar (f32 or i32) passed by pointer at execution
 };
 
 // One operation. matmul: c[y] = a[x] @ b[b]; pointwise: y = mode(x, b, t) (binary_select:
@@ -78,7 +78,7 @@ struct SdpaGraph {
 namespace uid {
 inline constexpr std::int64_t q = 1, k = 2, v = 3, o = 4, stats = 5, scale = 6, mask_fill = 7, seq_len_q = 8,
                               seq_len_kv = 9, d_o = 10, d_q = 11, d_k = 12, d_v = 13, softmax_sum = 14,
-                              d_q_accum = 15, one = 16;
+                              d_q_accum = 15, one = 16, causal_s_kv = 17, causal_s_q = 18;
 inline constexpr std::int64_t kFirstVirtual = 100;
 }  // namespace uid
 
@@ -102,7 +102,9 @@ struct SdpaProblem {
   std::int64_t batch = 1, heads = 1, s_q = 1, s_kv = 1, d_qk = 8, d_v = 8;
   HeadLayout q_layout = HeadLayout::bhsd;   // also O, dO and dQ
   HeadLayout kv_layout = HeadLayout::bhsd;  // K, V, dK, dV
-  bool causal = false;   // top-left: query i sees key j <= i (the caller ensures s_q == s_kv)
+  // Query i sees key j <= i + (s_kv - s_q), the core's rule (AttentionCore::causal): the top-left
+  // diagonal when s_q == s_kv, else bottom-right aligned (the caller ensures s_q <= s_kv).
+  bool causal = false;
   bool padding = false;  // per-batch key lengths (seq_len_kv); seq_len_q = s_q for every row
   bool training = true;  // the forward writes the softmax statistics for the backward
   friend bool operator==(const SdpaProblem&, const SdpaProblem&) = default;
@@ -113,11 +115,13 @@ struct SdpaProblemHash {
 };
 
 // Throws an Error naming the problem when the graphs cannot serve it (head sizes multiples of 8
-// up to 128, positive sizes, causal only with s_q == s_kv).
+// up to 128, positive sizes, causal only with s_q <= s_kv).
 void check_problem(const SdpaProblem& p);
 
 // Q, K, V -> O (and the softmax statistics, log-sum-exp of the scaled masked scores per query,
-// when training). Bound: q, k (as K^T), v, o, scale, [stats], [mask_fill], [seq_len_q, seq_len_kv].
+// when training). Bound: q, k (as K^T), v, o, scale, [stats], [mask_fill], [seq_len_q, seq_len_kv],
+// and with a bottom-right causal mask (s_q < s_kv) the i32 values causal_s_kv = s_kv and
+// causal_s_q = s_q.
 SdpaGraph sdpa_forward_graph(const SdpaProblem& p);
 // dO -> dQ, dK, dV from Q, K, V, O and the statistics. Bound additionally: d_o, d_q, d_k, d_v,
 // one, softmax_sum and d_q_accum (f32 scratch the caller provides; d_q_accum zeroed).

@@ -1,6 +1,5 @@
 #include "sdpa_node.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "attnlab/autograd.h"
@@ -15,6 +14,22 @@ Tensor as_bf16(const Tensor& t) {
   Tensor out = t.dtype() == DType::bf16 ? t.detach() : t.to(DType::bf16);
   if (reinterpret_cast<std::uintptr_t>(out.raw_data()) % 16 != 0) out = out.clone();
   return out;
+}
+
+// Raises the Error of a padding mask that broke cuDNN's rule in an earlier call on the session's
+// device. The key lengths kernel checks each mask on the device (nothing is copied back or waited
+// for); its verdict is read here, at the start of every call and of every backward, once the
+// kernel has finished. In training the loss is read on the host between forward and backward,
+// which waits for the kernel, so a bad mask stops the step in its own backward, before any
+// parameter moves; in decoding, at the next step's first attention call.
+void raise_mask_problem(CudnnSdpa& session, Device device) {
+  const std::uint64_t code = session.take_mask_problem();
+  ATTNLAB_CHECK(code == kNoMaskProblem,
+                "attention cudnn: {} (in an earlier call on {}, found by the device-side check): cuDNN takes padding "
+                "as per-batch key lengths, so each row must hold 0 for its first keys and -inf after them, with at "
+                "least one real key; that call used the keys up to each row's last real key. Use scaled_dot or "
+                "flash for other masks",
+                describe_mask_problem(code), device.str());
 }
 
 struct Saved {
@@ -35,8 +50,9 @@ class CudnnAttentionNode final : public Node {
 
   std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
     if (grads.empty() || !grads[0].defined()) return {Tensor(), Tensor(), Tensor()};  // no gradient reached O
-    const Tensor d_o = as_bf16(grads[0]);
     const Device device = s_.q.device();
+    raise_mask_problem(*s_.session, device);
+    const Tensor d_o = as_bf16(grads[0]);
     Tensor d_q = Tensor::empty(s_.q.shape(), DType::bf16, device);
     Tensor d_k = Tensor::empty(s_.k.shape(), DType::bf16, device);
     Tensor d_v = Tensor::empty(s_.v.shape(), DType::bf16, device);
@@ -70,6 +86,7 @@ Tensor fused_attention(const std::shared_ptr<CudnnSdpa>& session, const CoreCall
   ATTNLAB_CHECK(q.dtype() == DType::bf16 || q.dtype() == DType::f32,
                 "attention cudnn: dtype {} is not supported (bf16, or f32 converted to bf16); use scaled_dot for f64",
                 dtype_name(q.dtype()));
+  raise_mask_problem(*session, device);
   const bool bshd = c.q_layout == HeadLayout::bshd;
   ATTNLAB_CHECK(q.rank() == (bshd ? 3 : 4) && k.rank() == 4 && v.rank() == 4 && c.heads > 0 &&
                     (!bshd || q.dim(2) % c.heads == 0),
@@ -90,14 +107,13 @@ Tensor fused_attention(const std::shared_ptr<CudnnSdpa>& session, const CoreCall
                 "attention cudnn: query {}, key {} and value {} do not fit ({} heads)", q.shape().str(),
                 k.shape().str(), v.shape().str(), c.heads);
   p.causal = causal_mask_needed(c.causal, p.s_q, p.s_kv);
-  std::vector<std::int32_t> lengths;
+  check_causal_alignment(p.causal, p.s_q, p.s_kv, CudnnSdpa::runtime_version());
+  // A mask always takes the padded graphs: whether it pads anything is known only on the device.
   if (c.key_padding_mask.defined()) {
-    ATTNLAB_CHECK(c.key_padding_mask.shape() == Shape({p.batch, p.s_kv}),
-                  "attention cudnn: key_padding_mask {} should be [{}, {}] (batch, keys)",
-                  c.key_padding_mask.shape().str(), p.batch, p.s_kv);
-    const auto host = c.key_padding_mask.to(Device::cpu()).to_vector<double>();
-    lengths = key_lengths_from_mask(host, p.batch, p.s_kv);
-    p.padding = std::any_of(lengths.begin(), lengths.end(), [&](std::int32_t n) { return n < p.s_kv; });
+    ATTNLAB_CHECK(c.key_padding_mask.shape() == Shape({p.batch, p.s_kv}) && c.key_padding_mask.device() == device,
+                  "attention cudnn: key_padding_mask {} should be [{}, {}] (batch, keys) on {}",
+                  c.key_padding_mask.str(), p.batch, p.s_kv, device.str());
+    p.padding = true;
   }
   p.training = grad_enabled() && any_requires_grad({&q, &k, &v});
   check_problem(p);
@@ -112,8 +128,14 @@ Tensor fused_attention(const std::shared_ptr<CudnnSdpa>& session, const CoreCall
                       DType::bf16, device);
   if (p.training) s.stats = Tensor::empty({p.batch, p.heads, p.s_q, 1}, DType::f32, device);
   if (p.padding) {
-    s.seq_len_q = Tensor::full({p.batch}, static_cast<double>(p.s_q), DType::i32, device);
-    s.seq_len_kv = Tensor::from_vector<std::int32_t>({p.batch}, lengths).to(device);
+    // 0 / -inf survive the conversion to f32 exactly (a finite f64 below f32's range becomes -inf).
+    Tensor mask = c.key_padding_mask.dtype() == DType::f32 ? c.key_padding_mask
+                                                            : c.key_padding_mask.to(DType::f32);
+    s.seq_len_q = Tensor::empty({p.batch}, DType::i32, device);
+    s.seq_len_kv = Tensor::empty({p.batch}, DType::i32, device);
+    session->key_lengths(static_cast<const float*>(mask.raw_data()), p.batch, p.s_kv, static_cast<std::int32_t>(p.s_q),
+                         static_cast<std::int32_t*>(s.seq_len_q.raw_data()),
+                         static_cast<std::int32_t*>(s.seq_len_kv.raw_data()));
   }
   ForwardBuffers b;
   b.q = s.q.raw_data(), b.k = s.k.raw_data(), b.v = s.v.raw_data(), b.o = s.o.raw_data();

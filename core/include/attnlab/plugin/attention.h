@@ -1,6 +1,7 @@
 #pragma once
 // The attention family: maps queries, keys and values to one output per query.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "attnlab/module.h"
@@ -56,6 +57,10 @@ struct AttentionDeviceSupport {
   bool causal = true;             // AttentionInputs::causal
   bool incremental = true;        // AttentionInputs::cache (one query step against the KV cache)
   bool attention_dropout = true;  // BuildContext::dropout.attention > 0
+  // The dtype the plugin computes in whatever its tensors' dtype, when that is coarser (cudnn:
+  // bf16, also for f32 tensors); unset: the tensors' own. The conformance kit then compares with
+  // that dtype's tolerance, and `attnlab plugins` prints it.
+  std::optional<DType> compute_dtype;
 };
 
 // One entry per device kind the plugin runs on; a kind without an entry is not served. The

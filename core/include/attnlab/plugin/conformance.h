@@ -48,8 +48,9 @@ struct ConformanceOptions {
   // Attention: a plugin to compare with (e.g. "scaled_dot"), built with the same seed and options.
   // Empty: no comparison.
   std::string reference;
-  // Attention: the largest difference allowed between two computations that must agree; 0 takes
-  // the dtype's (above). A plugin that computes in bf16 on f32 tensors (cudnn) needs about 3e-2.
+  // Attention: the largest difference allowed between two computations that must agree (relative
+  // to 1 + |value|); 0 takes the dtype's (above), or the tolerance of the plugin's compute_dtype
+  // when that is coarser (cudnn computes f32 tensors in bf16: 5e-2).
   double tolerance = 0.0;
 };
 
