@@ -1,5 +1,8 @@
 // Every in-tree plugin passes the conformance kit of its family; a broken plugin does not.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <cmath>
 
 #include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/conformance.h"
@@ -132,4 +135,32 @@ TEST_CASE("the conformance kit holds a plugin to the tolerance of the dtype it c
   options.tolerance = 2e-2;
   CHECK(conformance::attention_setup(registry, "computes_in_bf16", options).tol == doctest::Approx(2e-2));
   CHECK(describe_attention_support(info.capabilities.devices[0]).find("; computes in bf16") != std::string::npos);
+}
+
+TEST_CASE("the conformance comparisons fail on a NaN wherever it stands") {
+  const double nan = std::nan("");
+  const Tensor want = Tensor::from_vector<double>({4}, {1.0, 2.0, 3.0, 4.0});
+  for (std::size_t at = 0; at < 4; ++at) {
+    std::vector<double> v = {1.0, 2.0, 3.0, 4.0};
+    v[at] = nan;
+    const Tensor got = Tensor::from_vector<double>({4}, v);
+    INFO("NaN at " << at);
+    const std::string m = conformance::compare(got, want, 1e-3, "out");
+    CHECK(m.find(fmt::format("element {}", at)) != std::string::npos);
+    CHECK_FALSE(conformance::compare_close(got, want, 1e-3, "out").empty());
+    CHECK_FALSE(conformance::compare_close(want, got, 1e-3, "out").empty());
+  }
+}
+
+TEST_CASE("the conformance comparisons name the worst element past the tolerance") {
+  const Tensor want = Tensor::from_vector<double>({4}, {0.0, 10.0, 0.0, 0.0});
+  const Tensor got = Tensor::from_vector<double>({4}, {0.05, 10.3, 0.2, 0.0});
+  CHECK(conformance::compare(got, want, 0.5, "out").empty());
+  CHECK(conformance::compare(got, want, 0.1, "out").find("element 1 differs by 0.3") != std::string::npos);
+  // Relative to 1 + |value|: element 1 is allowed 1.1, element 2 only 0.1.
+  const std::string m = conformance::compare_close(got, want, 0.1, "out");
+  CHECK(m.find("element 2 differs by 0.2") != std::string::npos);
+  CHECK(m.find("tolerance 0.1") != std::string::npos);
+  CHECK(conformance::compare(got, Tensor::from_vector<double>({2, 2}, {0.0, 10.0, 0.0, 0.0}), 1.0, "out")
+            .find("shapes differ") != std::string::npos);
 }

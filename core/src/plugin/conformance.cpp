@@ -64,7 +64,13 @@ void run_check(ConformanceReport& report, const std::string& name,
   report.checks.push_back(std::move(check));
 }
 
-std::string compare(const Tensor& a, const Tensor& b, double tol, const std::string& what) {
+namespace {
+
+// The worst element of a against b by `excess` (how far |a - b| is past its allowance, > 0: a
+// failure), or an empty string when none is past it; `allowance` words the tolerance.
+template <typename Excess>
+std::string worst_element(const Tensor& a, const Tensor& b, const std::string& what, Excess excess,
+                          const std::string& allowance) {
   if (a.shape() != b.shape())
     return fmt::format("{}: shapes differ, {} vs {}", what, a.shape().str(), b.shape().str());
   const auto va = a.to_vector<double>();
@@ -72,27 +78,28 @@ std::string compare(const Tensor& a, const Tensor& b, double tol, const std::str
   double worst = 0;
   std::size_t at = 0;
   for (std::size_t i = 0; i < va.size(); ++i) {
-    const double d = std::abs(va[i] - vb[i]);
-    if (!(d <= worst)) worst = d, at = i;
+    const double e = excess(std::abs(va[i] - vb[i]), vb[i]);
+    if (std::isnan(e)) {  // a NaN on either side fails, whatever follows
+      worst = e, at = i;
+      break;
+    }
+    if (e > worst) worst = e, at = i;
   }
-  if (worst <= tol) return {};
-  return fmt::format("{}: element {} differs by {} ({} vs {})", what, at, worst, va[at], vb[at]);
+  if (worst <= 0) return {};
+  return fmt::format("{}: element {} differs by {} ({} vs {}{})", what, at, std::abs(va[at] - vb[at]), va[at], vb[at],
+                     allowance);
+}
+
+}  // namespace
+
+std::string compare(const Tensor& a, const Tensor& b, double tol, const std::string& what) {
+  return worst_element(a, b, what, [tol](double diff, double) { return diff - tol; }, "");
 }
 
 std::string compare_close(const Tensor& a, const Tensor& b, double tol, const std::string& what) {
-  if (a.shape() != b.shape())
-    return fmt::format("{}: shapes differ, {} vs {}", what, a.shape().str(), b.shape().str());
-  const auto va = a.to_vector<double>();
-  const auto vb = b.to_vector<double>();
-  double worst = 0;
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < va.size(); ++i) {
-    const double excess = std::abs(va[i] - vb[i]) - tol * (1.0 + std::abs(vb[i]));
-    if (!(excess <= worst)) worst = excess, at = i;
-  }
-  if (worst <= 0) return {};
-  return fmt::format("{}: element {} differs by {} ({} vs {}; tolerance {} relative to 1 + |value|)", what, at,
-                     std::abs(va[at] - vb[at]), va[at], vb[at], tol);
+  return worst_element(
+      a, b, what, [tol](double diff, double ref) { return diff - tol * (1.0 + std::abs(ref)); },
+      fmt::format("; tolerance {} relative to 1 + |value|", tol));
 }
 
 Tensor random_input(const Shape& shape, std::uint64_t seed, Device device) {
