@@ -13,7 +13,8 @@ using kernels::key_lengths_kernel;
 template <typename T, int DK, int DV>
 int launch_forward(const Problem& p, void* out, float* lse) {
   const kernels::Grid g = kernels::query_tile_grid(p.batch * p.heads, p.tq);
-  return launch(forward_kernel<T, DK, DV>, dim3(g.x, g.y), forward_smem_floats<DK, DV>() * sizeof(float),
+  return launch(forward_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, forward_smem_floats<DK, DV>() * sizeof(float),
+                p.stream,
                 static_cast<const T*>(p.q), static_cast<const T*>(p.k), static_cast<const T*>(p.v),
                 static_cast<const T*>(p.mask), p.key_lengths, p.heads, p.tq, p.tk, p.causal, p.scale,
                 DropoutStream{p.dropout, p.seed, p.offset}, static_cast<T*>(out), lse);
@@ -34,14 +35,14 @@ int forward(const Problem& p, void* out, float* lse) {
 }
 
 int key_lengths(Element element, const void* mask, std::int64_t batch, std::int64_t tk, std::int32_t* lengths,
-                int device) {
+                int device, CUstream_st* stream) {
   if (batch == 0) return 0;
   const cudaError_t status = cudaSetDevice(device);
   if (status != cudaSuccess) return static_cast<int>(status);
   return with_element(element, [&](auto e) {
     using T = decltype(e);
     const kernels::Grid g = kernels::key_lengths_grid(batch);
-    key_lengths_kernel<T><<<dim3(g.x, g.y), kThreads>>>(static_cast<const T*>(mask), batch, tk, lengths);
+    key_lengths_kernel<T><<<dim3(g.x, g.y), kThreads, 0, stream>>>(static_cast<const T*>(mask), batch, tk, lengths);
     return static_cast<int>(cudaGetLastError());
   });
 }
