@@ -1,7 +1,10 @@
-// Launchers of the flash forward kernels (flash_forward_kernels.cuh) and of the key lengths kernel.
+// Launchers of the flash forward kernels (flash_forward_kernels.cuh, and the tensor-core bf16
+// kernel of flash_tc_forward_kernels.cuh where uses_tensor_cores() says so) and of the key
+// lengths kernel.
 #include "flash_launch.cuh"
 // The launch header has included the CUDA API the kernels use.
 #include "flash_forward_kernels.cuh"
+#include "flash_tc_forward_kernels.cuh"
 
 namespace attnlab::flash::cuda {
 namespace {
@@ -20,12 +23,26 @@ int launch_forward(const Problem& p, void* out, float* lse) {
                 DropoutStream{p.dropout, p.seed, p.offset}, static_cast<T*>(out), lse);
 }
 
+template <int DK, int DV>
+int launch_tc_forward(const Problem& p, void* out, float* lse) {
+  using Bf16 = __nv_bfloat16;
+  const kernels::Grid g = tc::query_tile_grid(p.batch * p.heads, p.tq);
+  return launch(tc::forward_kernel<DK, DV>, dim3(g.x, g.y), tc::kThreads, tc::ForwardSmem<DK, DV>::bytes, p.stream,
+                static_cast<const Bf16*>(p.q), static_cast<const Bf16*>(p.k), static_cast<const Bf16*>(p.v),
+                static_cast<const Bf16*>(p.mask), p.key_lengths, p.heads, p.tq, p.tk, p.causal, p.scale,
+                DropoutStream{p.dropout, p.seed, p.offset}, static_cast<Bf16*>(out), lse);
+}
+
 }  // namespace
 
 int forward(const Problem& p, void* out, float* lse) {
   if (p.batch * p.heads == 0 || p.tq == 0) return 0;
   const cudaError_t status = cudaSetDevice(p.device);
   if (status != cudaSuccess) return static_cast<int>(status);
+  if (uses_tensor_cores(p, {out}))
+    return with_tc_head_dims(p.dk, p.dv, [&](auto dk, auto dv) {
+      return launch_tc_forward<decltype(dk)::value, decltype(dv)::value>(p, out, lse);
+    });
   return with_element(p.element, [&](auto element) {
     using T = decltype(element);
     return with_head_dims(p.dk, p.dv, [&](auto dk, auto dv) {
