@@ -23,6 +23,7 @@
 #include "support/cuda_host_emulation.h"
 #include "flash_backward_kernels.cuh"
 #include "flash_forward_kernels.cuh"
+#include "flash_tc_backward_kernels.cuh"
 #include "flash_tc_forward_kernels.cuh"
 
 namespace attnlab::flash::cuda::kernels {
@@ -37,7 +38,8 @@ namespace attnlab::flash::cuda::tc {
 // The tensor-core kernels' dynamic shared memory (blocks run one at a time), 128-byte aligned as
 // their declaration asks.
 alignas(128) unsigned char tc_smem[160 * 1024];
-static_assert(ForwardSmem<128, 128>::bytes <= sizeof tc_smem);
+static_assert(ForwardSmem<128, 128>::bytes <= sizeof tc_smem && DqSmem<128, 128>::bytes <= sizeof tc_smem &&
+              DkdvSmem<128, 128>::bytes <= sizeof tc_smem);
 }  // namespace attnlab::flash::cuda::tc
 
 using namespace attnlab;
@@ -251,6 +253,29 @@ void run_tc_case(const Case& c, std::uint64_t seed) {
   // P enters P V in bf16: a little looser than the FMA kernels' bf16 output.
   check_close(as_doubles(out), r.out64, {1.5e-2, 1.5e-2}, "out");
   check_lse(lse, r.lse64);
+
+  // Backward from the kernel's own out and lse, D from the FMA path's delta kernel (as on the device).
+  std::vector<float> delta(static_cast<std::size_t>(c.b * c.h * c.tq));
+  const k::Grid gd = k::delta_grid(c.b * c.h * c.tq);
+  emu::launch(dim3(gd.x, gd.y), k::kThreads,
+              [&] { k::delta_kernel<T>(out.data(), r.dout.device.data(), c.b * c.h * c.tq, DV, delta.data()); });
+  std::vector<T> dq(r.q.device.size()), dk(r.k.device.size()), dv(r.v.device.size());
+  emu::launch(dim3(gq.x, gq.y), tc::kThreads, [&] {
+    tc::dq_kernel<DK, DV>(r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
+                          r.dout.device.data(), lse.data(), delta.data(), c.h, c.tq, c.tk, c.causal, r.scale, r.drop,
+                          dq.data());
+  });
+  const k::Grid gk = tc::key_tile_grid(c.b * c.h, c.tk);
+  emu::launch(dim3(gk.x, gk.y), tc::kThreads, [&] {
+    tc::dkdv_kernel<DK, DV>(r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
+                            r.dout.device.data(), lse.data(), delta.data(), c.h, c.tq, c.tk, c.causal, r.scale, r.drop,
+                            dk.data(), dv.data());
+  });
+  // dS and P Z enter their products in bf16: as loose as the FMA kernels' bf16 gradients.
+  const testing::Tolerance grad_tol{3e-2, 3e-2};
+  check_close(as_doubles(dq), r.dq64, grad_tol, "dq");
+  check_close(as_doubles(dk), r.dk64, grad_tol, "dk");
+  check_close(as_doubles(dv), r.dv64, grad_tol, "dv");
 }
 template <int DK, int DV>
 void run_both(const Case& c, std::uint64_t seed) {

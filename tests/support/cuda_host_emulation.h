@@ -11,12 +11,14 @@
 // holds a private copy of the whole tile (the device spreads it over the warp in an order that is
 // the compiler's business: the emulated fragments have no element access, so code that indexes
 // fragment elements does not compile here). load_matrix_sync, store_matrix_sync and mma_sync are
-// warp collectives: every lane of the warp must call the same one, or the run aborts with a
-// message. They order no memory among the lanes, as on the device: a load reads before the warp
-// meets, a store is written (by lane 0) after it, so a tile one lane writes and another loads
-// still needs __syncwarp() or __syncthreads() in between; a missing one is a race here that may or
-// may not change a result (the emulation cannot be relied on to find it: review the barriers). The
-// pointer alignment (256 bits) and the ldm rules (a multiple of 8 elements for bf16, 4 for f32)
+// warp collectives: every lane of the warp must call the same ones in the same order, or the run
+// aborts with a message at the warp's next __syncwarp or __syncthreads, where the lanes compare
+// the collectives each called. They order no memory among the lanes, as on the device: each lane
+// loads when it gets there and lane 0 writes a store when it gets there, so a tile one lane writes
+// and another loads still needs __syncwarp() or __syncthreads() in between; a missing one is a
+// race here that may or may not change a result (the emulation cannot be relied on to find it:
+// review the barriers). The pointer alignment (256 bits) and the ldm rules (a multiple of 8
+// elements for bf16, 4 for f32)
 // are checked on every call.
 //
 // Blocks run one after another, so one buffer serves as every block's dynamic shared memory: the
@@ -91,7 +93,11 @@ struct Block {
   std::barrier<> barrier;
   std::vector<std::unique_ptr<std::barrier<>>> warps;
   std::vector<float> exchange;  // one slot per thread, for shuffles
-  std::vector<int> collective = std::vector<int>(exchange.size(), 0);  // which warp collective a lane is in
+  // Per lane: a running record (hash) of the wmma collectives it called; two slots to compare
+  // them in at barriers, used alternately, and the number of barriers it has passed.
+  std::vector<std::uint64_t> collective_record = std::vector<std::uint64_t>(exchange.size(), 0);
+  std::vector<std::uint64_t> posted = std::vector<std::uint64_t>(2 * exchange.size(), 0);
+  std::vector<unsigned> barriers_passed = std::vector<unsigned>(exchange.size(), 0);
 };
 
 inline thread_local Block* current = nullptr;
@@ -124,11 +130,38 @@ void launch(dim3 grid, unsigned threads, Body body) {
 
 }  // namespace cuda_host_emulation
 
-inline void __syncthreads() { cuda_host_emulation::current->barrier.arrive_and_wait(); }
+namespace cuda_host_emulation {
+
+// A barrier that also checks that every lane of the caller's warp has called the same wmma
+// collectives (in the same order) so far, as the device requires of warp collectives. Barriers
+// alternate between two slots per lane: a lane cannot reach the barrier after next before every
+// lane of its warp has passed the next one, so no slot is overwritten while it is being read.
+template <typename Wait>
+void checked_barrier(Wait wait) {
+  auto& b = *current;
+  const unsigned t = threadIdx.x, warp = t / 32;
+  const unsigned threads = static_cast<unsigned>(b.exchange.size());
+  const unsigned lanes = threads - 32 * warp < 32 ? threads - 32 * warp : 32;
+  const unsigned slot = (b.barriers_passed[t]++ % 2) * threads;
+  b.posted[slot + t] = b.collective_record[t];
+  wait();
+  for (unsigned l = 0; l < lanes; ++l)
+    if (b.posted[slot + warp * 32 + l] != b.collective_record[t]) {
+      std::fprintf(stderr, "cuda_host_emulation: lanes of warp %u of block (%u, %u) called different wmma collectives\n",
+                   warp, blockIdx.x, blockIdx.y);
+      std::abort();
+    }
+}
+
+}  // namespace cuda_host_emulation
+
+inline void __syncthreads() {
+  cuda_host_emulation::checked_barrier([] { cuda_host_emulation::current->barrier.arrive_and_wait(); });
+}
 
 inline void __syncwarp(unsigned = 0xffffffffu) {
-  auto& b = *cuda_host_emulation::current;
-  b.warps[threadIdx.x / 32]->arrive_and_wait();
+  cuda_host_emulation::checked_barrier(
+      [] { cuda_host_emulation::current->warps[threadIdx.x / 32]->arrive_and_wait(); });
 }
 
 // Every lane of the warp takes part (the kernels call it with the full mask).
@@ -150,16 +183,11 @@ namespace cuda_host_emulation {
   std::abort();
 }
 
-// Every lane of the warp meets here, and each checks that all of them called the same collective.
+// A warp collective: the lane folds it into its running record of the collectives it called,
+// which __syncwarp and __syncthreads compare across the warp.
 inline void warp_collective(int which) {
-  auto& b = *current;
-  const unsigned t = threadIdx.x, warp = t / 32;
-  const unsigned lanes = b.exchange.size() - 32 * warp < 32 ? static_cast<unsigned>(b.exchange.size()) - 32 * warp : 32;
-  b.collective[t] = which;
-  b.warps[warp]->arrive_and_wait();
-  for (unsigned l = 0; l < lanes; ++l)
-    if (b.collective[warp * 32 + l] != which) fail("the lanes of a warp called different wmma collectives");
-  b.warps[warp]->arrive_and_wait();
+  auto& h = current->collective_record[threadIdx.x];
+  h = h * 1000003u + static_cast<std::uint64_t>(which);
 }
 
 template <typename T>

@@ -1,7 +1,9 @@
-// Launchers of the flash backward kernels (flash_backward_kernels.cuh): delta, then dq, then dk/dv.
+// Launchers of the flash backward kernels: delta, then dq, then dk/dv (flash_backward_kernels.cuh;
+// dq and dk/dv from flash_tc_backward_kernels.cuh where uses_tensor_cores() says so).
 #include "flash_launch.cuh"
 // The launch header has included the CUDA API the kernels use.
 #include "flash_backward_kernels.cuh"
+#include "flash_tc_backward_kernels.cuh"
 
 namespace attnlab::flash::cuda {
 namespace {
@@ -36,6 +38,27 @@ int launch_backward(const Problem& p, const void* dout, const float* lse, const 
   return 0;
 }
 
+template <int DK, int DV>
+int launch_tc_backward(const Problem& p, const void* dout, const float* lse, const float* delta, void* dq, void* dk,
+                       void* dv) {
+  using Bf16 = __nv_bfloat16;
+  const DropoutStream drop{p.dropout, p.seed, p.offset};
+  const auto* q = static_cast<const Bf16*>(p.q);
+  const auto* k = static_cast<const Bf16*>(p.k);
+  const auto* v = static_cast<const Bf16*>(p.v);
+  const auto* mask = static_cast<const Bf16*>(p.mask);
+  const auto* g = static_cast<const Bf16*>(dout);
+  const kernels::Grid gq = tc::query_tile_grid(p.batch * p.heads, p.tq);  // tq >= 2 here
+  const int status = launch(tc::dq_kernel<DK, DV>, dim3(gq.x, gq.y), tc::kThreads, tc::DqSmem<DK, DV>::bytes, p.stream,
+                            q, k, v, mask, p.key_lengths, g, lse, delta, p.heads, p.tq, p.tk, p.causal, p.scale, drop,
+                            static_cast<Bf16*>(dq));
+  if (status != 0 || p.tk == 0) return status;
+  const kernels::Grid gk = tc::key_tile_grid(p.batch * p.heads, p.tk);
+  return launch(tc::dkdv_kernel<DK, DV>, dim3(gk.x, gk.y), tc::kThreads, tc::DkdvSmem<DK, DV>::bytes, p.stream, q, k,
+                v, mask, p.key_lengths, g, lse, delta, p.heads, p.tq, p.tk, p.causal, p.scale, drop,
+                static_cast<Bf16*>(dk), static_cast<Bf16*>(dv));
+}
+
 }  // namespace
 
 int backward(const Problem& p, const void* out, const float* lse, const void* dout, float* delta, void* dq, void* dk,
@@ -53,6 +76,10 @@ int backward(const Problem& p, const void* out, const float* lse, const void* do
       const int launched = static_cast<int>(cudaGetLastError());
       if (launched != 0) return launched;
     }
+    if (uses_tensor_cores(p, {out, dout, dq, dk, dv}))
+      return with_tc_head_dims(p.dk, p.dv, [&](auto dk_c, auto dv_c) {
+        return launch_tc_backward<decltype(dk_c)::value, decltype(dv_c)::value>(p, dout, lse, delta, dq, dk, dv);
+      });
     return with_head_dims(p.dk, p.dv, [&](auto dk_c, auto dv_c) {
       return launch_backward<T, decltype(dk_c)::value, decltype(dv_c)::value>(p, dout, lse, delta, dq, dk, dv);
     });
