@@ -114,6 +114,17 @@ TEST_CASE("cuda flash matches the cpu with causal masking decoding steps and dro
     for (const Case& c : cases) check_op(c, 64, 64, dtype);
 }
 
+TEST_CASE("cuda flash tensor core kernels match the cpu across several 64 row tiles") {
+  SKIP_WITHOUT_CUDA();
+  const Case cases[] = {
+      {.b = 2, .h = 2, .tq = 130, .tk = 150, .causal = true, .mask = true, .dropout = 0.1},
+      {.b = 3, .h = 1, .tq = 129, .tk = 200, .causal = false, .mask = true, .dropout = 0.0},
+  };
+  for (const Case& c : cases)
+    for (std::int64_t dk : {64, 128})
+      for (std::int64_t dv : {64, 128}) check_op(c, dk, dv, DType::bf16);
+}
+
 TEST_CASE("cuda flash refuses a head size its kernels lack and names the fallback") {
   SKIP_WITHOUT_CUDA();
   const Tensor q = Tensor::zeros({1, 1, 2, 512}, DType::f32, Device::cuda(0));
