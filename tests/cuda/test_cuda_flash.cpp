@@ -153,7 +153,7 @@ TEST_CASE("cuda flash under bf16 precision runs its bf16 kernels and hands f32 b
     const Tensor out = flash::flash_attention_in_precision(qq, kk, vv, o);
     CHECK(out.dtype() == DType::f32);
     out.backward(dout.to(gpu));
-    got = {out.to(Device::cpu()), qq.grad().to(Device::cpu()), kk.grad().to(Device::cpu()), vv.grad().to(Device::cpu())};
+    for (const Tensor& t : {out, qq.grad(), kk.grad(), vv.grad()}) got.push_back(t.to(Device::cpu()));
   }
   for (const Tensor& g : got) CHECK(g.dtype() == DType::f32);
   // The same as the bf16 kernels called on bf16 copies.

@@ -362,3 +362,40 @@ TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more 
     CHECK_FALSE(fc::uses_tensor_cores(other));
   }
 }
+
+TEST_CASE("the emulated wmma follows the documented layouts of loads stores and products") {
+  namespace wmma = nvcuda::wmma;
+  // A [16 x 16] and B [16 x 16] of small integers (exact in bf16 and in f32 sums), with row
+  // strides (ldm) larger than the tile: A row-major (a(r, c) at r * 24 + c), B column-major
+  // (b(r, c) at r + c * 24), C row-major with ldm 20; the product is stored column-major.
+  alignas(32) static __nv_bfloat16 a[16 * 24], b[16 * 24];
+  alignas(32) static float c[16 * 20], d[16 * 16 + 8];
+  auto av = [](int r, int k) { return static_cast<float>((r * 3 + k * 5) % 7 - 3); };
+  auto bv = [](int k, int n) { return static_cast<float>((k * 2 + n * 7) % 5 - 2); };
+  auto cv = [](int r, int n) { return static_cast<float>(r - n); };
+  for (int r = 0; r < 16; ++r)
+    for (int k = 0; k < 16; ++k) {
+      a[r * 24 + k] = __float2bfloat16_rn(av(r, k));
+      b[r + k * 24] = __float2bfloat16_rn(bv(r, k));
+      c[r * 20 + k] = cv(r, k);
+    }
+  emu::launch(dim3(1), 32, [&] {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::load_matrix_sync(fa, a, 24);
+    wmma::load_matrix_sync(fb, b, 24);
+    wmma::load_matrix_sync(acc, c, 20, wmma::mem_row_major);
+    wmma::mma_sync(acc, fa, fb, acc);
+    wmma::store_matrix_sync(d, acc, 16, wmma::mem_col_major);
+    __syncwarp();
+  });
+  int wrong = 0;
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 16; ++n) {
+      float want = cv(r, n);
+      for (int k = 0; k < 16; ++k) want += av(r, k) * bv(k, n);
+      wrong += d[r + n * 16] != want;
+    }
+  CHECK(wrong == 0);
+}

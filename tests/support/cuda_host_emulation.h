@@ -147,8 +147,9 @@ void checked_barrier(Wait wait) {
   wait();
   for (unsigned l = 0; l < lanes; ++l)
     if (b.posted[slot + warp * 32 + l] != b.collective_record[t]) {
-      std::fprintf(stderr, "cuda_host_emulation: lanes of warp %u of block (%u, %u) called different wmma collectives\n",
-                   warp, blockIdx.x, blockIdx.y);
+      std::fprintf(stderr,
+                   "cuda_host_emulation: lanes of warp %u of block (%u, %u) called different wmma collectives\n", warp,
+                   blockIdx.x, blockIdx.y);
       std::abort();
     }
 }
@@ -240,7 +241,8 @@ void load_matrix_sync(fragment<Use, M, N, K, T, Layout>& f, const T* p, unsigned
 }
 
 // The accumulator: the layout is the call's.
-inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, float>& f, const float* p, unsigned ldm, layout_t layout) {
+inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, float>& f, const float* p, unsigned ldm,
+                             layout_t layout) {
   cuda_host_emulation::check_tile_access(p, ldm);
   for (int r = 0; r < 16; ++r)
     for (int c = 0; c < 16; ++c) f.tile_[r * 16 + c] = layout == mem_row_major ? p[r * ldm + c] : p[r + c * ldm];

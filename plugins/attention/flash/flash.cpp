@@ -42,7 +42,8 @@ class FlashAttention final : public ProjectedAttention {
       o.seed = draw.seed;
       o.offset = draw.offset;
     }
-    return w_o_->forward(merge_heads(flash::flash_attention_in_precision(q, k, v, o)));  // [B, h, Tq, d_v] -> [B, Tq, d]
+    // [B, h, Tq, d_v] -> [B, Tq, d]
+    return w_o_->forward(merge_heads(flash::flash_attention_in_precision(q, k, v, o)));
   }
 
   // The fused core alone (no projections, no dropout), for benchmarks and core comparisons.

@@ -30,7 +30,8 @@ int launch_backward(const Problem& p, const void* dout, const float* lse, const 
   if (p.tk > 0) {
     const kernels::Grid g = kernels::key_tile_grid(p.batch * p.heads, p.tk);
     return launch(dkdv_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads,
-                  dkdv_smem_floats<DK, DV>() * sizeof(float), p.stream, static_cast<const T*>(p.q), static_cast<const T*>(p.k),
+                  dkdv_smem_floats<DK, DV>() * sizeof(float), p.stream, static_cast<const T*>(p.q),
+                  static_cast<const T*>(p.k),
                   static_cast<const T*>(p.v), static_cast<const T*>(p.mask), p.key_lengths,
                   static_cast<const T*>(dout), lse, delta, p.heads, p.tq, p.tk, p.causal, p.scale, drop,
                   static_cast<T*>(dk), static_cast<T*>(dv));
@@ -71,8 +72,9 @@ int backward(const Problem& p, const void* out, const float* lse, const void* do
     const std::int64_t rows = p.batch * p.heads * p.tq;
     if (rows > 0) {
       const kernels::Grid g = kernels::delta_grid(rows);
-      delta_kernel<T><<<dim3(g.x, g.y), kThreads, 0, p.stream>>>(static_cast<const T*>(out), static_cast<const T*>(dout), rows,
-                                                     static_cast<int>(p.dv), delta);
+      delta_kernel<T><<<dim3(g.x, g.y), kThreads, 0, p.stream>>>(static_cast<const T*>(out),
+                                                                  static_cast<const T*>(dout), rows,
+                                                                  static_cast<int>(p.dv), delta);
       const int launched = static_cast<int>(cudaGetLastError());
       if (launched != 0) return launched;
     }

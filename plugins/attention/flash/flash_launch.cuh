@@ -62,7 +62,8 @@ int with_element(Element element, Fn&& fn) {
 // shared memory (above 48 KiB needs the opt-in).
 template <typename Kernel, typename... Args>
 int launch(Kernel kernel, dim3 grid, unsigned threads, std::size_t smem, cudaStream_t stream, Args... args) {
-  cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  cudaError_t status =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (status != cudaSuccess) return static_cast<int>(status);
   kernel<<<grid, threads, smem, stream>>>(args...);
   return static_cast<int>(cudaGetLastError());

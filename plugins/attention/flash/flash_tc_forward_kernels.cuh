@@ -126,7 +126,8 @@ __global__ void __launch_bounds__(kThreads)
       if (!none && j < row_end) p = expf(ss[lr * L::lds + c] * scale + (mask_b ? to_float(mask_b[j]) : 0.0f) - m_new);
       sum += p;  // the denominator counts dropped weights too
       float w = p;
-      if (drop.p > 0.0 && p != 0.0f) w = keep_weight(drop, weight_index(bh, i, j, tq, tk), cache) ? p * keep_scale : 0.0f;
+      if (drop.p > 0.0 && p != 0.0f)
+        w = keep_weight(drop, weight_index(bh, i, j, tq, tk), cache) ? p * keep_scale : 0.0f;
       ps[lr * L::ldp + c] = from_float<bf16>(w);
     }
     l = l * alpha + sum + __shfl_xor_sync(0xffffffffu, sum, 1);
