@@ -37,7 +37,9 @@ struct FlashOptions {
 // q [B, H, Tq, d_k], k [B, H, Tk, d_k], v [B, H, Tk, d_v] -> [B, H, Tq, d_v], differentiable
 // w.r.t. q, k and v. A query row that sees no key gives zeros (and zero gradients).
 // CPU: f32, f64, any head size. CUDA: f32 and bf16 (f32 accumulation), d_k and d_v in
-// kCudaHeadDims; another size is an Error naming the supported ones and the `fallback` key.
+// kCudaHeadDims; another size is an Error naming the supported ones and the `fallback` key. bf16
+// with d_k and d_v in {64, 128} and Tq > 1 runs on tensor cores, where the weights (and dS)
+// enter their products rounded to bf16 (docs/plugins.md).
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const FlashOptions& options = {});
 
 // The same forward, also returning the per-row logsumexp [B, H, Tq] (f64 for f64 inputs, else
