@@ -2,7 +2,8 @@
 // Attention::attend (q, k, v [B, h, T, d] -> [B, h, T, d], no projections) for each plugin named,
 // head sizes 64 and 128, sequence lengths 32 .. 4096 (powers of two), causal and not. A plain
 // program whose output lines match bench/pytorch_sdpa.py; bench/attention_compare.sh runs both and
-// prints one table. See bench/README.md.
+// prints one table. See bench/README.md. On CUDA, --dtype auto gives `flash` bf16, which at both
+// head sizes runs its tensor-core kernels (--dtype f32: its FMA kernels).
 //
 // FLOPs: 4 B h T^2 d for the forward (Q K^T and P V, 2 B h T^2 d each), halved when causal; the
 // backward counts 2.5 times the forward, so forward+backward is 3.5 times the forward.

@@ -2,7 +2,8 @@
 // f32 with scaled_dot on cuda:0 as the reference, and the op for every pairing of the head sizes
 // it is compiled for, in f32 and bf16, with padding masks, causal masking, one decoding step, a
 // fully padded batch row and dropout (the CPU and the GPU drop the same weights), forward and
-// backward. Skipped without a CUDA device.
+// backward, and the bf16 kernels taking f32 tensors under bf16 compute precision. Skipped without
+// a CUDA device.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -113,6 +114,17 @@ TEST_CASE("cuda flash matches the cpu with causal masking decoding steps and dro
     for (const Case& c : cases) check_op(c, 64, 64, dtype);
 }
 
+TEST_CASE("cuda flash tensor core kernels match the cpu across several 64 row tiles") {
+  SKIP_WITHOUT_CUDA();
+  const Case cases[] = {
+      {.b = 2, .h = 2, .tq = 130, .tk = 150, .causal = true, .mask = true, .dropout = 0.1},
+      {.b = 3, .h = 1, .tq = 129, .tk = 200, .causal = false, .mask = true, .dropout = 0.0},
+  };
+  for (const Case& c : cases)
+    for (std::int64_t dk : {64, 128})
+      for (std::int64_t dv : {64, 128}) check_op(c, dk, dv, DType::bf16);
+}
+
 TEST_CASE("cuda flash refuses a head size its kernels lack and names the fallback") {
   SKIP_WITHOUT_CUDA();
   const Tensor q = Tensor::zeros({1, 1, 2, 512}, DType::f32, Device::cuda(0));
@@ -120,4 +132,50 @@ TEST_CASE("cuda flash refuses a head size its kernels lack and names the fallbac
                        doctest::Contains("attention flash: head size d_k = 512 and d_v = 512 is not supported on cuda "
                                          "(supported head sizes: 16, 32, 64, 128); set fallback = \"scaled_dot\""),
                        Error);
+}
+
+TEST_CASE("cuda flash under bf16 precision runs its bf16 kernels and hands f32 back") {
+  SKIP_WITHOUT_CUDA();
+  const Device gpu = Device::cuda(0);
+  const std::int64_t b = 2, h = 2, tq = 70, tk = 70, d = 64;
+  const Tensor q = testing::random_tensor({b, h, tq, d}, 31, -1.5, 1.5, DType::f32);
+  const Tensor k = testing::random_tensor({b, h, tk, d}, 32, -1.5, 1.5, DType::f32);
+  const Tensor v = testing::random_tensor({b, h, tk, d}, 33, -1.0, 1.0, DType::f32);
+  const Tensor dout = testing::random_tensor({b, h, tq, d}, 34, -1.0, 1.0, DType::f32);
+  flash::FlashOptions o{.causal = true, .scale = 0.125, .dropout = 0.1, .seed = 5, .offset = 6};
+  o.key_padding_mask = mask_for(b, tk, DType::f32).to(gpu);
+  // Under bf16 precision, with f32 tensors on the GPU.
+  std::vector<Tensor> got;
+  {
+    PrecisionGuard guard(Precision::bf16);
+    Tensor qq = q.to(gpu), kk = k.to(gpu), vv = v.to(gpu);
+    for (Tensor* x : {&qq, &kk, &vv}) x->set_requires_grad();
+    const Tensor out = flash::flash_attention_in_precision(qq, kk, vv, o);
+    CHECK(out.dtype() == DType::f32);
+    out.backward(dout.to(gpu));
+    for (const Tensor& t : {out, qq.grad(), kk.grad(), vv.grad()}) got.push_back(t.to(Device::cpu()));
+  }
+  for (const Tensor& g : got) CHECK(g.dtype() == DType::f32);
+  // The same as the bf16 kernels called on bf16 copies.
+  flash::FlashOptions ob = o;
+  ob.key_padding_mask = o.key_padding_mask.to(DType::bf16);
+  const Tensor direct = flash::flash_attention(q.to(DType::bf16).to(gpu), k.to(DType::bf16).to(gpu),
+                                               v.to(DType::bf16).to(gpu), ob);
+  CHECK(got[0].to_vector<float>() == direct.to(DType::f32).to(Device::cpu()).to_vector<float>());
+  // And close to the CPU in f64 on the bf16-rounded inputs.
+  auto rounded = [](const Tensor& x) {
+    Tensor r = x.to(DType::bf16).to(DType::f64);
+    r.set_requires_grad();
+    return r;
+  };
+  Tensor q64 = rounded(q), k64 = rounded(k), v64 = rounded(v);
+  flash::FlashOptions o64 = o;
+  o64.key_padding_mask = mask_for(b, tk, DType::f64);
+  const Tensor want = flash::flash_attention(q64, k64, v64, o64);
+  want.backward(dout.to(DType::bf16).to(DType::f64));
+  CHECK_TENSOR_NEAR(got[0].to(DType::f64), want, testing::tolerance_for(DType::bf16));
+  const testing::Tolerance grad_tol{6e-2, 6e-2};
+  CHECK_TENSOR_NEAR(got[1].to(DType::f64), q64.grad(), grad_tol);
+  CHECK_TENSOR_NEAR(got[2].to(DType::f64), k64.grad(), grad_tol);
+  CHECK_TENSOR_NEAR(got[3].to(DType::f64), v64.grad(), grad_tol);
 }

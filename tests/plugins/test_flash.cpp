@@ -214,3 +214,40 @@ TEST_CASE("flash refuses what its cuda kernels do not serve and names the fallba
                        doctest::Contains("attention flash: q [1, 2, 3, 4], k [1, 2, 5, 3], v [1, 2, 5, 4] disagree"),
                        Error);
 }
+
+TEST_CASE("flash computes in bf16 only for f32 inputs on cuda under bf16 precision") {
+  using flash::flash_compute_dtype;
+  const Device gpu = Device::cuda(0), cpu = Device::cpu();
+  CHECK(flash_compute_dtype(gpu, DType::f32, Precision::bf16) == DType::bf16);
+  CHECK(flash_compute_dtype(gpu, DType::f32, Precision::fp32) == DType::f32);
+  CHECK(flash_compute_dtype(gpu, DType::f32, Precision::tf32) == DType::f32);
+  CHECK(flash_compute_dtype(gpu, DType::bf16, Precision::fp32) == DType::bf16);
+  CHECK(flash_compute_dtype(gpu, DType::bf16, Precision::bf16) == DType::bf16);
+  // The CPU path has no bf16 kernels: f32 stays f32, f64 is never touched.
+  CHECK(flash_compute_dtype(cpu, DType::f32, Precision::bf16) == DType::f32);
+  CHECK(flash_compute_dtype(cpu, DType::f64, Precision::bf16) == DType::f64);
+}
+
+TEST_CASE("flash on the cpu under bf16 precision computes exactly as in fp32") {
+  const Tensor q = testing::random_tensor({2, 2, 9, 8}, 21, -1.0, 1.0, DType::f32);
+  const Tensor k = testing::random_tensor({2, 2, 11, 8}, 22, -1.0, 1.0, DType::f32);
+  const Tensor v = testing::random_tensor({2, 2, 11, 4}, 23, -1.0, 1.0, DType::f32);
+  const FlashOptions o{.key_padding_mask = mask_from_lengths({11, 6}, 11).to(DType::f32), .causal = true,
+                       .scale = 0.3, .dropout = 0.25, .seed = 4, .offset = 9};
+  const Tensor w = testing::random_tensor({2, 2, 9, 4}, 24, -1.0, 1.0, DType::f32);
+  auto run = [&](Precision precision) {
+    PrecisionGuard guard(precision);
+    Tensor qq = q.detach(), kk = k.detach(), vv = v.detach();
+    for (Tensor* x : {&qq, &kk, &vv}) x->set_requires_grad();
+    const Tensor out = flash::flash_attention_in_precision(qq, kk, vv, o);
+    CHECK(out.dtype() == DType::f32);
+    sum(mul(out, w)).backward();  // a gradient that is not uniform
+    return std::vector<std::vector<float>>{out.to_vector<float>(), qq.grad().to_vector<float>(),
+                                           kk.grad().to_vector<float>(), vv.grad().to_vector<float>()};
+  };
+  const auto fp32 = run(Precision::fp32);
+  const auto bf16 = run(Precision::bf16);
+  for (std::size_t i = 0; i < fp32.size(); ++i) CHECK(bf16[i] == fp32[i]);
+  // And it is the op itself.
+  CHECK(flash_attention(q, k, v, o).to_vector<float>() == fp32[0]);
+}

@@ -2,9 +2,11 @@
 // threads by support/cuda_host_emulation.h, against the CPU path of flash_attention in f64: f32
 // and bf16 elements, tiles cut by the sequence ends, padding masks and key lengths, causal
 // masking with Tq = Tk, Tq < Tk (one decoding step) and Tq > Tk, fully padded batch rows,
-// dropout, and head sizes from 16 to 128 with d_k != d_v. These runs check the kernels'
-// arithmetic, shared-memory layout and synchronisation where no GPU exists; tests/cuda runs the
-// kernels themselves where one does.
+// dropout, and head sizes from 16 to 128 with d_k != d_v. The tensor-core bf16 kernels
+// (flash_tc_*.cuh, with the emulated nvcuda::wmma) run the same way at head sizes 64 and 128 in
+// every pairing, with sequence lengths that are not multiples of their 64-row tiles. These runs
+// check the kernels' arithmetic, shared-memory layout and synchronisation where no GPU exists;
+// tests/cuda runs the kernels themselves where one does.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -14,12 +16,15 @@
 
 #include "attnlab/attnlab.h"
 #include "flash_attention.h"
+#include "flash_attention_cuda.h"
 #include "flash_attention_kernels.h"
 #include "support/tensor_testing.h"
 // After every other header: the emulation defines CUDA's keywords as macros.
 #include "support/cuda_host_emulation.h"
 #include "flash_backward_kernels.cuh"
 #include "flash_forward_kernels.cuh"
+#include "flash_tc_backward_kernels.cuh"
+#include "flash_tc_forward_kernels.cuh"
 
 namespace attnlab::flash::cuda::kernels {
 // Dynamic shared memory of every emulated block (blocks run one at a time): 256 KiB, more than
@@ -29,8 +34,17 @@ static_assert(dkdv_smem_floats<128, 128>() <= (1 << 16) && dq_smem_floats<128, 1
               forward_smem_floats<128, 128>() <= (1 << 16));
 }  // namespace attnlab::flash::cuda::kernels
 
+namespace attnlab::flash::cuda::tc {
+// The tensor-core kernels' dynamic shared memory (blocks run one at a time), 128-byte aligned as
+// their declaration asks.
+alignas(128) unsigned char tc_smem[160 * 1024];
+static_assert(ForwardSmem<128, 128>::bytes <= sizeof tc_smem && DqSmem<128, 128>::bytes <= sizeof tc_smem &&
+              DkdvSmem<128, 128>::bytes <= sizeof tc_smem);
+}  // namespace attnlab::flash::cuda::tc
+
 using namespace attnlab;
 namespace k = attnlab::flash::cuda::kernels;
+namespace tc = attnlab::flash::cuda::tc;
 namespace emu = cuda_host_emulation;
 
 namespace {
@@ -100,51 +114,90 @@ void check_close(const std::vector<double>& got, const Tensor& want, testing::To
   CHECK_MESSAGE(m.empty(), what, ": ", m);
 }
 
+// The inputs of a case stored as T, the key lengths the kernels read, and the CPU path's results
+// in f64 on exactly the stored values.
+template <typename T, int DK, int DV>
+struct Prepared {
+  Stored<T> q, k, v, dout, mask;
+  std::vector<std::int32_t> lengths;
+  flash::FlashOptions o;
+  flash::DropoutStream drop;
+  float scale = 1.0f;
+  Tensor out64, lse64, dq64, dk64, dv64;
+  const T* mask_ptr() const { return mask.device.empty() ? nullptr : mask.device.data(); }
+  const std::int32_t* lengths_ptr() const { return lengths.empty() ? nullptr : lengths.data(); }
+};
+
+template <typename T, int DK, int DV>
+Prepared<T, DK, DV> prepare(const Case& c, std::uint64_t seed) {
+  Prepared<T, DK, DV> r;
+  r.q = store<T>(testing::random_tensor({c.b, c.h, c.tq, DK}, seed, -1.5, 1.5, DType::f64));
+  r.k = store<T>(testing::random_tensor({c.b, c.h, c.tk, DK}, seed + 1, -1.5, 1.5, DType::f64));
+  r.v = store<T>(testing::random_tensor({c.b, c.h, c.tk, DV}, seed + 2, -1.0, 1.0, DType::f64));
+  r.dout = store<T>(testing::random_tensor({c.b, c.h, c.tq, DV}, seed + 3, -1.0, 1.0, DType::f64));
+  if (c.mask) r.mask = store<T>(make_mask(c));
+  if (c.lengths) r.lengths = make_lengths(c);
+
+  r.o.causal = c.causal;
+  r.o.scale = 1.0 / std::sqrt(static_cast<double>(DK));
+  r.o.dropout = c.dropout;
+  r.o.seed = 77;
+  r.o.offset = 5;
+  r.drop = flash::DropoutStream{r.o.dropout, r.o.seed, r.o.offset};
+  r.scale = static_cast<float>(r.o.scale);
+
+  // Key lengths: given, or derived from the mask by the kernel (checked against the CPU's).
+  Tensor lengths_ref;
+  if (c.lengths) lengths_ref = Tensor::from_vector<std::int32_t>({c.b}, r.lengths);
+  if (c.mask) {
+    r.lengths.assign(static_cast<std::size_t>(c.b), -1);
+    const k::Grid g = k::key_lengths_grid(c.b);
+    emu::launch(dim3(g.x, g.y), k::kThreads,
+                [&] { k::key_lengths_kernel<T>(r.mask.device.data(), c.b, c.tk, r.lengths.data()); });
+    lengths_ref = Tensor::empty({c.b}, DType::i32);
+    flash::detail::flash_key_lengths_cpu(r.mask.reference, lengths_ref);
+    CHECK(r.lengths == lengths_ref.to_vector<std::int32_t>());
+  }
+
+  // Reference: the CPU path in f64 on exactly the stored values.
+  const Tensor& q64 = r.q.reference;
+  r.out64 = Tensor::empty({c.b, c.h, c.tq, DV}, DType::f64);
+  r.lse64 = Tensor::empty({c.b, c.h, c.tq}, DType::f64);
+  flash::detail::flash_forward_cpu(q64, r.k.reference, r.v.reference, r.mask.reference, lengths_ref, r.o, r.out64,
+                                   r.lse64);
+  r.dq64 = Tensor::empty_like(q64);
+  r.dk64 = Tensor::empty_like(r.k.reference);
+  r.dv64 = Tensor::empty_like(r.v.reference);
+  flash::detail::flash_backward_cpu(q64, r.k.reference, r.v.reference, r.out64, r.lse64, r.dout.reference,
+                                    r.mask.reference, lengths_ref, r.o, r.dq64, r.dk64, r.dv64);
+  return r;
+}
+
+void check_lse(const std::vector<float>& lse, const Tensor& lse64) {
+  std::vector<double> lse_d(lse.begin(), lse.end());
+  auto want_lse = lse64.to_vector<double>();
+  for (std::size_t r = 0; r < lse_d.size(); ++r)
+    if (std::isinf(want_lse[r])) {
+      CHECK_MESSAGE(lse_d[r] == want_lse[r], "row ", r, " sees no key: lse ", lse_d[r]);
+      lse_d[r] = want_lse[r] = 0.0;  // compared above; keep compare() away from inf - inf
+    }
+  check_close(lse_d, Tensor::from_vector<double>(lse64.shape(), want_lse), {1e-5, 1e-5}, "lse");
+}
+
 template <typename T, int DK, int DV>
 void run_case(const Case& c, std::uint64_t seed) {
   const bool bf16 = std::is_same_v<T, __nv_bfloat16>;
   INFO("element ", bf16 ? "bf16" : "f32", " B ", c.b, " H ", c.h, " Tq ", c.tq, " Tk ", c.tk, " d_k ", DK, " d_v ", DV,
        " causal ", c.causal, " mask ", c.mask, " lengths ", c.lengths, " dropout ", c.dropout);
-  auto q = store<T>(testing::random_tensor({c.b, c.h, c.tq, DK}, seed, -1.5, 1.5, DType::f64));
-  auto kk = store<T>(testing::random_tensor({c.b, c.h, c.tk, DK}, seed + 1, -1.5, 1.5, DType::f64));
-  auto v = store<T>(testing::random_tensor({c.b, c.h, c.tk, DV}, seed + 2, -1.0, 1.0, DType::f64));
-  auto dout = store<T>(testing::random_tensor({c.b, c.h, c.tq, DV}, seed + 3, -1.0, 1.0, DType::f64));
-  Stored<T> mask;
-  if (c.mask) mask = store<T>(make_mask(c));
-  std::vector<std::int32_t> lengths;
-  if (c.lengths) lengths = make_lengths(c);
-
-  flash::FlashOptions o;
-  o.causal = c.causal;
-  o.scale = 1.0 / std::sqrt(static_cast<double>(DK));
-  o.dropout = c.dropout;
-  o.seed = 77;
-  o.offset = 5;
-  const flash::DropoutStream drop{o.dropout, o.seed, o.offset};
-  const float scale = static_cast<float>(o.scale);
-
-  // Key lengths: given, or derived from the mask by the kernel (checked against the CPU's).
-  Tensor lengths_ref;
-  if (c.lengths) lengths_ref = Tensor::from_vector<std::int32_t>({c.b}, lengths);
-  if (c.mask) {
-    lengths.assign(static_cast<std::size_t>(c.b), -1);
-    const k::Grid g = k::key_lengths_grid(c.b);
-    emu::launch(dim3(g.x, g.y), k::kThreads,
-                [&] { k::key_lengths_kernel<T>(mask.device.data(), c.b, c.tk, lengths.data()); });
-    lengths_ref = Tensor::empty({c.b}, DType::i32);
-    flash::detail::flash_key_lengths_cpu(mask.reference, lengths_ref);
-    CHECK(lengths == lengths_ref.to_vector<std::int32_t>());
-  }
-  const T* mask_ptr = c.mask ? mask.device.data() : nullptr;
-  const std::int32_t* lengths_ptr = lengths.empty() ? nullptr : lengths.data();
-
-  // Reference: the CPU path in f64 on exactly the stored values.
-  const Tensor q64 = q.reference, k64 = kk.reference, v64 = v.reference;
-  Tensor out64 = Tensor::empty({c.b, c.h, c.tq, DV}, DType::f64), lse64 = Tensor::empty({c.b, c.h, c.tq}, DType::f64);
-  flash::detail::flash_forward_cpu(q64, k64, v64, mask.reference, lengths_ref, o, out64, lse64);
-  Tensor dq64 = Tensor::empty_like(q64), dk64 = Tensor::empty_like(k64), dv64 = Tensor::empty_like(v64);
-  flash::detail::flash_backward_cpu(q64, k64, v64, out64, lse64, dout.reference, mask.reference, lengths_ref, o, dq64,
-                                    dk64, dv64);
+  const auto r = prepare<T, DK, DV>(c, seed);
+  const T* mask_ptr = r.mask_ptr();
+  const std::int32_t* lengths_ptr = r.lengths_ptr();
+  const auto& q = r.q;
+  const auto& kk = r.k;
+  const auto& v = r.v;
+  const auto& dout = r.dout;
+  const auto drop = r.drop;
+  const float scale = r.scale;
 
   // Forward.
   std::vector<T> out(static_cast<std::size_t>(c.b * c.h * c.tq * DV));
@@ -155,16 +208,8 @@ void run_case(const Case& c, std::uint64_t seed) {
                                  c.tk, c.causal, scale, drop, out.data(), lse.data());
   });
   const testing::Tolerance out_tol = bf16 ? testing::Tolerance{1e-2, 1e-2} : testing::Tolerance{2e-6, 2e-5};
-  check_close(as_doubles(out), out64, out_tol, "out");
-  std::vector<double> lse_d(lse.begin(), lse.end());
-  auto want_lse = lse64.to_vector<double>();
-  for (std::size_t r = 0; r < lse_d.size(); ++r)
-    if (std::isinf(want_lse[r])) {
-      CHECK_MESSAGE(lse_d[r] == want_lse[r], "row ", r, " sees no key: lse ", lse_d[r]);
-      lse_d[r] = want_lse[r] = 0.0;  // compared above; keep compare() away from inf - inf
-    }
-  check_close(lse_d, Tensor::from_vector<double>(lse64.shape(), want_lse), {1e-5, 1e-5}, "lse");
-
+  check_close(as_doubles(out), r.out64, out_tol, "out");
+  check_lse(lse, r.lse64);
   // Backward, from the kernel's own out and lse (as on the device).
   std::vector<float> delta(static_cast<std::size_t>(c.b * c.h * c.tq));
   const k::Grid gd = k::delta_grid(c.b * c.h * c.tq);
@@ -185,11 +230,53 @@ void run_case(const Case& c, std::uint64_t seed) {
   });
   // bf16 gradients come from the bf16-rounded out (D = dout . out), as on the device: looser.
   const testing::Tolerance grad_tol = bf16 ? testing::Tolerance{3e-2, 3e-2} : testing::Tolerance{1e-5, 1e-4};
-  check_close(as_doubles(dq), dq64, grad_tol, "dq");
-  check_close(as_doubles(dk), dk64, grad_tol, "dk");
-  check_close(as_doubles(dv), dv64, grad_tol, "dv");
+  check_close(as_doubles(dq), r.dq64, grad_tol, "dq");
+  check_close(as_doubles(dk), r.dk64, grad_tol, "dk");
+  check_close(as_doubles(dv), r.dv64, grad_tol, "dv");
 }
 
+
+// The tensor-core kernels (bf16) on a case, against the same CPU reference as the FMA kernels.
+template <int DK, int DV>
+void run_tc_case(const Case& c, std::uint64_t seed) {
+  using T = __nv_bfloat16;
+  INFO("tensor cores: B ", c.b, " H ", c.h, " Tq ", c.tq, " Tk ", c.tk, " d_k ", DK, " d_v ", DV, " causal ", c.causal,
+       " mask ", c.mask, " lengths ", c.lengths, " dropout ", c.dropout);
+  const auto r = prepare<T, DK, DV>(c, seed);
+  std::vector<T> out(static_cast<std::size_t>(c.b * c.h * c.tq * DV));
+  std::vector<float> lse(static_cast<std::size_t>(c.b * c.h * c.tq));
+  const k::Grid gq = tc::query_tile_grid(c.b * c.h, c.tq);
+  emu::launch(dim3(gq.x, gq.y), tc::kThreads, [&] {
+    tc::forward_kernel<DK, DV>(r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
+                               c.h, c.tq, c.tk, c.causal, r.scale, r.drop, out.data(), lse.data());
+  });
+  // P enters P V in bf16: a little looser than the FMA kernels' bf16 output.
+  check_close(as_doubles(out), r.out64, {1.5e-2, 1.5e-2}, "out");
+  check_lse(lse, r.lse64);
+
+  // Backward from the kernel's own out and lse, D from the FMA path's delta kernel (as on the device).
+  std::vector<float> delta(static_cast<std::size_t>(c.b * c.h * c.tq));
+  const k::Grid gd = k::delta_grid(c.b * c.h * c.tq);
+  emu::launch(dim3(gd.x, gd.y), k::kThreads,
+              [&] { k::delta_kernel<T>(out.data(), r.dout.device.data(), c.b * c.h * c.tq, DV, delta.data()); });
+  std::vector<T> dq(r.q.device.size()), dk(r.k.device.size()), dv(r.v.device.size());
+  emu::launch(dim3(gq.x, gq.y), tc::kThreads, [&] {
+    tc::dq_kernel<DK, DV>(r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
+                          r.dout.device.data(), lse.data(), delta.data(), c.h, c.tq, c.tk, c.causal, r.scale, r.drop,
+                          dq.data());
+  });
+  const k::Grid gk = tc::key_tile_grid(c.b * c.h, c.tk);
+  emu::launch(dim3(gk.x, gk.y), tc::kThreads, [&] {
+    tc::dkdv_kernel<DK, DV>(r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
+                            r.dout.device.data(), lse.data(), delta.data(), c.h, c.tq, c.tk, c.causal, r.scale, r.drop,
+                            dk.data(), dv.data());
+  });
+  // dS and P Z enter their products in bf16: as loose as the FMA kernels' bf16 gradients.
+  const testing::Tolerance grad_tol{3e-2, 3e-2};
+  check_close(as_doubles(dq), r.dq64, grad_tol, "dq");
+  check_close(as_doubles(dk), r.dk64, grad_tol, "dk");
+  check_close(as_doubles(dv), r.dv64, grad_tol, "dv");
+}
 template <int DK, int DV>
 void run_both(const Case& c, std::uint64_t seed) {
   run_case<float, DK, DV>(c, seed);
@@ -224,4 +311,91 @@ TEST_CASE("emulated flash kernels match the cpu path with dropout and key length
 
 TEST_CASE("emulated flash kernels match the cpu path at head size 128") {
   run_both<128, 128>({.b = 1, .h = 1, .tq = 5, .tk = 9, .mask = true, .dropout = 0.1}, 7);
+}
+
+TEST_CASE("emulated tensor core flash kernels match the cpu path with padding and a fully padded row") {
+  run_tc_case<64, 64>({.b = 3, .h = 1, .tq = 70, .tk = 75, .mask = true}, 11);
+}
+
+TEST_CASE("emulated tensor core flash kernels match the cpu path with causal self-attention") {
+  run_tc_case<64, 128>({.b = 1, .h = 2, .tq = 90, .tk = 90, .causal = true, .mask = true}, 12);
+}
+
+TEST_CASE("emulated tensor core flash kernels match the cpu path with causal masking and fewer queries than keys") {
+  run_tc_case<128, 64>({.b = 2, .h = 1, .tq = 20, .tk = 83, .causal = true, .mask = true}, 13);
+}
+
+TEST_CASE("emulated tensor core flash kernels match the cpu path with dropout and key lengths") {
+  run_tc_case<128, 128>({.b = 2, .h = 1, .tq = 67, .tk = 71, .causal = true, .lengths = true, .dropout = 0.3}, 14);
+}
+
+TEST_CASE("emulated tensor core flash kernels match the cpu path when queries outnumber keys") {
+  run_tc_case<64, 64>({.b = 1, .h = 1, .tq = 66, .tk = 17, .causal = true}, 15);
+}
+
+TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more than one query") {
+  namespace fc = attnlab::flash::cuda;
+  alignas(16) static std::uint16_t buffer[64];
+  fc::Problem p;
+  p.element = fc::Element::bf16;
+  p.dk = 64;
+  p.dv = 128;
+  p.tq = 2;
+  p.q = p.k = p.v = buffer;
+  CHECK(fc::uses_tensor_cores(p, {buffer + 8}));
+  CHECK_FALSE(fc::uses_tensor_cores(p, {buffer + 1}));  // an output not 16-byte aligned
+  fc::Problem misaligned = p;
+  misaligned.k = buffer + 4;
+  CHECK_FALSE(fc::uses_tensor_cores(misaligned));
+  fc::Problem step = p;
+  step.tq = 1;  // one decoding step: the FMA kernel
+  CHECK_FALSE(fc::uses_tensor_cores(step));
+  fc::Problem f32 = p;
+  f32.element = fc::Element::f32;
+  CHECK_FALSE(fc::uses_tensor_cores(f32));
+  for (std::int64_t d : {16, 32}) {
+    fc::Problem other = p;
+    other.dk = d;
+    CHECK_FALSE(fc::uses_tensor_cores(other));
+    other = p;
+    other.dv = d;
+    CHECK_FALSE(fc::uses_tensor_cores(other));
+  }
+}
+
+TEST_CASE("the emulated wmma follows the documented layouts of loads stores and products") {
+  namespace wmma = nvcuda::wmma;
+  // A [16 x 16] and B [16 x 16] of small integers (exact in bf16 and in f32 sums), with row
+  // strides (ldm) larger than the tile: A row-major (a(r, c) at r * 24 + c), B column-major
+  // (b(r, c) at r + c * 24), C row-major with ldm 20; the product is stored column-major.
+  alignas(32) static __nv_bfloat16 a[16 * 24], b[16 * 24];
+  alignas(32) static float c[16 * 20], d[16 * 16 + 8];
+  auto av = [](int r, int k) { return static_cast<float>((r * 3 + k * 5) % 7 - 3); };
+  auto bv = [](int k, int n) { return static_cast<float>((k * 2 + n * 7) % 5 - 2); };
+  auto cv = [](int r, int n) { return static_cast<float>(r - n); };
+  for (int r = 0; r < 16; ++r)
+    for (int k = 0; k < 16; ++k) {
+      a[r * 24 + k] = __float2bfloat16_rn(av(r, k));
+      b[r + k * 24] = __float2bfloat16_rn(bv(r, k));
+      c[r * 20 + k] = cv(r, k);
+    }
+  emu::launch(dim3(1), 32, [&] {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::load_matrix_sync(fa, a, 24);
+    wmma::load_matrix_sync(fb, b, 24);
+    wmma::load_matrix_sync(acc, c, 20, wmma::mem_row_major);
+    wmma::mma_sync(acc, fa, fb, acc);
+    wmma::store_matrix_sync(d, acc, 16, wmma::mem_col_major);
+    __syncwarp();
+  });
+  int wrong = 0;
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 16; ++n) {
+      float want = cv(r, n);
+      for (int k = 0; k < 16; ++k) want += av(r, k) * bv(k, n);
+      wrong += d[r + n * 16] != want;
+    }
+  CHECK(wrong == 0);
 }

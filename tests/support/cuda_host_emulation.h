@@ -7,6 +7,20 @@
 // layout, barrier placement, row-group reductions and bf16 rounding are exercised; timing,
 // memory coalescing and bank conflicts are not.
 //
+// nvcuda::wmma (the 16x16x16 fragments of the tensor-core kernels) is emulated too: each lane
+// holds a private copy of the whole tile (the device spreads it over the warp in an order that is
+// the compiler's business: the emulated fragments have no element access, so code that indexes
+// fragment elements does not compile here). load_matrix_sync, store_matrix_sync and mma_sync are
+// warp collectives: every lane of the warp must call the same ones in the same order, or the run
+// aborts with a message at the warp's next __syncwarp or __syncthreads, where the lanes compare
+// the collectives each called. They order no memory among the lanes, as on the device: each lane
+// loads when it gets there and lane 0 writes a store when it gets there, so a tile one lane writes
+// and another loads still needs __syncwarp() or __syncthreads() in between; a missing one is a
+// race here that may or may not change a result (the emulation cannot be relied on to find it:
+// review the barriers). The pointer alignment (256 bits) and the ldm rules (a multiple of 8
+// elements for bf16, 4 for f32)
+// are checked on every call.
+//
 // Blocks run one after another, so one buffer serves as every block's dynamic shared memory: the
 // including file defines the kernels' `extern __shared__ float smem[]` (a namespace-scope array
 // of the kernels' namespace) large enough for the biggest kernel.
@@ -15,7 +29,10 @@
 #include <barrier>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -26,6 +43,7 @@
 #define __forceinline__ inline
 #define __shared__
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
 
 struct dim3 {
   unsigned x = 1, y = 1, z = 1;
@@ -33,6 +51,11 @@ struct dim3 {
 };
 struct uint3 {
   unsigned x = 0, y = 0, z = 0;
+};
+
+// 16 bytes, for vector copies of bf16 rows (may_alias: the kernels read bf16 arrays through it).
+struct __attribute__((may_alias, aligned(16))) uint4 {
+  unsigned x, y, z, w;
 };
 
 inline thread_local uint3 threadIdx;
@@ -70,6 +93,11 @@ struct Block {
   std::barrier<> barrier;
   std::vector<std::unique_ptr<std::barrier<>>> warps;
   std::vector<float> exchange;  // one slot per thread, for shuffles
+  // Per lane: a running record (hash) of the wmma collectives it called; two slots to compare
+  // them in at barriers, used alternately, and the number of barriers it has passed.
+  std::vector<std::uint64_t> collective_record = std::vector<std::uint64_t>(exchange.size(), 0);
+  std::vector<std::uint64_t> posted = std::vector<std::uint64_t>(2 * exchange.size(), 0);
+  std::vector<unsigned> barriers_passed = std::vector<unsigned>(exchange.size(), 0);
 };
 
 inline thread_local Block* current = nullptr;
@@ -102,7 +130,40 @@ void launch(dim3 grid, unsigned threads, Body body) {
 
 }  // namespace cuda_host_emulation
 
-inline void __syncthreads() { cuda_host_emulation::current->barrier.arrive_and_wait(); }
+namespace cuda_host_emulation {
+
+// A barrier that also checks that every lane of the caller's warp has called the same wmma
+// collectives (in the same order) so far, as the device requires of warp collectives. Barriers
+// alternate between two slots per lane: a lane cannot reach the barrier after next before every
+// lane of its warp has passed the next one, so no slot is overwritten while it is being read.
+template <typename Wait>
+void checked_barrier(Wait wait) {
+  auto& b = *current;
+  const unsigned t = threadIdx.x, warp = t / 32;
+  const unsigned threads = static_cast<unsigned>(b.exchange.size());
+  const unsigned lanes = threads - 32 * warp < 32 ? threads - 32 * warp : 32;
+  const unsigned slot = (b.barriers_passed[t]++ % 2) * threads;
+  b.posted[slot + t] = b.collective_record[t];
+  wait();
+  for (unsigned l = 0; l < lanes; ++l)
+    if (b.posted[slot + warp * 32 + l] != b.collective_record[t]) {
+      std::fprintf(stderr,
+                   "cuda_host_emulation: lanes of warp %u of block (%u, %u) called different wmma collectives\n", warp,
+                   blockIdx.x, blockIdx.y);
+      std::abort();
+    }
+}
+
+}  // namespace cuda_host_emulation
+
+inline void __syncthreads() {
+  cuda_host_emulation::checked_barrier([] { cuda_host_emulation::current->barrier.arrive_and_wait(); });
+}
+
+inline void __syncwarp(unsigned = 0xffffffffu) {
+  cuda_host_emulation::checked_barrier(
+      [] { cuda_host_emulation::current->warps[threadIdx.x / 32]->arrive_and_wait(); });
+}
 
 // Every lane of the warp takes part (the kernels call it with the full mask).
 inline float __shfl_xor_sync(unsigned, float value, int lane_mask) {
@@ -114,3 +175,103 @@ inline float __shfl_xor_sync(unsigned, float value, int lane_mask) {
   b.warps[warp]->arrive_and_wait();
   return other;
 }
+
+namespace cuda_host_emulation {
+
+[[noreturn]] inline void fail(const char* what) {
+  std::fprintf(stderr, "cuda_host_emulation: thread %u of block (%u, %u): %s\n", threadIdx.x, blockIdx.x, blockIdx.y,
+               what);
+  std::abort();
+}
+
+// A warp collective: the lane folds it into its running record of the collectives it called,
+// which __syncwarp and __syncthreads compare across the warp.
+inline void warp_collective(int which) {
+  auto& h = current->collective_record[threadIdx.x];
+  h = h * 1000003u + static_cast<std::uint64_t>(which);
+}
+
+template <typename T>
+void check_tile_access(const T* p, unsigned ldm) {
+  if (reinterpret_cast<std::uintptr_t>(p) % 32 != 0) fail("wmma pointer not 256-bit aligned");
+  if ((ldm * sizeof(T)) % 16 != 0) fail("wmma ldm not a multiple of 16 bytes");
+}
+
+inline float widen(float x) { return x; }
+inline float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+}  // namespace cuda_host_emulation
+
+namespace nvcuda::wmma {
+
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+
+// One lane's copy of a whole tile: matrix_a is M x K, matrix_b K x N, accumulator M x N, kept
+// row-major in `tile_` (for the functions below only; kernels never index fragments).
+template <typename Use, int M, int N, int K, typename T, typename Layout = void>
+struct fragment {
+  static_assert(M == 16 && N == 16 && K == 16, "the emulation serves 16x16x16 fragments");
+  static constexpr int rows = std::is_same_v<Use, matrix_b> ? K : M;
+  static constexpr int cols = std::is_same_v<Use, matrix_a> ? K : N;
+  T tile_[rows * cols];
+};
+
+// Element-wise on the lane's registers on the device: not a collective.
+template <typename Use, int M, int N, int K, typename T, typename Layout, typename V>
+void fill_fragment(fragment<Use, M, N, K, T, Layout>& f, const V& value) {
+  for (auto& x : f.tile_) x = value;
+}
+
+// matrix_a / matrix_b: the layout is the fragment's. Element (r, c) of the tile is p[r * ldm + c]
+// row-major, p[r + c * ldm] column-major.
+template <typename Use, int M, int N, int K, typename T, typename Layout>
+void load_matrix_sync(fragment<Use, M, N, K, T, Layout>& f, const T* p, unsigned ldm) {
+  static_assert(std::is_same_v<Layout, row_major> || std::is_same_v<Layout, col_major>);
+  using F = fragment<Use, M, N, K, T, Layout>;
+  cuda_host_emulation::check_tile_access(p, ldm);
+  for (int r = 0; r < F::rows; ++r)
+    for (int c = 0; c < F::cols; ++c)
+      f.tile_[r * F::cols + c] = std::is_same_v<Layout, row_major> ? p[r * ldm + c] : p[r + c * ldm];
+  cuda_host_emulation::warp_collective(1);
+}
+
+// The accumulator: the layout is the call's.
+inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, float>& f, const float* p, unsigned ldm,
+                             layout_t layout) {
+  cuda_host_emulation::check_tile_access(p, ldm);
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 16; ++c) f.tile_[r * 16 + c] = layout == mem_row_major ? p[r * ldm + c] : p[r + c * ldm];
+  cuda_host_emulation::warp_collective(2);
+}
+
+inline void store_matrix_sync(float* p, const fragment<accumulator, 16, 16, 16, float>& f, unsigned ldm,
+                              layout_t layout) {
+  cuda_host_emulation::check_tile_access(p, ldm);
+  cuda_host_emulation::warp_collective(3);
+  if (threadIdx.x % 32 != 0) return;
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 16; ++c) (layout == mem_row_major ? p[r * ldm + c] : p[r + c * ldm]) = f.tile_[r * 16 + c];
+}
+
+// d = a b + c: exact products, f32 sums (in k order; the device's order is its own).
+template <typename T, typename LA, typename LB>
+void mma_sync(fragment<accumulator, 16, 16, 16, float>& d, const fragment<matrix_a, 16, 16, 16, T, LA>& a,
+              const fragment<matrix_b, 16, 16, 16, T, LB>& b, const fragment<accumulator, 16, 16, 16, float>& c) {
+  float out[256];
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 16; ++n) {
+      float s = c.tile_[r * 16 + n];
+      for (int k = 0; k < 16; ++k)
+        s += cuda_host_emulation::widen(a.tile_[r * 16 + k]) * cuda_host_emulation::widen(b.tile_[k * 16 + n]);
+      out[r * 16 + n] = s;
+    }
+  std::memcpy(d.tile_, out, sizeof out);
+  cuda_host_emulation::warp_collective(4);
+}
+
+}  // namespace nvcuda::wmma

@@ -11,7 +11,9 @@
 //         CPU and GPU do the same arithmetic up to the order of the sums.
 //
 // Only f32 operands are affected: f64 products (gradient checks) are always exact. Everything
-// but the GEMMs (softmax, layer norm, the loss, Adam) computes in the tensors' own dtype, and
+// but the GEMMs (softmax, layer norm, the loss, Adam) computes in the tensors' own dtype, except
+// the fused attention of the `flash` plugin on CUDA, which under bf16 casts Q, K and V to bf16 the
+// same way and runs its bf16 kernels (f32 statistics and accumulation, f32 output), and
 // parameters, gradients and optimizer state stay f32 (fp32 master weights).
 #include <array>
 #include <cstdint>

@@ -2,7 +2,8 @@
 // (softmax(Q K^T / sqrt(d_k) + mask) V, dropout on the weights) fused into one op that never
 // stores the [Tq, Tk] scores (flash_attention.h). The projections, their parameter names and
 // their initialisation order are scaled_dot's, so checkpoints of the two are interchangeable and
-// one seed gives both the same weights.
+// one seed gives both the same weights. Under bf16 compute precision on CUDA the core runs in bf16
+// (flash_attention_in_precision).
 #include <cmath>
 
 #include "attnlab/nn/linear.h"
@@ -41,7 +42,8 @@ class FlashAttention final : public ProjectedAttention {
       o.seed = draw.seed;
       o.offset = draw.offset;
     }
-    return w_o_->forward(merge_heads(flash::flash_attention(q, k, v, o)));  // [B, h, Tq, d_v] -> [B, Tq, d]
+    // [B, h, Tq, d_v] -> [B, Tq, d]
+    return w_o_->forward(merge_heads(flash::flash_attention_in_precision(q, k, v, o)));
   }
 
   // The fused core alone (no projections, no dropout), for benchmarks and core comparisons.
@@ -51,7 +53,7 @@ class FlashAttention final : public ProjectedAttention {
     o.key_padding_mask = c.key_padding_mask;
     o.causal = c.causal;
     o.scale = 1.0 / std::sqrt(static_cast<double>(c.query.dim(3)));
-    return flash::flash_attention(c.query, c.key, c.value, o);
+    return flash::flash_attention_in_precision(c.query, c.key, c.value, o);
   }
 
  private:

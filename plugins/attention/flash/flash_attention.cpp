@@ -7,6 +7,7 @@
 
 #include "attnlab/autograd.h"
 #include "attnlab/dispatch.h"
+#include "attnlab/ops/cast.h"
 #include "flash_attention_kernels.h"
 
 namespace attnlab::flash {
@@ -132,6 +133,26 @@ FlashForward flash_attention_forward(const Tensor& q, const Tensor& k, const Ten
 
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const FlashOptions& options) {
   return flash_attention_forward(q, k, v, options).out;
+}
+
+DType flash_compute_dtype(Device device, DType dtype, Precision precision) {
+  return device.is_cuda() && dtype == DType::f32 && precision == Precision::bf16 ? DType::bf16 : dtype;
+}
+
+Tensor flash_attention_in_precision(const Tensor& q, const Tensor& k, const Tensor& v, const FlashOptions& options) {
+  ATTNLAB_CHECK(q.defined(), "attention flash: q must be defined");
+  const DType dtype = flash_compute_dtype(q.device(), q.dtype(), compute_precision());
+  if (dtype == q.dtype()) return flash_attention(q, k, v, options);
+  // Checked here so that a k or v of another dtype is named as such, not after a cast.
+  ATTNLAB_CHECK(k.defined() && v.defined(), "attention flash: q, k and v must be defined");
+  check_same_place(k, q, "k");
+  check_same_place(v, q, "v");
+  FlashOptions o = options;
+  if (o.key_padding_mask.defined()) {
+    check_same_place(o.key_padding_mask, q, "key_padding_mask");
+    o.key_padding_mask = o.key_padding_mask.to(dtype);
+  }
+  return cast(flash_attention(cast(q, dtype), cast(k, dtype), cast(v, dtype), o), q.dtype());
 }
 
 }  // namespace attnlab::flash

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "attnlab/precision.h"
 #include "attnlab/tensor.h"
 #include "flash_tiles.h"
 
@@ -36,7 +37,9 @@ struct FlashOptions {
 // q [B, H, Tq, d_k], k [B, H, Tk, d_k], v [B, H, Tk, d_v] -> [B, H, Tq, d_v], differentiable
 // w.r.t. q, k and v. A query row that sees no key gives zeros (and zero gradients).
 // CPU: f32, f64, any head size. CUDA: f32 and bf16 (f32 accumulation), d_k and d_v in
-// kCudaHeadDims; another size is an Error naming the supported ones and the `fallback` key.
+// kCudaHeadDims; another size is an Error naming the supported ones and the `fallback` key. bf16
+// with d_k and d_v in {64, 128} and Tq > 1 runs on tensor cores, where the weights (and dS)
+// enter their products rounded to bf16 (docs/plugins.md).
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const FlashOptions& options = {});
 
 // The same forward, also returning the per-row logsumexp [B, H, Tq] (f64 for f64 inputs, else
@@ -47,6 +50,19 @@ struct FlashForward {
 };
 FlashForward flash_attention_forward(const Tensor& q, const Tensor& k, const Tensor& v,
                                      const FlashOptions& options = {});
+
+// The dtype the flash kernels compute in for inputs of `dtype` on `device` under `precision`:
+// bf16 for f32 inputs on CUDA under Precision::bf16 (the bf16 kernels, with tensor cores at head
+// sizes 64 and 128), `dtype` otherwise. The CPU path has no bf16 kernels and stays in f32 (f64
+// inputs are never affected).
+DType flash_compute_dtype(Device device, DType dtype, Precision precision);
+
+// flash_attention in flash_compute_dtype(q's device, q's dtype, compute_precision()): under bf16
+// precision on CUDA, q, k and v pass through the differentiable cast() to bf16 (their gradients
+// come back in f32), the mask is converted to bf16 (0 and -inf are exact), and the bf16 output is
+// cast back to q's dtype. Otherwise exactly flash_attention. The plugin calls this.
+Tensor flash_attention_in_precision(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const FlashOptions& options = {});
 
 // Empty when the CUDA kernels serve (d_k, d_v); else the Error text for `plugin`.
 std::string cuda_head_dims_problem(std::int64_t d_k, std::int64_t d_v);

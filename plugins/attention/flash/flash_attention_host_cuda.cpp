@@ -1,5 +1,6 @@
 // flash_*_cuda: unpack the tensors and call the launchers of flash_forward_cuda.cu and
 // flash_backward_cuda.cu (compiled only when the core has CUDA: CUDA_SOURCES in CMakeLists.txt).
+#include "attnlab/device.h"
 #include "flash_attention_cuda.h"
 #include "flash_attention_kernels.h"
 
@@ -38,6 +39,7 @@ cuda::Problem problem(const Tensor& q, const Tensor& k, const Tensor& v, const T
   p.seed = o.seed;
   p.offset = o.offset;
   p.device = q.device().index;
+  p.stream = cuda_stream(q.device());
   return p;
 }
 
@@ -59,7 +61,7 @@ void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, cons
 
 void flash_key_lengths_cuda(const Tensor& mask, Tensor& lengths) {
   check(cuda::key_lengths(element_of(mask.dtype()), mask.raw_data(), mask.dim(0), mask.dim(1),
-                          lengths.data<std::int32_t>(), mask.device().index),
+                          lengths.data<std::int32_t>(), mask.device().index, cuda_stream(mask.device())),
         "key lengths");
 }
 

@@ -1,7 +1,10 @@
-// Launchers of the flash forward kernels (flash_forward_kernels.cuh) and of the key lengths kernel.
+// Launchers of the flash forward kernels (flash_forward_kernels.cuh, and the tensor-core bf16
+// kernel of flash_tc_forward_kernels.cuh where uses_tensor_cores() says so) and of the key
+// lengths kernel.
 #include "flash_launch.cuh"
 // The launch header has included the CUDA API the kernels use.
 #include "flash_forward_kernels.cuh"
+#include "flash_tc_forward_kernels.cuh"
 
 namespace attnlab::flash::cuda {
 namespace {
@@ -13,10 +16,21 @@ using kernels::key_lengths_kernel;
 template <typename T, int DK, int DV>
 int launch_forward(const Problem& p, void* out, float* lse) {
   const kernels::Grid g = kernels::query_tile_grid(p.batch * p.heads, p.tq);
-  return launch(forward_kernel<T, DK, DV>, dim3(g.x, g.y), forward_smem_floats<DK, DV>() * sizeof(float),
+  return launch(forward_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, forward_smem_floats<DK, DV>() * sizeof(float),
+                p.stream,
                 static_cast<const T*>(p.q), static_cast<const T*>(p.k), static_cast<const T*>(p.v),
                 static_cast<const T*>(p.mask), p.key_lengths, p.heads, p.tq, p.tk, p.causal, p.scale,
                 DropoutStream{p.dropout, p.seed, p.offset}, static_cast<T*>(out), lse);
+}
+
+template <int DK, int DV>
+int launch_tc_forward(const Problem& p, void* out, float* lse) {
+  using Bf16 = __nv_bfloat16;
+  const kernels::Grid g = tc::query_tile_grid(p.batch * p.heads, p.tq);
+  return launch(tc::forward_kernel<DK, DV>, dim3(g.x, g.y), tc::kThreads, tc::ForwardSmem<DK, DV>::bytes, p.stream,
+                static_cast<const Bf16*>(p.q), static_cast<const Bf16*>(p.k), static_cast<const Bf16*>(p.v),
+                static_cast<const Bf16*>(p.mask), p.key_lengths, p.heads, p.tq, p.tk, p.causal, p.scale,
+                DropoutStream{p.dropout, p.seed, p.offset}, static_cast<Bf16*>(out), lse);
 }
 
 }  // namespace
@@ -25,6 +39,10 @@ int forward(const Problem& p, void* out, float* lse) {
   if (p.batch * p.heads == 0 || p.tq == 0) return 0;
   const cudaError_t status = cudaSetDevice(p.device);
   if (status != cudaSuccess) return static_cast<int>(status);
+  if (uses_tensor_cores(p, {out}))
+    return with_tc_head_dims(p.dk, p.dv, [&](auto dk, auto dv) {
+      return launch_tc_forward<decltype(dk)::value, decltype(dv)::value>(p, out, lse);
+    });
   return with_element(p.element, [&](auto element) {
     using T = decltype(element);
     return with_head_dims(p.dk, p.dv, [&](auto dk, auto dv) {
@@ -34,14 +52,14 @@ int forward(const Problem& p, void* out, float* lse) {
 }
 
 int key_lengths(Element element, const void* mask, std::int64_t batch, std::int64_t tk, std::int32_t* lengths,
-                int device) {
+                int device, CUstream_st* stream) {
   if (batch == 0) return 0;
   const cudaError_t status = cudaSetDevice(device);
   if (status != cudaSuccess) return static_cast<int>(status);
   return with_element(element, [&](auto e) {
     using T = decltype(e);
     const kernels::Grid g = kernels::key_lengths_grid(batch);
-    key_lengths_kernel<T><<<dim3(g.x, g.y), kThreads>>>(static_cast<const T*>(mask), batch, tk, lengths);
+    key_lengths_kernel<T><<<dim3(g.x, g.y), kThreads, 0, stream>>>(static_cast<const T*>(mask), batch, tk, lengths);
     return static_cast<int>(cudaGetLastError());
   });
 }

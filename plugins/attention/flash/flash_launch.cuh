@@ -3,6 +3,7 @@
 // kernel templates, and launches with dynamic shared memory. nvcc only.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <mma.h>
 
 #include <cstddef>
 #include <type_traits>
@@ -36,6 +37,20 @@ int with_head_dims(std::int64_t dk, std::int64_t dv, Fn&& fn) {
   }
 }
 
+// Calls fn(std::integral_constant<int, DK>, std::integral_constant<int, DV>) for the head sizes of
+// the tensor-core kernels (64 and 128; uses_tensor_cores() has checked them).
+template <typename Fn>
+int with_tc_head_dims(std::int64_t dk, std::int64_t dv, Fn&& fn) {
+  auto pick_dv = [&](auto dk_c) -> int {
+    if (dv == 64) return fn(dk_c, std::integral_constant<int, 64>{});
+    if (dv == 128) return fn(dk_c, std::integral_constant<int, 128>{});
+    return static_cast<int>(cudaErrorInvalidValue);
+  };
+  if (dk == 64) return pick_dv(std::integral_constant<int, 64>{});
+  if (dk == 128) return pick_dv(std::integral_constant<int, 128>{});
+  return static_cast<int>(cudaErrorInvalidValue);
+}
+
 // Calls fn(T{}) with T float or __nv_bfloat16.
 template <typename Fn>
 int with_element(Element element, Fn&& fn) {
@@ -43,12 +58,14 @@ int with_element(Element element, Fn&& fn) {
   return fn(float{});
 }
 
-// Launches `kernel` with `smem` bytes of dynamic shared memory (above 48 KiB needs the opt-in).
+// Launches `kernel` on `stream` with `threads` threads per block and `smem` bytes of dynamic
+// shared memory (above 48 KiB needs the opt-in).
 template <typename Kernel, typename... Args>
-int launch(Kernel kernel, dim3 grid, std::size_t smem, Args... args) {
-  cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+int launch(Kernel kernel, dim3 grid, unsigned threads, std::size_t smem, cudaStream_t stream, Args... args) {
+  cudaError_t status =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (status != cudaSuccess) return static_cast<int>(status);
-  kernel<<<grid, kThreads, smem>>>(args...);
+  kernel<<<grid, threads, smem, stream>>>(args...);
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -6,7 +6,8 @@
 
 namespace attnlab::flash {
 
-// Tile sizes of both backends: queries per tile and keys per tile.
+// Tile sizes of the CPU path and of the FMA CUDA kernels: queries per tile and keys per tile (the
+// tensor-core kernels use tiles of 64: flash_tc_device.cuh).
 inline constexpr std::int64_t kTileQueries = 32;
 inline constexpr std::int64_t kTileKeys = 32;
 
