@@ -43,12 +43,14 @@ struct BenchOptions {
   std::int64_t len = 32;           // T = S
   std::int64_t batch_tokens = 0;   // > 0: B = round(batch_tokens / T)
   double peak_tflops = 0.0;        // 0: the H200's dense peak for the precision on CUDA, none on the CPU
+  std::string attention = "scaled_dot";  // the attention plugin (fallback: scaled_dot)
+  bool fused = true;                     // TransformerConfig::fused_kernels
 };
 
 constexpr const char* kUsage =
     "usage: bench_train_step [--model small|base] [--device cpu|cuda:N] [--precision fp32|tf32|bf16]\n"
     "                        [--batch-tokens N | --batch B] [--len T] [--threads N] [--warmup W] [--steps S]\n"
-    "                        [--peak-tflops P]\n";
+    "                        [--peak-tflops P] [--attention scaled_dot|flash|cudnn|...] [--fused 1|0]\n";
 
 [[noreturn]] void usage(const std::string& msg) {
   fmt::print(stderr, "bench_train_step: {}\n{}", msg, kUsage);
@@ -76,6 +78,8 @@ BenchOptions parse(int argc, char** argv) {
     else if (a == "--len") o.len = std::atoll(v);
     else if (a == "--batch-tokens") o.batch_tokens = std::atoll(v);
     else if (a == "--peak-tflops") o.peak_tflops = std::atof(v);
+    else if (a == "--attention") o.attention = v;
+    else if (a == "--fused") o.fused = std::string(v) != "0";
     else usage("unknown option " + a);
   }
   if (o.model != "small" && o.model != "base") usage("--model must be small or base");
@@ -191,10 +195,13 @@ int main(int argc, char** argv) {
     loader.load_all();
     for (const auto& f : loader.failures()) fmt::print(stderr, "plugin {}: {}\n", f.path, f.message);
 
-    const nmt::TransformerConfig config = model_config(opt.model);
+    nmt::TransformerConfig config = model_config(opt.model);
+    config.attention = {opt.attention, {}, opt.attention == "scaled_dot" ? "" : "scaled_dot"};
+    config.fused_kernels = opt.fused;
     Generator init(1), dropout_rng(2);
     nmt::Transformer model(config, registry, init, dropout_rng, DType::f32, device);
     model.train();
+    if (!model.attention().notice.empty()) fmt::print(stderr, "bench_train_step: {}\n", model.attention().notice);
     nmt::AdamOptimizer optimizer(model.named_parameters(), {0.9, 0.98, 1e-9});
     const std::int64_t vocab = config.vocab_size;
     std::vector<Batch> batches;
@@ -236,11 +243,12 @@ int main(int argc, char** argv) {
     const AllocatorStats mem = memory_stats(device);
     fmt::print("impl=attnlab model={} device={} precision={} threads={} batch={}x{} params={} steps={} "
                "ms_per_step={:.1f} tgt_tok_per_s={:.0f} fwd_ms={:.1f} bwd_ms={:.1f} opt_ms={:.1f} "
-               "model_tflop_per_step={:.3f} tflops={:.1f} peak_tflops={} mfu={} peak_mem_gib={:.2f} loss={:.4f}\n",
+               "model_tflop_per_step={:.3f} tflops={:.1f} peak_tflops={} mfu={} peak_mem_gib={:.2f} loss={:.4f} attention={} fused={}\n",
                opt.model, device.str(), opt.precision, opt.threads, opt.batch, opt.len, model.parameter_count(),
                opt.steps, total_ms / n, static_cast<double>(tokens) / (total_ms / 1000.0), fwd_ms / n, bwd_ms / n,
                opt_ms / n, flops / n / 1e12, achieved_tflops, peak > 0 ? fmt::format("{:.0f}", peak) : "n/a", mfu,
-               static_cast<double>(mem.peak_bytes_reserved) / (1024.0 * 1024.0 * 1024.0), loss);
+               static_cast<double>(mem.peak_bytes_reserved) / (1024.0 * 1024.0 * 1024.0), loss,
+               model.attention().choice.name, opt.fused ? 1 : 0);
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_train_step: error: {}\n", e.what());

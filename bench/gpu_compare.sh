@@ -8,6 +8,7 @@
 #   bash bench/gpu_compare.sh                  # base model, cuda:0, bf16, 25000-token batches
 #   PRECISIONS="bf16 tf32 fp32" MODELS=base DEVICE=cuda:0 BATCH_TOKENS=25000 LEN=32 WARMUP=3 STEPS=10 \
 #     PYTHON=python3 bash bench/gpu_compare.sh
+#   ATTENTIONS="scaled_dot flash cudnn" FUSED=1 bash bench/gpu_compare.sh   # attnlab once per attention plugin
 #
 # DEVICE=cpu runs the same comparison on the host; bench/compare_train.sh is that, with the CPU's
 # defaults. THREADS (CPU threads of both programs) is passed only when set, and so are WARMUP,
@@ -26,6 +27,8 @@ LEN=${LEN:-32}
 WARMUP=${WARMUP-3}
 STEPS=${STEPS-10}
 PYTHON=${PYTHON:-python3}
+ATTENTIONS=${ATTENTIONS:-scaled_dot}
+FUSED=${FUSED:-1}
 
 if [[ -x $here/../run.sh ]]; then
   bench=("$here/../run.sh" bench_train_step)
@@ -52,22 +55,26 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 declare -A line
 for m in $MODELS; do
   for p in $PRECISIONS; do
-    line[attnlab.$m.$p]=$("${bench[@]}" "${common[@]}" --model "$m" --precision "$p")
-    echo "${line[attnlab.$m.$p]}"
+    for a in $ATTENTIONS; do
+      line[attnlab.$m.$p.$a]=$("${bench[@]}" "${common[@]}" --model "$m" --precision "$p" --attention "$a" --fused "$FUSED")
+      echo "${line[attnlab.$m.$p.$a]}"
+    done
     line[pytorch.$m.$p]=$("$PYTHON" "$here/pytorch_train_step.py" "${common[@]}" --model "$m" --precision "$p")
     echo "${line[pytorch.$m.$p]}"
   done
 done
 echo
-printf '| model | device | threads | precision | batch | attnlab ms/step | PyTorch ms/step | attnlab tok/s | PyTorch tok/s | attnlab TFLOP/s (MFU) | PyTorch TFLOP/s (MFU) | attnlab / PyTorch (tok/s) |\n'
-printf '|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '| model | device | threads | precision | attention (fused) | batch | attnlab ms/step | PyTorch ms/step | attnlab tok/s | PyTorch tok/s | attnlab TFLOP/s (MFU) | PyTorch TFLOP/s (MFU) | attnlab / PyTorch (tok/s) |\n'
+printf '|---|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n'
 for m in $MODELS; do
   for p in $PRECISIONS; do
-    a=${line[attnlab.$m.$p]} t=${line[pytorch.$m.$p]}
-    ta=$(field tgt_tok_per_s "$a") tt=$(field tgt_tok_per_s "$t")
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s (%s) | %.2f |\n' "$m" "$DEVICE" \
-      "${THREADS:--}" "$p" "$(field batch "$a")" "$(field ms_per_step "$a")" "$(field ms_per_step "$t")" "$ta" "$tt" \
-      "$(field tflops "$a")" "$(field mfu "$a")" "$(field tflops "$t")" "$(field mfu "$t")" \
-      "$(awk -v a="$ta" -v p="$tt" 'BEGIN { print a / p }')"
+    for att in $ATTENTIONS; do
+      a=${line[attnlab.$m.$p.$att]} t=${line[pytorch.$m.$p]}
+      ta=$(field tgt_tok_per_s "$a") tt=$(field tgt_tok_per_s "$t")
+      printf '| %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s (%s) | %s (%s) | %.2f |\n' "$m" "$DEVICE" \
+        "${THREADS:--}" "$p" "$(field attention "$a")" "$(field fused "$a")" "$(field batch "$a")" \
+        "$(field ms_per_step "$a")" "$(field ms_per_step "$t")" "$ta" "$tt" "$(field tflops "$a")" "$(field mfu "$a")" \
+        "$(field tflops "$t")" "$(field mfu "$t")" "$(awk -v a="$ta" -v p="$tt" 'BEGIN { print a / p }')"
+    done
   done
 done
