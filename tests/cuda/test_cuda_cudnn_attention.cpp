@@ -15,6 +15,7 @@
 #include "attnlab/plugin/conformance.h"
 #include "attnlab/plugin/loader.h"
 #include "support/tensor_testing.h"
+#include "support/plugin_testing.h"
 
 using namespace attnlab;
 using testing::random_tensor;
@@ -25,17 +26,7 @@ const Device kGpu = Device::cuda(0);
 // bf16 keeps 8 significant bits: outputs and gradients of O(1) agree to a few 1e-2.
 const testing::Tolerance kBf16{5e-2, 5e-2};
 
-Registry& plugins() {
-  static Registry registry;
-  static bool loaded = false;
-  if (!loaded) {
-    PluginLoader loader(registry);
-    loader.add_search_path(ATTNLAB_TEST_PLUGIN_DIR);
-    loader.load_all();
-    loaded = true;
-  }
-  return registry;
-}
+Registry& plugins() { return testing::in_tree_plugins().registry; }
 
 #define SKIP_WITHOUT_CUDNN()                                                              \
   if (cuda_device_count() == 0) {                                                         \

@@ -16,6 +16,7 @@
 #include "flash_attention.h"
 #include "support/cuda_testing.h"
 #include "support/tensor_testing.h"
+#include "support/plugin_testing.h"
 
 using namespace attnlab;
 
@@ -80,10 +81,7 @@ void check_op(const Case& c, std::int64_t dk, std::int64_t dv, DType dtype) {
 
 TEST_CASE("cuda flash passes the conformance kit against scaled_dot in f32") {
   SKIP_WITHOUT_CUDA();
-  Registry registry;
-  PluginLoader loader(registry);
-  loader.add_search_path(ATTNLAB_TEST_PLUGIN_DIR);
-  loader.load_all();
+  Registry& registry = testing::in_tree_plugins().registry;
   ConformanceOptions options;
   options.device = Device::cuda(0);
   options.reference = "scaled_dot";

@@ -1,18 +1,9 @@
 #include "nmt_testing.h"
+#include "support/plugin_testing.h"
 
 namespace attnlab::nmt::testing {
 
-const Registry& plugins() {
-  static Registry registry;
-  static const bool loaded = [] {
-    PluginLoader loader(registry);
-    loader.add_search_path(ATTNLAB_TEST_PLUGIN_DIR);
-    loader.load_all();
-    return true;
-  }();
-  (void)loaded;
-  return registry;
-}
+const Registry& plugins() { return attnlab::testing::in_tree_plugins().registry; }
 
 TransformerConfig tiny_config(std::int64_t vocab) {
   TransformerConfig c;

@@ -8,22 +8,15 @@
 #include "attnlab/plugin/conformance.h"
 #include "attnlab/plugin/loader.h"
 #include "plugin/conformance_support.h"
+#include "support/plugin_testing.h"
 
 using namespace attnlab;
 
 namespace {
 
 Registry& in_tree_registry() {
-  static Registry registry;
-  static bool loaded = false;
-  if (!loaded) {
-    PluginLoader loader(registry);
-    loader.add_search_path(ATTNLAB_TEST_PLUGIN_DIR);
-    loader.load_all();
-    REQUIRE(loader.failures().empty());
-    loaded = true;
-  }
-  return registry;
+  REQUIRE(testing::in_tree_plugins().failures.empty());
+  return testing::in_tree_plugins().registry;
 }
 
 // An attention plugin that declares no CPU support (cudnn) is checked by the cuda suite

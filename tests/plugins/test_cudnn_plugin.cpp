@@ -10,6 +10,7 @@
 #include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/conformance.h"
 #include "attnlab/plugin/loader.h"
+#include "support/plugin_testing.h"
 
 using namespace attnlab;
 
@@ -17,17 +18,7 @@ namespace {
 
 constexpr bool kCudnnBuilt = ATTNLAB_TEST_CUDNN_PLUGIN;
 
-Registry& plugins() {
-  static Registry registry;
-  static bool loaded = false;
-  if (!loaded) {
-    PluginLoader loader(registry);
-    loader.add_search_path(ATTNLAB_TEST_PLUGIN_DIR);
-    loader.load_all();
-    loaded = true;
-  }
-  return registry;
-}
+Registry& plugins() { return testing::in_tree_plugins().registry; }
 
 struct Built {
   std::unique_ptr<Generator> init, dropout;

@@ -10,22 +10,15 @@
 #include "attnlab/plugin/loader.h"
 #include "attnlab/precision.h"
 #include "support/tensor_testing.h"
+#include "support/plugin_testing.h"
 
 using namespace attnlab;
 
 namespace {
 
 Registry& plugins() {
-  static Registry registry;
-  static bool loaded = false;
-  if (!loaded) {
-    PluginLoader loader(registry);
-    loader.add_search_path(ATTNLAB_TEST_PLUGIN_DIR);
-    loader.load_all();
-    REQUIRE(loader.failures().empty());
-    loaded = true;
-  }
-  return registry;
+  REQUIRE(testing::in_tree_plugins().failures.empty());
+  return testing::in_tree_plugins().registry;
 }
 
 // One relu ffn module built from `seed`, its parameters by name, and its Adam state.

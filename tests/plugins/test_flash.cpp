@@ -13,6 +13,7 @@
 #include "attnlab/testing/gradcheck.h"
 #include "flash_attention.h"
 #include "support/tensor_testing.h"
+#include "support/plugin_testing.h"
 
 using namespace attnlab;
 using flash::FlashOptions;
@@ -25,17 +26,7 @@ const double kInf = std::numeric_limits<double>::infinity();
 
 Tensor f64(const Shape& shape, std::vector<double> values) { return Tensor::from_vector<double>(shape, values); }
 
-Registry& plugins() {
-  static Registry registry;
-  static const bool loaded = [] {
-    PluginLoader loader(registry);
-    loader.add_search_path(ATTNLAB_TEST_PLUGIN_DIR);
-    loader.load_all();
-    return true;
-  }();
-  (void)loaded;
-  return registry;
-}
+Registry& plugins() { return testing::in_tree_plugins().registry; }
 
 BuildContext attention_context(const std::string& plugin, Generator& init, Generator& drop, double attention_dropout) {
   BuildContext ctx;
