@@ -52,6 +52,12 @@ std::int64_t visible_end(std::int64_t i, std::int64_t length, const Geometry& g,
   return std::min(length, std::clamp<std::int64_t>(i + (g.tk - g.tq) + 1, 0, g.tk));
 }
 
+// The Philox index of weight (bh, i, j) (flash_dropout.h).
+std::uint64_t index_of(std::int64_t bh, std::int64_t i, std::int64_t j, const Geometry& g) {
+  return weight_index(static_cast<std::uint64_t>(bh), static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(j),
+                      static_cast<std::uint64_t>(g.tq), static_cast<std::uint64_t>(g.tk));
+}
+
 template <typename T>
 T dot(const T* a, const T* b, std::int64_t n) {
   T s = 0;
@@ -98,14 +104,7 @@ void forward_head(const Head<T>& h, const Geometry& g, const FlashOptions& o, T*
         for (std::int64_t j = j0; j < row_end; ++j) {
           const T e = std::exp(s[static_cast<std::size_t>(j - j0)] - m_new);
           l[r] += e;  // the softmax denominator counts dropped weights too
-          T w = e;
-          if (stream.p > 0.0)
-            w = keep_weight(stream, weight_index(static_cast<std::uint64_t>(h.bh), static_cast<std::uint64_t>(i),
-                                                 static_cast<std::uint64_t>(j), static_cast<std::uint64_t>(g.tq),
-                                                 static_cast<std::uint64_t>(g.tk)),
-                            cache)
-                    ? e * keep_scale
-                    : T(0);
+          const T w = e * drop_factor(stream, e, keep_scale, index_of(h.bh, i, j, g), cache);
           if (w == T(0)) continue;
           const T* vj = h.v + j * g.dv;
           for (std::int64_t d = 0; d < g.dv; ++d) a[d] += w * vj[d];
@@ -154,14 +153,7 @@ void backward_head(const Head<T>& h, const Geometry& g, const FlashOptions& o, c
           if (h.mask) sc += h.mask[j];
           const T p = std::exp(sc - lse[i]);  // the softmax weight, recomputed
           if (p == T(0)) continue;           // masked (or negligible): no gradient
-          T z = 1;                           // d(dropped weight) / d(weight)
-          if (stream.p > 0.0)
-            z = keep_weight(stream, weight_index(static_cast<std::uint64_t>(h.bh), static_cast<std::uint64_t>(i),
-                                                 static_cast<std::uint64_t>(j), static_cast<std::uint64_t>(g.tq),
-                                                 static_cast<std::uint64_t>(g.tk)),
-                            cache)
-                    ? keep_scale
-                    : T(0);
+          const T z = drop_factor(stream, p, keep_scale, index_of(h.bh, i, j, g), cache);  // d(dropped) / d(weight)
           const T* vj = h.v + j * g.dv;
           const T dp = dot(doi, vj, g.dv) * z;  // dL / d(weight ij)
           const T ds = p * (dp - delta[static_cast<std::size_t>(i)]) * scale;

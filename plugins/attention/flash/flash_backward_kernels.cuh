@@ -108,8 +108,7 @@ __global__ void __launch_bounds__(kThreads)
       float dsv = 0.0f;
       if (j < row_end && lse_i != -INFINITY) {
         const float p = expf(s[t] * scale + (mask_b ? to_float(mask_b[j]) : 0.0f) - lse_i);
-        float z = 1.0f;
-        if (drop.p > 0.0 && p != 0.0f) z = keep_weight(drop, weight_index(bh, i, j, tq, tk), cache) ? keep_scale : 0.0f;
+        const float z = drop_factor(drop, p, keep_scale, weight_index(bh, i, j, tq, tk), cache);
         dsv = p * (dp[t] * z - delta_i);
       }
       ds[r * (kCols + 1) + c0 + t] = dsv;
@@ -229,8 +228,7 @@ __global__ void __launch_bounds__(kThreads)
       float pz = 0.0f, dsv = 0.0f;
       if (i < tq && key_valid && j < visible_end(i, length, tq, tk, causal) && lse_i != -INFINITY) {
         const float p = expf(s[t] * scale + mask_j - lse_i);
-        float z = 1.0f;
-        if (drop.p > 0.0 && p != 0.0f) z = keep_weight(drop, weight_index(bh, i, j, tq, tk), cache) ? keep_scale : 0.0f;
+        const float z = drop_factor(drop, p, keep_scale, weight_index(bh, i, j, tq, tk), cache);
         pz = p * z;
         dsv = p * (dp[t] * z - delta_s[r0 + t]);
       }

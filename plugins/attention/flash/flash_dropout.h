@@ -42,4 +42,14 @@ ATTNLAB_HOST_DEVICE bool keep_weight(const DropoutStream& d, std::uint64_t index
   return static_cast<double>(philox::word_to_uniform(word)) >= d.p;
 }
 
+// What dropout multiplies softmax weight `index` (of value p) by: keep_scale = 1 / (1 - d.p) when
+// the weight is kept, 0 when it is dropped, 1 without dropout. A weight of 0 stays 0 whatever the
+// factor, so it draws nothing and gets 1. The forward keeps p times this; the backward's
+// d(dropped weight) / d(weight) is this.
+template <typename T>
+ATTNLAB_HOST_DEVICE T drop_factor(const DropoutStream& d, T p, T keep_scale, std::uint64_t index, KeepCache& cache) {
+  if (d.p > 0.0 && p != T(0)) return keep_weight(d, index, cache) ? keep_scale : T(0);
+  return T(1);
+}
+
 }  // namespace attnlab::flash

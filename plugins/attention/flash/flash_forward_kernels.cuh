@@ -88,10 +88,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int t = 0; t < kColsPerThread; ++t) {
       const float p = none ? 0.0f : expf(s[t] - m_new);
       sum += p;  // the denominator counts dropped weights too
-      float w = p;
-      if (drop.p > 0.0 && p != 0.0f)
-        w = keep_weight(drop, weight_index(bh, i, j0 + c0 + t, tq, tk), cache) ? p * keep_scale : 0.0f;
-      ps[r * (kCols + 1) + c0 + t] = w;
+      ps[r * (kCols + 1) + c0 + t] = p * drop_factor(drop, p, keep_scale, weight_index(bh, i, j0 + c0 + t, tq, tk), cache);
     }
     l = l * alpha + group_sum(sum);
     m = m_new;

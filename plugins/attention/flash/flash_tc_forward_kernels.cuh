@@ -125,10 +125,7 @@ __global__ void __launch_bounds__(kThreads)
       float p = 0.0f;
       if (!none && j < row_end) p = expf(ss[lr * L::lds + c] * scale + (mask_b ? to_float(mask_b[j]) : 0.0f) - m_new);
       sum += p;  // the denominator counts dropped weights too
-      float w = p;
-      if (drop.p > 0.0 && p != 0.0f)
-        w = keep_weight(drop, weight_index(bh, i, j, tq, tk), cache) ? p * keep_scale : 0.0f;
-      ps[lr * L::ldp + c] = from_float<bf16>(w);
+      ps[lr * L::ldp + c] = from_float<bf16>(p * drop_factor(drop, p, keep_scale, weight_index(bh, i, j, tq, tk), cache));
     }
     l = l * alpha + sum + __shfl_xor_sync(0xffffffffu, sum, 1);
     m = m_new;
