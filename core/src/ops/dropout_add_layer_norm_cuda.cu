@@ -6,6 +6,7 @@
 #include "cuda/block_reduce.cuh"
 #include "cuda/check.cuh"
 #include "ops/dropout_add_layer_norm_cuda.h"
+#include "ops/layer_norm_row.cuh"
 #include "philox.h"
 
 namespace attnlab::detail::cuda_dropout_add_layer_norm {
@@ -68,26 +69,8 @@ __global__ void forward_kernel(const T* x,         // (rows, d)
   // block_reduce starts with __syncthreads(), after which every thread sees the whole row of sum
   // written above (by other threads: the Philox blocks and the columns map to threads differently).
   const double mu = block_reduce(acc, SumOp{}, 0.0) / static_cast<double>(d);
-  double sq = 0;
-  for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
-    const double c = static_cast<double>(sum[base + j]) - mu;
-    sq += c * c;
-  }
-  const double inv = 1.0 / sqrt(block_reduce(sq, SumOp{}, 0.0) / static_cast<double>(d) + eps);
-  if (threadIdx.x == 0) {
-    mean[r] = static_cast<T>(mu);
-    rstd[r] = static_cast<T>(inv);
-  }
-  const T m_t = static_cast<T>(mu);
-  const T r_t = static_cast<T>(inv);
-  // Each thread reads and then overwrites only its own columns (the same j as in the variance
-  // loop), so y may alias sum.
-  for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
-    T v = (sum[base + j] - m_t) * r_t;
-    if (gamma) v *= gamma[j];
-    if (beta) v += beta[j];
-    y[base + j] = v;
-  }
+  // y may alias sum: layer_norm_row_finish reads and writes each column in the same thread.
+  layer_norm_row_finish(sum + base, mu, d, eps, gamma, beta, y + base, mean + r, rstd + r);
 }
 
 // ds = rstd (g - mean(g) - shat mean(g shat)) with g = dy * gamma, shat = (s - mean) * rstd;
@@ -105,21 +88,13 @@ __global__ void backward_rows_kernel(const T* sum,    // (rows, d)
   const std::int64_t base = r * d;
   const T mu = mean[r];
   const T inv = rstd[r];
-  double a = 0, b = 0;
-  for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
-    const std::int64_t i = base + j;
-    const double g = gamma ? static_cast<double>(dy[i] * gamma[j]) : static_cast<double>(dy[i]);
-    a += g;
-    b += g * static_cast<double>((sum[i] - mu) * inv);
-  }
-  const T a_t = static_cast<T>(block_reduce(a, SumOp{}, 0.0) / static_cast<double>(d));
-  const T b_t = static_cast<T>(block_reduce(b, SumOp{}, 0.0) / static_cast<double>(d));
+  const RowGradMeans<T> means = layer_norm_row_grad_means(sum + base, dy + base, gamma, mu, inv, d);
   const Mask row_mask = dx ? mask : Mask{0.0, 0, 0};  // no Philox blocks when dx is not wanted
   for_each_in_row(base, d, row_mask, [&](std::int64_t j, bool keep) {
     const std::int64_t i = base + j;
     const T g = gamma ? dy[i] * gamma[j] : dy[i];
     const T shat = (sum[i] - mu) * inv;
-    const T dsi = inv * (g - a_t - shat * b_t);
+    const T dsi = inv * (g - means.a - shat * means.b);
     ds[i] = dsi;
     if (dx) dx[i] = keep ? mul_rn(dsi, scale) : T(0);
   });

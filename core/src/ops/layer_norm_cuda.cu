@@ -4,6 +4,7 @@
 #include "cuda/block_reduce.cuh"
 #include "cuda/check.cuh"
 #include "ops/layer_norm_cuda.h"
+#include "ops/layer_norm_row.cuh"
 
 namespace attnlab::detail::cuda_layer_norm {
 namespace {
@@ -26,24 +27,7 @@ __global__ void forward_kernel(const T* x,      // (rows, d)
   double sum = 0;
   for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) sum += static_cast<double>(xr[j]);
   const double mu = block_reduce(sum, SumOp{}, 0.0) / static_cast<double>(d);
-  double sq = 0;
-  for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
-    const double c = static_cast<double>(xr[j]) - mu;
-    sq += c * c;
-  }
-  const double inv = 1.0 / sqrt(block_reduce(sq, SumOp{}, 0.0) / static_cast<double>(d) + eps);
-  if (threadIdx.x == 0) {
-    mean[r] = static_cast<T>(mu);
-    rstd[r] = static_cast<T>(inv);
-  }
-  const T m_t = static_cast<T>(mu);
-  const T r_t = static_cast<T>(inv);
-  for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
-    T v = (xr[j] - m_t) * r_t;
-    if (gamma) v *= gamma[j];
-    if (beta) v += beta[j];
-    yr[j] = v;
-  }
+  layer_norm_row_finish(xr, mu, d, eps, gamma, beta, yr, mean + r, rstd + r);
 }
 
 // dx_j = rstd (g_j - mean(g) - xhat_j mean(g xhat)) with g = dy * gamma (layer_norm.cpp).
@@ -61,18 +45,11 @@ __global__ void backward_dx_kernel(const T* x,      // (rows, d)
   T* dr = dx + r * d;
   const T mu = mean[r];
   const T inv = rstd[r];
-  double a = 0, b = 0;
-  for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
-    const double g = gamma ? static_cast<double>(gr[j] * gamma[j]) : static_cast<double>(gr[j]);
-    a += g;
-    b += g * static_cast<double>((xr[j] - mu) * inv);
-  }
-  const T a_t = static_cast<T>(block_reduce(a, SumOp{}, 0.0) / static_cast<double>(d));
-  const T b_t = static_cast<T>(block_reduce(b, SumOp{}, 0.0) / static_cast<double>(d));
+  const RowGradMeans<T> means = layer_norm_row_grad_means(xr, gr, gamma, mu, inv, d);
   for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
     const T g = gamma ? gr[j] * gamma[j] : gr[j];
     const T xhat = (xr[j] - mu) * inv;
-    dr[j] = inv * (g - a_t - xhat * b_t);
+    dr[j] = inv * (g - means.a - xhat * means.b);
   }
 }
 
