@@ -24,11 +24,8 @@ int command_average(const Args& args) {
     }
   }
   if (run_dir.empty()) throw Error(kUsage);
-  const auto files = nmt::last_checkpoints(run_dir, last);
-  const nmt::Checkpoint averaged = nmt::average_checkpoints(files);
-  if (out.empty())
-    out = (std::filesystem::path(run_dir) / "checkpoints" / fmt::format("average-last-{}.safetensors", last)).string();
-  nmt::save_checkpoint(out, averaged);
+  if (out.empty()) out = nmt::average_last_path(run_dir, last).string();
+  const auto files = nmt::average_last(run_dir, last, out);
   fmt::print("averaged {} checkpoints (steps {} .. {}) into {}\n", files.size(), files.front().filename().string(),
              files.back().filename().string(), out);
   return 0;

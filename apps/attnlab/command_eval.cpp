@@ -1,22 +1,27 @@
-// attnlab eval RUN_OR_CHECKPOINT: perplexity and BLEU of a trained model on its dev or test set.
+// attnlab eval RUN_OR_CHECKPOINT: perplexity and BLEU of a trained model on its dev or test set, with
+// the evaluation settings of the run's experiment (RUN/eval.toml, the [eval] table kept by
+// attnlab train: BLEU mode, beam, alpha, checkpoint averaging); flags override them.
 #include <filesystem>
 
 #include <fmt/core.h>
 
 #include "attnlab/commands.h"
+#include "attnlab/nmt/average.h"
 #include "attnlab/nmt/corpus.h"
 #include "attnlab/nmt/evaluation.h"
 #include "attnlab/nmt/prepared_data.h"
 
 namespace attnlab::app {
 
+namespace fs = std::filesystem;
+
 int command_eval(const Args& args) {
   constexpr const char* kUsage =
       "usage: attnlab eval RUN_DIR_OR_CHECKPOINT [--test] [--source F --target F] [--beam N] [--alpha A] "
-      "[--bleu sacrebleu|tokenized|paper-wmt14] [--lowercase] [--hypotheses FILE] [--device D]";
+      "[--bleu sacrebleu|tokenized|paper-wmt14] [--lowercase] [--average N] [--hypotheses FILE] [--device D]";
   std::string path, source, target, hyp_out, device = "cpu";
   bool test = false;
-  std::optional<std::int64_t> beam;
+  std::optional<std::int64_t> beam, average;
   std::optional<double> alpha;
   std::optional<std::string> bleu;
   bool lowercase = false;
@@ -33,6 +38,7 @@ int command_eval(const Args& args) {
     else if (a == "--beam") beam = std::stoll(value());
     else if (a == "--alpha") alpha = std::stod(value());
     else if (a == "--bleu") bleu = value();
+    else if (a == "--average") average = std::stoll(value());
     else if (a == "--hypotheses") hyp_out = value();
     else if (a == "--device") device = value();
     else if (path.empty() && !a.starts_with("--")) path = a;
@@ -41,8 +47,29 @@ int command_eval(const Args& args) {
   if (path.empty()) throw Error(kUsage);
   const Device target_device = Device::parse(device);
   check_device_available(target_device);  // before reading the model
-  nmt::LoadedModel model = nmt::load_model(path, load_plugins(), target_device);
+  // The run's evaluation settings, then the flags.
+  const bool is_run = fs::is_directory(path);
+  const fs::path run_dir = is_run ? fs::path(path) : fs::path(path).parent_path().parent_path();
+  const std::optional<nmt::EvalConfig> kept = nmt::read_run_eval(run_dir.string());
+  nmt::EvalConfig eval = kept.value_or(nmt::EvalConfig{});
+  if (beam) eval.beam = *beam;
+  if (alpha) eval.alpha = *alpha;
+  if (bleu) eval.bleu = *bleu;
+  if (lowercase) eval.lowercase = true;
+  if (average) eval.average_last = *average;
+  std::string checkpoint = path;
+  if (is_run && eval.average_last > 1) {
+    const auto n = static_cast<std::size_t>(eval.average_last);
+    checkpoint = nmt::average_last_path(run_dir, n).string();
+    const auto files = nmt::average_last(run_dir, n, checkpoint);
+    fmt::print("averaged the last {} checkpoints ({} .. {})\n", files.size(), files.front().filename().string(),
+               files.back().filename().string());
+  }
+  nmt::LoadedModel model = nmt::load_model(checkpoint, load_plugins(), target_device);
   for (const auto& w : model.warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (!kept)
+    fmt::print(stderr, "note: {} has no {} (trained by an older attnlab): default evaluation settings\n",
+               run_dir.string(), nmt::kRunEvalFile);
   if (source.empty()) {  // the run's own dev (or test) set
     nmt::ExperimentConfig c = model.config;
     if (c.data.synthetic) {
@@ -55,11 +82,6 @@ int command_eval(const Args& args) {
     }
     if (source.empty()) throw Error(fmt::format("the run has no {} set; give --source and --target", test ? "test" : "dev"));
   }
-  nmt::EvalConfig eval = model.config.eval;
-  if (beam) eval.beam = *beam;
-  if (alpha) eval.alpha = *alpha;
-  if (bleu) eval.bleu = *bleu;
-  if (lowercase) eval.lowercase = true;
   const nmt::Evaluation e = nmt::evaluate_model(model, source, target, eval);
   fmt::print("model: {} (step {})\nset: {} -> {}\n", model.checkpoint, model.step, source, target);
   fmt::print("perplexity per wordpiece: {:.3f} (no label smoothing); {:.3f} with label smoothing {}; {} pieces\n",

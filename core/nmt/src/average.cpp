@@ -1,5 +1,7 @@
 #include "attnlab/nmt/average.h"
 
+#include <fmt/core.h>
+
 #include "attnlab/error.h"
 #include "attnlab/nmt/checkpoint_store.h"
 
@@ -49,6 +51,17 @@ Checkpoint average_checkpoints(const std::vector<std::filesystem::path>& files) 
   result.optimizer = {};
   result.rng.clear();
   return result;
+}
+
+std::filesystem::path average_last_path(const std::filesystem::path& run_dir, std::size_t n) {
+  return run_dir / "checkpoints" / fmt::format("average-last-{}.safetensors", n);
+}
+
+std::vector<std::filesystem::path> average_last(const std::filesystem::path& run_dir, std::size_t n,
+                                                const std::filesystem::path& out) {
+  auto files = last_checkpoints(run_dir, n);
+  save_checkpoint(out, average_checkpoints(files));
+  return files;
 }
 
 }  // namespace attnlab::nmt

@@ -157,18 +157,36 @@ void read_training(TableReader& t, TrainingConfig& c) {
   t.finish();
 }
 
-}  // namespace
+void read_eval(TableReader& e, EvalConfig& v) {
+  v.beam = e.get_int("beam", v.beam);
+  v.alpha = e.get_real("alpha", v.alpha);
+  v.max_length_offset = e.get_int("max_length_offset", v.max_length_offset);
+  v.batch_tokens = e.get_int("batch_tokens", v.batch_tokens);
+  v.bleu = e.get_string("bleu", v.bleu);
+  v.lowercase = e.get_bool("lowercase", v.lowercase);
+  v.average_last = e.get_int("average_last", v.average_last);
+  check_positive(e, "beam", v.beam);
+  check_positive(e, "batch_tokens", v.batch_tokens);
+  if (v.bleu != "sacrebleu" && v.bleu != "tokenized" && v.bleu != "paper-wmt14")
+    throw Error(fmt::format("{}: eval.bleu: expected \"sacrebleu\", \"tokenized\" or \"paper-wmt14\", got \"{}\"",
+                            e.position("bleu"), v.bleu));
+  e.finish();
+}
 
-ExperimentConfig parse_experiment(const std::string& text, const std::string& source_name) {
-  toml::table doc;
+toml::table parse_toml_text(const std::string& text, const std::string& source_name) {
   try {
-    doc = toml::parse(std::string_view(text), std::string_view(source_name));
+    return toml::parse(std::string_view(text), std::string_view(source_name));
   } catch (const toml::parse_error& e) {
     const auto& where = e.source();
     throw Error(fmt::format("{}:{}:{}: TOML syntax error: {}", source_name, where.begin.line, where.begin.column,
                             e.description()));
   }
-  return parse_experiment_table(std::move(doc), source_name);
+}
+
+}  // namespace
+
+ExperimentConfig parse_experiment(const std::string& text, const std::string& source_name) {
+  return parse_experiment_table(parse_toml_text(text, source_name), source_name);
 }
 
 ExperimentConfig parse_experiment_table(toml::table doc, const std::string& source_name) {
@@ -208,22 +226,7 @@ ExperimentConfig parse_experiment_table(toml::table doc, const std::string& sour
   c.model.vocab_size = c.vocab.size;
   if (auto m = root.table("model")) read_model(*m, c.model);
   if (auto t = root.table("training")) read_training(*t, c.training);
-  if (auto e = root.table("eval")) {
-    EvalConfig& v = c.eval;
-    v.beam = e->get_int("beam", v.beam);
-    v.alpha = e->get_real("alpha", v.alpha);
-    v.max_length_offset = e->get_int("max_length_offset", v.max_length_offset);
-    v.batch_tokens = e->get_int("batch_tokens", v.batch_tokens);
-    v.bleu = e->get_string("bleu", v.bleu);
-    v.lowercase = e->get_bool("lowercase", v.lowercase);
-    v.average_last = e->get_int("average_last", v.average_last);
-    check_positive(*e, "beam", v.beam);
-    check_positive(*e, "batch_tokens", v.batch_tokens);
-    if (v.bleu != "sacrebleu" && v.bleu != "tokenized" && v.bleu != "paper-wmt14")
-      throw Error(fmt::format("{}: eval.bleu: expected \"sacrebleu\", \"tokenized\" or \"paper-wmt14\", got \"{}\"",
-                              e->position("bleu"), v.bleu));
-    e->finish();
-  }
+  if (auto e = root.table("eval")) read_eval(*e, c.eval);
   root.finish();
   c.document = std::make_shared<const toml::table>(std::move(doc));
   return c;
@@ -293,6 +296,20 @@ std::vector<std::string> validate_plugins(const ExperimentConfig& c, const Regis
     if (!r.notice.empty()) notices.push_back(fmt::format("{}: {}", where, r.notice));
   }
   return notices;
+}
+
+std::optional<EvalConfig> read_run_eval(const std::string& run_dir) {
+  const fs::path path = fs::path(run_dir) / kRunEvalFile;
+  if (!fs::exists(path)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  toml::table doc = parse_toml_text(text.str(), path.string());
+  TableReader root(doc, "");
+  EvalConfig eval;
+  if (auto e = root.table("eval")) read_eval(*e, eval);
+  root.finish();
+  return eval;
 }
 
 }  // namespace attnlab::nmt

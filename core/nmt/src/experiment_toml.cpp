@@ -18,6 +18,16 @@ toml::table plugin_table(const PluginChoice& choice) {
   return t;
 }
 
+toml::table eval_table(const EvalConfig& e) {
+  return toml::table{{"beam", e.beam},
+                     {"alpha", e.alpha},
+                     {"max_length_offset", e.max_length_offset},
+                     {"batch_tokens", e.batch_tokens},
+                     {"bleu", e.bleu},
+                     {"lowercase", e.lowercase},
+                     {"average_last", e.average_last}};
+}
+
 }  // namespace
 
 std::string to_toml(const ExperimentConfig& c, bool include_eval) {
@@ -82,17 +92,17 @@ std::string to_toml(const ExperimentConfig& c, bool include_eval) {
                                       {"early_stopping", t.early_stopping},
                                       {"log_every", t.log_every},
                                       {"precision", t.precision}});
-  const auto& e = c.eval;
-  if (include_eval)
-    root.insert("eval", toml::table{{"beam", e.beam},
-                                  {"alpha", e.alpha},
-                                  {"max_length_offset", e.max_length_offset},
-                                  {"batch_tokens", e.batch_tokens},
-                                  {"bleu", e.bleu},
-                                  {"lowercase", e.lowercase},
-                                  {"average_last", e.average_last}});
+  if (include_eval) root.insert("eval", eval_table(c.eval));
   std::ostringstream out;
   out << root;
+  return out.str();
+}
+
+std::string eval_to_toml(const EvalConfig& eval) {
+  std::ostringstream out;
+  out << "# How attnlab eval evaluates this run: the [eval] table of its experiment, rewritten by every\n"
+         "# attnlab train of the run. Command-line flags of attnlab eval override it.\n";
+  out << toml::table{{"eval", eval_table(eval)}} << "\n";
   return out.str();
 }
 

@@ -58,9 +58,9 @@ RowResult run_row(const Suite& suite, const SuiteRow& row, const Registry& regis
 
   std::string checkpoint = c.run_dir;
   if (c.eval.average_last > 1) {
-    const auto files = last_checkpoints(c.run_dir, static_cast<std::size_t>(c.eval.average_last));
-    checkpoint = (fs::path(c.run_dir) / "checkpoints" / fmt::format("average-last-{}.safetensors", c.eval.average_last)).string();
-    save_checkpoint(checkpoint, average_checkpoints(files));
+    const auto n = static_cast<std::size_t>(c.eval.average_last);
+    checkpoint = average_last_path(c.run_dir, n).string();
+    average_last(c.run_dir, n, checkpoint);
   }
   LoadedModel model = load_model(checkpoint, registry, Device::parse(c.device));
   std::string source = c.data.dev_source, reference = c.data.dev_target;

@@ -105,6 +105,9 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
   const PrecisionGuard precision(precision_from_name(tc.precision));
   const std::string resolved = to_toml(config, /*include_eval=*/false);
   claim_run_dir(config, resolved);
+  const std::string eval_settings = eval_to_toml(config.eval);
+  write_file_atomically(fs::path(config.run_dir) / kRunEvalFile,
+                        std::as_bytes(std::span<const char>(eval_settings.data(), eval_settings.size())));
   if (config.threads > 0) set_num_threads(static_cast<int>(config.threads));
   for (const std::string& notice : validate_plugins(config, registry)) log("note: " + notice);
 

@@ -17,4 +17,11 @@ std::vector<std::filesystem::path> last_checkpoints(const std::filesystem::path&
 // metadata and carries no optimizer state.
 Checkpoint average_checkpoints(const std::vector<std::filesystem::path>& files);
 
+// Averages the run's newest `n` checkpoints and saves the result to `out` (default
+// RUN_DIR/checkpoints/average-last-N.safetensors, which the checkpoint store never mistakes for a
+// training checkpoint). Returns the files averaged, oldest first.
+std::vector<std::filesystem::path> average_last(const std::filesystem::path& run_dir, std::size_t n,
+                                                const std::filesystem::path& out);
+std::filesystem::path average_last_path(const std::filesystem::path& run_dir, std::size_t n);
+
 }  // namespace attnlab::nmt

@@ -20,6 +20,7 @@
 // docs/experiments.md documents every key with its default.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,5 +125,14 @@ DType compute_dtype(const ExperimentConfig& config);
 // is the run's identity: what the trainer stores in config.toml and checkpoints, and what a
 // suite hashes (changing only how a row is evaluated does not retrain it).
 std::string to_toml(const ExperimentConfig& config, bool include_eval = true);
+
+// The [eval] table alone, as TOML. `attnlab train` keeps it in the run folder as eval.toml (it is
+// how the run is evaluated, not what it is, so it is rewritten on every start without touching
+// the run's identity), and `attnlab eval` of the run follows it.
+std::string eval_to_toml(const EvalConfig& eval);
+inline constexpr const char* kRunEvalFile = "eval.toml";
+// The evaluation settings kept in a run folder; nullopt when it has none (trained before
+// eval.toml existed). A damaged file is an Error naming it.
+std::optional<EvalConfig> read_run_eval(const std::string& run_dir);
 
 }  // namespace attnlab::nmt
