@@ -333,19 +333,91 @@ TEST_CASE("csv report has one line per row with raw numbers") {
   const std::string csv = render_report(build_report(dir.path().string()), ReportFormat::kCsv);
   CHECK(count_of(csv, "\n") == 6);
   CHECK(csv.rfind("row,status,seeds,seeds_done,settings,params_m,", 0) == 0);
-  CHECK(contains(csv, "\nbase,done,2,2,,65.000,200,3725.0,12345.0,5.0000,0.1414,,25.5000,0.7071,,,4.92,25.80,65.0,sacrebleu,"));
+  CHECK(contains(csv, "\nbase,done,2,2,,65.000,200,3725.0,12345.0,5.0000,0.1414,,25.5000,0.7071,,,4.92,25.80,65.0,,,,,,,,sacrebleu,"));
   CHECK(contains(csv, "\nA1,done,2,2,\"model.heads=1, model.d_k=512\",65.000,200,3725.0,12345.0,5.3000,0.1414,0.3000,30.0000,0.0000,4.5000,0.0000,5.29,24.90,,"));
   CHECK(contains(csv, "\nA2,done,1,1,model.heads=4,"));
-  CHECK(contains(csv, ",1.0000,,,,sacrebleu"));
-  CHECK(contains(csv, "\nB1,failed,1,0,model.d_k=16,,,,,,,,,,,,5.16,25.10,58.0,,,out of memory at step 12\n"));
+  CHECK(contains(csv, ",1.0000,,,,,,,,,,1.0000,sacrebleu"));
+  CHECK(contains(csv, "\nB1,failed,1,0,model.d_k=16,,,,,,,,,,,,5.16,25.10,58.0,0.24,-0.70,,,,,,,,out of memory at step 12\n"));
   CHECK(contains(csv, "\nC1,pending,1,0,"));
+}
+
+TEST_CASE("report sets each effect beside the paper's with its direction and the noise") {
+  TempDir dir("report_effects");
+  build_fake_run(dir);
+  const Report report = build_report(dir.path().string());
+  // The seed noise floor: twice the base's standard deviation over its two seeds.
+  REQUIRE(report.ppl_noise.has_value());
+  CHECK(*report.ppl_noise == doctest::Approx(2.0 * std::sqrt(0.02)));
+  CHECK(*report.bleu_noise == doctest::Approx(2.0 * std::sqrt(0.5)));
+  // A1: the paper's PPL rises 0.37 and BLEU falls 0.9; ours: PPL +0.30 (beyond 0.28), BLEU +4.5
+  // with p < 0.01: the PPL effect agrees, the BLEU effect goes against the paper, both beyond the noise.
+  const ReportRow& a1 = row_named(report, "A1");
+  CHECK(*a1.ppl_effect.paper_delta == doctest::Approx(0.37));
+  CHECK(*a1.bleu_effect.paper_delta == doctest::Approx(-0.9));
+  CHECK(a1.ppl_effect.verdict() == "agrees*");
+  CHECK(a1.bleu_effect.verdict() == "differs*");
+  CHECK(a1.bootstrap->p_worse == 1.0);  // never worse than the base on a resample
+  // A2 has no paper values, B1 no result of ours: neither is compared.
+  CHECK(row_named(report, "A2").ppl_effect.verdict().empty());
+  const ReportRow& b1 = row_named(report, "B1");
+  CHECK(*b1.ppl_effect.paper_delta == doctest::Approx(0.24));
+  CHECK_FALSE(b1.ppl_effect.agrees.has_value());
+  CHECK(report.ppl_agreement.summary("dev PPL") == "dev PPL: direction agrees on 1 of 1 rows (1 significant)");
+  CHECK(report.bleu_agreement.summary("BLEU") ==
+        "BLEU: direction agrees on 0 of 1 rows (0 significant); against the paper beyond the noise: A1");
+  // Every format answers the question.
+  for (ReportFormat f : {ReportFormat::kTerminal, ReportFormat::kMarkdown, ReportFormat::kLatex, ReportFormat::kHtml}) {
+    const std::string text = render_report(report, f);
+    CHECK(contains(text, "direction agrees on 1 of 1 rows (1 significant)"));
+    CHECK(contains(text, "agrees*"));
+    CHECK(contains(text, "differs*"));
+  }
+  const std::string term = render_report(report, ReportFormat::kTerminal);
+  CHECK(contains(term, "paper ΔPPL"));
+  CHECK(contains(term, "+0.37"));
+  CHECK(contains(term, "-0.9"));
+  const std::string html = render_report(report, ReportFormat::kHtml);
+  CHECK(contains(html, "<p class=\"agreement\"><strong>BLEU: direction agrees on 0 of 1 rows"));
+  CHECK(contains(html, "<td class=\"differs strong\">differs*</td>"));
+  const std::string csv = render_report(report, ReportFormat::kCsv);
+  CHECK(contains(csv, ",paper_delta_ppl,paper_delta_bleu,ppl_direction,ppl_outside_noise,bleu_direction,"));
+  CHECK(contains(csv, ",5.29,24.90,,0.37,-0.90,agrees,yes,differs,yes,1.0000,sacrebleu,"));
+}
+
+TEST_CASE("an effect within the noise is not significant, and one seed of base gives no PPL noise floor") {
+  TempDir dir("report_noise");
+  build_fake_run(dir);
+  SuiteState s = read_suite_state(dir.file("suite.json"));
+  for (auto& r : s.rows)
+    if (r.name == "base" && r.seed == 2) r.status = RowStatus::kPending;
+  write_suite_state(dir.file("suite.json"), s);
+  const Report one_seed = build_report(dir.path().string());
+  CHECK_FALSE(one_seed.ppl_noise.has_value());
+  const ReportRow& a1 = row_named(one_seed, "A1");
+  CHECK(a1.ppl_effect.verdict() == "agrees");     // no noise floor: never called significant
+  CHECK(a1.bleu_effect.verdict() == "differs*");  // the bootstrap alone decides
+  CHECK(contains(render_report(one_seed, ReportFormat::kTerminal), "unknown (one base seed)"));
+
+  // Two base seeds far apart: A1's +0.3 PPL lies within twice their spread.
+  SuiteState wide = read_suite_state(dir.file("suite.json"));
+  for (auto& r : wide.rows)
+    if (r.name == "base") r.status = RowStatus::kDone;
+  write_suite_state(dir.file("suite.json"), wide);
+  for (const auto& r : wide.rows)
+    if (r.name == "base" && r.seed == 2)
+      write_row_result((dir.path() / r.dir / "result.json").string(), make_result("base", 2, 6.0, 26.0));
+  const Report noisy = build_report(dir.path().string());
+  const ReportRow& n1 = row_named(noisy, "A1");
+  CHECK(*n1.delta_ppl < 0.0);  // base mean 5.45 now: A1's 5.3 is lower, against the paper's +0.37
+  CHECK(n1.ppl_effect.verdict() == "differs");
+  CHECK(noisy.ppl_agreement.summary("dev PPL") == "dev PPL: direction agrees on 0 of 1 rows (0 significant)");
 }
 
 TEST_CASE("latex report is a booktabs tabular") {
   TempDir dir("report_latex");
   build_fake_run(dir);
   const std::string tex = render_report(build_report(dir.path().string()), ReportFormat::kLatex);
-  CHECK(contains(tex, "\\begin{tabular}{lllrrrrrrrrrrrrr}"));
+  CHECK(contains(tex, "\\begin{tabular}{lllrrrrrrrrrrrrrrrll}"));
   CHECK(contains(tex, "\\toprule"));
   CHECK(contains(tex, "\\midrule"));
   CHECK(contains(tex, "\\bottomrule"));

@@ -133,6 +133,10 @@ Table build_table(const Report& report) {
     t.columns.push_back({"paper PPL", "paper PPL", true});
     t.columns.push_back({"paper BLEU", "paper BLEU", true});
     t.columns.push_back({"paper params (M)", "paper params (M)", true});
+    t.columns.push_back({"paper ΔPPL", "paper $\\Delta$PPL", true});
+    t.columns.push_back({"paper ΔBLEU", "paper $\\Delta$BLEU", true});
+    t.columns.push_back({"PPL vs paper", "PPL vs paper", false});
+    t.columns.push_back({"BLEU vs paper", "BLEU vs paper", false});
   }
   for (const ReportRow& row : report.rows) {
     std::vector<Cell> c;
@@ -155,6 +159,11 @@ Table build_table(const Report& report) {
       c.push_back(num_cell(row.paper ? opt(row.paper->ppl, 2) : ""));
       c.push_back(num_cell(row.paper ? opt(row.paper->bleu, 1) : ""));
       c.push_back(num_cell(row.paper ? opt(row.paper->params_m, 0) : ""));
+      const auto delta = [](const std::optional<double>& v, int digits) { return v ? signed_fixed(*v, digits) : std::string(); };
+      c.push_back(num_cell(row.is_base ? "" : delta(row.ppl_effect.paper_delta, 2)));
+      c.push_back(num_cell(row.is_base ? "" : delta(row.bleu_effect.paper_delta, 1)));
+      c.push_back(text_cell(row.ppl_effect.verdict()));
+      c.push_back(text_cell(row.bleu_effect.verdict()));
     }
     t.rows.push_back(std::move(c));
   }
@@ -162,8 +171,18 @@ Table build_table(const Report& report) {
 }
 
 // The notes printed under the table (plain text; each format escapes them).
+// The answer to "do our effects point the paper's way?", one line per metric ("" without paper values).
+std::vector<std::string> agreement_lines(const Report& report) {
+  if (!any_paper(report)) return {};
+  return {report.ppl_agreement.summary("dev PPL"), report.bleu_agreement.summary("BLEU")};
+}
+
+std::string noise_text(const std::optional<double>& noise, int digits) {
+  return noise ? fmt::format("{:.{}f}", *noise, digits) : std::string("unknown (one base seed)");
+}
+
 std::vector<std::string> notes(const Report& report) {
-  std::vector<std::string> out;
+  std::vector<std::string> out = agreement_lines(report);
   for (const auto& k : report.bleu_kinds) {
     std::string line = fmt::format("BLEU: {} mode, signature {}", k.mode.empty() ? "unknown" : k.mode,
                                    k.signature.empty() ? "(none recorded)" : k.signature);
@@ -185,8 +204,15 @@ std::vector<std::string> notes(const Report& report) {
         "each row's seeds pooled per sentence): the share of samples where the row's BLEU does not exceed the "
         "base's (identical systems: p = 1).",
         report.bootstrap_samples, report.bootstrap_seed));
-  if (any_paper(report))
+  if (any_paper(report)) {
     out.push_back(fmt::format("paper: {}", report.reference.empty() ? "the reference values of the suite" : report.reference));
+    out.push_back(fmt::format(
+        "paper ΔPPL, ΔBLEU: the paper's row minus the paper's base row. PPL / BLEU vs paper: whether our change has the "
+        "same sign (agrees) or not (differs); none where the paper's change is zero or a number is missing. *: ours is "
+        "outside the noise: |ΔPPL| above twice the base row's seed standard deviation ({}); for BLEU the paired "
+        "bootstrap significant at 5 % two-sided and |ΔBLEU| above twice the base's seed standard deviation ({}).",
+        noise_text(report.ppl_noise, 3), noise_text(report.bleu_noise, 2)));
+  }
   for (const ReportRow& row : report.rows) {
     for (const ReportRun& run : row.runs)
       if (run.status == RowStatus::kFailed)
@@ -292,9 +318,11 @@ std::string csv_field(const std::string& s) {
 std::string render_csv(const Report& report) {
   std::string out =
       "row,status,seeds,seeds_done,settings,params_m,steps,train_seconds,tokens_per_second,dev_ppl,dev_ppl_std,"
-      "delta_ppl,bleu,bleu_std,delta_bleu,bootstrap_p,paper_ppl,paper_bleu,paper_params_m,bleu_mode,bleu_signature,"
-      "error\n";
+      "delta_ppl,bleu,bleu_std,delta_bleu,bootstrap_p,paper_ppl,paper_bleu,paper_params_m,paper_delta_ppl,"
+      "paper_delta_bleu,ppl_direction,ppl_outside_noise,bleu_direction,bleu_outside_noise,bootstrap_p_worse,bleu_mode,"
+      "bleu_signature,error\n";
   const auto opt = [](const std::optional<double>& v, int digits) { return v ? fixed(*v, digits) : std::string(); };
+  const auto direction = [](const EffectCheck& e) -> std::string { return e.agrees ? (*e.agrees ? "agrees" : "differs") : ""; };
   for (const ReportRow& row : report.rows) {
     const bool has = row.done > 0;
     std::string mode, signature, error;
@@ -322,6 +350,13 @@ std::string render_csv(const Report& report) {
         row.paper ? opt(row.paper->ppl, 2) : "",
         row.paper ? opt(row.paper->bleu, 2) : "",
         row.paper ? opt(row.paper->params_m, 1) : "",
+        opt(row.ppl_effect.paper_delta, 2),
+        opt(row.bleu_effect.paper_delta, 2),
+        direction(row.ppl_effect),
+        row.ppl_effect.agrees ? (row.ppl_effect.outside_noise ? "yes" : "no") : "",
+        direction(row.bleu_effect),
+        row.bleu_effect.agrees ? (row.bleu_effect.outside_noise ? "yes" : "no") : "",
+        row.bootstrap ? fixed(row.bootstrap->p_worse, 4) : "",
         mode,
         signature,
         error};
@@ -547,6 +582,8 @@ th {{ border-bottom: 2px solid #333; text-align: left; background: #f4f4f4; }}
 td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
 td.pending {{ color: #b8860b; }} td.failed {{ color: #c00; font-weight: bold; }}
 tr.base td {{ background: #f0f6ff; }}
+td.agrees {{ color: #176117; }} td.differs {{ color: #a31515; }} td.strong {{ font-weight: bold; }}
+p.agreement {{ margin: 4px 0; }}
 .notes {{ font-size: 12px; color: #333; }}
 .charts {{ display: flex; flex-wrap: wrap; gap: 16px; }}
 </style>
@@ -556,6 +593,8 @@ tr.base td {{ background: #f0f6ff; }}
 )",
                                 html_escape(title));
   if (!report.source.empty()) out += fmt::format("<p>Suite file: <code>{}</code></p>\n", html_escape(report.source));
+  for (const auto& line : agreement_lines(report))
+    out.append("<p class=\"agreement\"><strong>").append(html_escape(line)).append("</strong></p>\n");
   out += "<table>\n<thead><tr>";
   for (const auto& c : t.columns) out.append("<th>").append(html_escape(c.header)).append("</th>");
   out += "</tr></thead>\n<tbody>\n";
@@ -567,6 +606,8 @@ tr.base td {{ background: #f0f6ff; }}
       std::string cls = c.numeric ? "num" : "";
       if (i == 2 && row.failed > 0) cls = "failed";
       else if (i == 2 && row.done == 0) cls = "pending";
+      else if (c.text.starts_with("agrees") || c.text.starts_with("differs"))
+        cls = std::string(c.text.starts_with("agrees") ? "agrees" : "differs") + (c.text.ends_with("*") ? " strong" : "");
       out += cls.empty() ? std::string("<td>") : fmt::format("<td class=\"{}\">", cls);
       out += html_escape(plain_cell(c)) + "</td>";
     }
@@ -626,14 +667,16 @@ BootstrapResult paired_bootstrap(const std::vector<BleuStats>& base, const std::
   std::mt19937_64 rng(seed);
   const std::size_t n = base.size();
   std::vector<std::size_t> idx(n);
-  int not_better = 0;
+  int not_better = 0, not_worse = 0;
   for (int s = 0; s < samples; ++s) {
     for (auto& i : idx) i = static_cast<std::size_t>(rng() % n);
     const double b = compute_bleu(sum(base, &idx), config).score;
     const double y = compute_bleu(sum(system, &idx), config).score;
     if (!(y > b)) ++not_better;
+    if (!(y < b)) ++not_worse;
   }
   r.p_value = static_cast<double>(not_better) / samples;
+  r.p_worse = static_cast<double>(not_worse) / samples;
   return r;
 }
 
@@ -855,6 +898,7 @@ Report build_report(const std::string& run_dir, const ReportOptions& options) {
     }
     row.bootstrap = paired_bootstrap(base_stats, stats, config, options.bootstrap_samples, options.bootstrap_seed);
   }
+  compare_with_paper(report);
   return report;
 }
 

@@ -32,6 +32,9 @@ struct BootstrapResult {
   double base_bleu = 0.0;    // on the full set
   double system_bleu = 0.0;  // on the full set
   double p_value = 1.0;
+  // The mirror share: samples where the system does NOT score lower than the base (small when the
+  // system is reliably worse). Two-sided at 5 %: min(p_value, p_worse) < 0.025.
+  double p_worse = 1.0;
   int samples = 0;
 };
 BootstrapResult paired_bootstrap(const std::vector<BleuStats>& base, const std::vector<BleuStats>& system,
@@ -64,6 +67,15 @@ struct ReportRun {
   std::string dev_reference;                    // resolved path ("" when unknown)
 };
 
+// One metric of one row beside the paper: the paper's change for the same row (its row minus its
+// base row), whether our change points the same way, and whether ours stands out of the noise.
+struct EffectCheck {
+  std::optional<double> paper_delta;
+  std::optional<bool> agrees;  // none when either change is missing or the paper's is zero
+  bool outside_noise = false;
+  std::string verdict() const;  // "agrees", "agrees*", "differs", "differs*" (* outside the noise), "" when none
+};
+
 // One table row: a suite row with all its seeds.
 struct ReportRow {
   std::string name;
@@ -76,6 +88,7 @@ struct ReportRow {
   std::optional<double> delta_ppl, delta_bleu;  // mean minus the base row's mean
   std::optional<BootstrapResult> bootstrap;     // BLEU against the base row
   std::string bootstrap_note;                   // why there is no test ("" when there is)
+  EffectCheck ppl_effect, bleu_effect;          // against the paper (compare_with_paper)
   bool is_base = false;
   std::string status_text() const;  // "done", "2/3 done, 1 failed", "pending", ...
 };
@@ -93,7 +106,22 @@ struct Report {
   int bootstrap_samples = 1000;
   std::uint64_t bootstrap_seed = 12345;
   std::vector<std::string> warnings;  // unreadable files and the like
+  // How many rows' effects point the paper's way, per metric (compare_with_paper).
+  struct Agreement {
+    int compared = 0, agree = 0, agree_outside_noise = 0;
+    std::vector<std::string> differ_outside_noise;  // rows against the paper beyond the noise
+    std::string summary(std::string_view metric) const;  // "dev PPL: direction agrees on k of n rows (m significant)"
+  };
+  Agreement ppl_agreement, bleu_agreement;
+  // The seed noise floor: twice the base row's standard deviation over its seeds (at least two).
+  std::optional<double> ppl_noise, bleu_noise;
 };
+
+// Fills every row's ppl_effect and bleu_effect and the report's agreement counts from the deltas,
+// the bootstrap tests and the paper's values (build_report calls it). A change is outside the
+// noise when it exceeds the seed noise floor (dev PPL: required; BLEU: when the base has seeds to
+// give one) and, for BLEU, the paired bootstrap is significant at 5 % two-sided.
+void compare_with_paper(Report& report);
 
 struct ReportOptions {
   int bootstrap_samples = 1000;
