@@ -1,4 +1,5 @@
-// attnlab data synth: writes the built-in synthetic parallel corpus.
+// attnlab data synth: writes the built-in synthetic parallel corpus; attnlab data batches: what
+// attnlab train trains on (data_batches.cpp).
 #include <fmt/core.h>
 
 #include "attnlab/commands.h"
@@ -8,8 +9,10 @@
 namespace attnlab::app {
 
 int command_data(const Args& args) {
+  if (!args.empty() && args[0] == "batches") return data_batches(Args(args.begin() + 1, args.end()));
   if (args.empty() || args[0] != "synth")
-    throw Error("usage: attnlab data synth --out DIR [--train N] [--dev N] [--test N] [--seed S]");
+    throw Error("usage: attnlab data synth --out DIR [--train N] [--dev N] [--test N] [--seed S]\n"
+                "       attnlab data batches EXPERIMENT.toml --steps N --out DIR");
   std::string out;
   std::int64_t train = 20000, dev = 500, test = 500, seed = 1;
   for (std::size_t i = 1; i < args.size(); ++i) {

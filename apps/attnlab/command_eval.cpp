@@ -8,6 +8,7 @@
 #include "attnlab/commands.h"
 #include "attnlab/nmt/average.h"
 #include "attnlab/nmt/corpus.h"
+#include "attnlab/nmt/eval_record.h"
 #include "attnlab/nmt/evaluation.h"
 #include "attnlab/nmt/prepared_data.h"
 
@@ -70,6 +71,7 @@ int command_eval(const Args& args) {
   if (!kept)
     fmt::print(stderr, "note: {} has no {} (trained by an older attnlab): default evaluation settings\n",
                run_dir.string(), nmt::kRunEvalFile);
+  const std::string set_name = source.empty() ? (test ? "test" : "dev") : fs::path(source).stem().string();
   if (source.empty()) {  // the run's own dev (or test) set
     nmt::ExperimentConfig c = model.config;
     if (c.data.synthetic) {
@@ -93,6 +95,27 @@ int command_eval(const Args& args) {
              static_cast<double>(e.hypotheses.size()) / std::max(e.decode_seconds, 1e-9),
              static_cast<double>(e.generated_tokens) / std::max(e.decode_seconds, 1e-9));
   if (!hyp_out.empty()) nmt::write_lines(hyp_out, e.hypotheses);
+  // Kept in the run folder for attnlab report (eval_record.h).
+  nmt::EvalRecord record{.set = set_name,
+                         .source = source,
+                         .reference = target,
+                         .checkpoint = model.checkpoint,
+                         .step = model.step,
+                         .averaged = is_run && eval.average_last > 1 ? eval.average_last : 0,
+                         .ppl = e.scores.perplexity(),
+                         .ppl_smoothed = e.scores.smoothed_perplexity(),
+                         .tokens = e.scores.tokens,
+                         .bleu = e.bleu.score,
+                         .bleu_mode = e.bleu_mode,
+                         .bleu_signature = e.bleu_signature,
+                         .sacrebleu = e.sacrebleu.score,
+                         .sacrebleu_signature = e.sacrebleu_signature,
+                         .beam = eval.beam,
+                         .alpha = eval.alpha,
+                         .decode_seconds = e.decode_seconds};
+  std::string hypotheses;
+  for (const auto& h : e.hypotheses) hypotheses += h + "\n";
+  fmt::print("recorded in {}\n", nmt::write_eval_record(run_dir.string(), record, hypotheses));
   return 0;
 }
 

@@ -22,6 +22,7 @@ const Registry& load_plugins(const std::vector<std::string>& extra_paths = {});
 // Reads the lines of a file, or of standard input for "-".
 std::vector<std::string> read_text_lines(const std::string& path);
 int command_data(const Args& args);
+int data_batches(const Args& args);  // attnlab data batches
 int command_bleu(const Args& args);
 int command_eval(const Args& args);
 int command_run(const Args& args);

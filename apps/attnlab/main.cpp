@@ -26,6 +26,9 @@ commands:
                  train one configuration into its run folder (resumes an interrupted run)
   data synth --out DIR [--train N] [--dev N] [--test N] [--seed S]
                  write the built-in synthetic parallel corpus
+  data batches EXPERIMENT.toml --steps N --out DIR
+                 the first N steps' batches, initial weights and recipe of a run, for
+                 training the same in another implementation (tools/pytorch_reference_train.py)
   translate --checkpoint RUN_OR_FILE [--input F] [--output F] [--beam 4] [--alpha 0.6]
                  [--max-length-offset 50] [--batch-tokens N] [--device D]
                  translate text (stdin to stdout by default) with beam search

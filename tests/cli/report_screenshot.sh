@@ -68,6 +68,8 @@ PY
 "$attnlab" report "$run" | tee "$work/report.txt"
 grep -q '5.00 ± 0.14' "$work/report.txt"
 grep -q 'B1 (seed 1) failed: out of memory at step 12' "$work/report.txt"
+grep -q 'dev PPL: direction agrees on 1 of 1 rows (1 significant)' "$work/report.txt"
+grep -q 'BLEU: direction agrees on 0 of 1 rows (0 significant); against the paper beyond the noise: A1' "$work/report.txt"
 "$attnlab" report "$run" --format csv --output "$work/report.csv"
 grep -q '^A1,done,2,2,' "$work/report.csv"
 "$attnlab" report "$run" --format markdown | grep -q '^| row | settings |'
@@ -76,6 +78,7 @@ if "$attnlab" report "$work/nowhere" 2>"$work/err.txt"; then echo "a missing run
 grep -q 'suite.json' "$work/err.txt"
 
 "$attnlab" report "$run" --format html | grep -c '<polyline class="curve"' | grep -qx 10
+"$attnlab" report "$run" --format html | grep -q '<p class="agreement"><strong>dev PPL: direction agrees on 1 of 1 rows'
 if [[ $keep == --text-only ]]; then
   echo "report text formats check passed"
   exit 0

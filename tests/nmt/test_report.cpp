@@ -413,6 +413,67 @@ TEST_CASE("an effect within the noise is not significant, and one seed of base g
   CHECK(noisy.ppl_agreement.summary("dev PPL") == "dev PPL: direction agrees on 0 of 1 rows (0 significant)");
 }
 
+TEST_CASE("a train folder reports as one row with its curves and the evaluations attnlab eval recorded") {
+  TempDir dir("report_train_run");
+  const std::string run = dir.file("m30k");
+  std::filesystem::create_directories(run);
+  write_text(run + "/config.toml", "[experiment]\nname = \"m30k\"\nseed = 3\n[training]\nmax_steps = 400\n");
+  write_text(run + "/metrics.jsonl", metrics(6.0));  // trained to step 200 of 400 so far
+  const auto pending = build_report(run);
+  REQUIRE(pending.rows.size() == 1);
+  CHECK(pending.rows[0].name == "m30k");
+  CHECK(pending.rows[0].status_text() == "pending");
+  CHECK(pending.rows[0].runs[0].train_loss.size() == 20);
+
+  write_text(run + "/config.toml", "[experiment]\nname = \"m30k\"\nseed = 3\n[training]\nmax_steps = 200\n");
+  EvalRecord test{.set = "test", .reference = "test_2016.de", .checkpoint = run + "/checkpoints/average-last-5.safetensors",
+                  .step = 200, .averaged = 5, .ppl = 4.25, .tokens = 900, .bleu = 41.5, .bleu_mode = "tokenized",
+                  .bleu_signature = "nrefs:1|case:mixed|eff:no|tok:none|smooth:exp|version:2.6.0", .sacrebleu = 39.0,
+                  .beam = 5, .alpha = 0.6};
+  CHECK(write_eval_record(run, test, "ein hund .\n") == run + "/eval/test.json");
+  CHECK(testing::read_bytes(run + "/eval/test.hyp") == "ein hund .\n");
+  EvalRecord dev = test;
+  dev.set = "dev", dev.ppl = 4.5, dev.bleu = 40.25;
+  write_eval_record(run, dev, "");
+  const auto back = read_eval_records(run);
+  REQUIRE(back.size() == 2);
+  CHECK(back.at("test").bleu == 41.5);
+  CHECK(back.at("test").averaged == 5);
+  CHECK(back.at("dev").ppl == 4.5);
+
+  const Report report = build_report(run);
+  const ReportRow& row = report.rows.at(0);
+  CHECK(row.status_text() == "done");
+  CHECK(row.is_base);
+  CHECK(row.runs[0].seed == 3);
+  CHECK(row.steps.mean == 200.0);
+  CHECK(row.params.mean == 65'000'000.0);
+  CHECK(row.dev_ppl.mean == 4.5);  // the recorded dev evaluation, not the last training-time figure
+  CHECK(row.bleu.mean == 40.25);
+  CHECK(row.test_bleu.mean == 41.5);
+  CHECK(row.test_ppl.mean == 4.25);
+  const std::string term = render_report(report, ReportFormat::kTerminal);
+  CHECK(contains(term, "test BLEU"));
+  CHECK(contains(term, "41.50"));
+  CHECK(contains(term, "the average of the last 5 checkpoints"));
+  CHECK(contains(term, "tokenized mode"));
+  const std::string csv = render_report(report, ReportFormat::kCsv);
+  CHECK(contains(csv, ",error,test_ppl,test_bleu\n"));
+  CHECK(contains(csv, ",4.2500,41.5000\n"));
+  CHECK(count_of(render_report(report, ReportFormat::kHtml), "<polyline class=\"curve\"") == 2);
+
+  // Without a dev evaluation the BLEU column stays empty (not 0) and the dev PPL is training's last.
+  std::filesystem::remove(run + "/eval/dev.json");
+  const Report no_dev = build_report(run);
+  CHECK(no_dev.rows[0].bleu.n == 0);
+  CHECK(no_dev.rows[0].dev_ppl.mean == doctest::Approx(6.0 + 300.0 * std::exp(-200 / 30.0)));
+  // A damaged record is a warning naming it; the report is still made.
+  write_text(run + "/eval/dev.json", "{\"set\": \"dev\", \"ppl\": ");
+  const Report damaged = build_report(run);
+  REQUIRE(damaged.warnings.size() == 1);
+  CHECK(contains(damaged.warnings[0], "eval/dev.json"));
+}
+
 TEST_CASE("latex report is a booktabs tabular") {
   TempDir dir("report_latex");
   build_fake_run(dir);

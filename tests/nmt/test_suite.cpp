@@ -188,6 +188,30 @@ axes = [ { "model.heads" = [1, 4], "model.d_k" = [64, 16, 4] } ]
                        Error);
 }
 
+TEST_CASE("a row may take its own seeds, the base row too") {
+  const Suite s = load("rowseeds.toml", suite_text(R"(seeds = [1]
+[rows.base]
+seeds = [1, 2, 3]
+paper = { ppl = 4.92 }
+[rows.a]
+"model.heads" = 2
+[rows.b]
+"model.heads" = 1
+seeds = [7]
+)"));
+  std::vector<std::pair<std::string, std::uint64_t>> got;
+  for (const auto& r : s.rows) got.emplace_back(r.name, r.seed);
+  const std::vector<std::pair<std::string, std::uint64_t>> expected{{"base", 1}, {"base", 2}, {"base", 3}, {"a", 1}, {"b", 7}};
+  CHECK(got == expected);
+  CHECK(find(s, "b", 7).config.seed == 7);
+  CHECK(find(s, "b", 7).settings.size() == 1);  // seeds is not a setting
+  CHECK(find(s, "base", 3).paper->ppl == 4.92);
+  CHECK_THROWS_WITH_AS(load("rowseeds-bad.toml", suite_text("[rows.a]\nseeds = [2, 2]\n")),
+                       contains("rowseeds-bad.toml:5:9: rows.a.seeds: a seed is listed twice"), Error);
+  CHECK_THROWS_WITH_AS(load("baseseeds-bad.toml", suite_text("[rows.base]\nseeds = []\n")),
+                       contains("baseseeds-bad.toml:5:9: rows.base.seeds: expected a non-empty array"), Error);
+}
+
 TEST_CASE("suite variables come from vars then the environment") {
   ::setenv("ATTNLAB_SUITE_TEST_DIR", "/from/env", 1);
   const Suite s = load("vars.toml", R"([suite]

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/error.h"
+#include "report_sources.h"
 
 namespace attnlab::nmt {
 namespace {
@@ -34,23 +35,6 @@ std::vector<std::string> read_lines(const std::string& path) {
 bool file_exists(const fs::path& p) {
   std::error_code ec;
   return fs::is_regular_file(p, ec);
-}
-
-void read_metrics(const fs::path& path, ReportRun& run) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object() || !j.contains("step") || !j["step"].is_number()) continue;  // a torn last line
-    const std::string kind = j.value("kind", "");
-    const auto step = j["step"].get<std::int64_t>();
-    if (kind == "train" && j.contains("loss") && j["loss"].is_number())
-      run.train_loss.push_back({step, j["loss"].get<double>()});
-    else if (kind == "dev" && j.contains("dev_ppl") && j["dev_ppl"].is_number())
-      run.dev_ppl.push_back({step, j["dev_ppl"].get<double>()});
-  }
 }
 
 // ---- number formatting ----
@@ -109,6 +93,9 @@ std::string settings_text(const std::vector<std::pair<std::string, std::string>>
 bool any_paper(const Report& r) {
   return std::any_of(r.rows.begin(), r.rows.end(), [](const ReportRow& row) { return row.paper.has_value(); });
 }
+bool any_test(const Report& r) {
+  return std::any_of(r.rows.begin(), r.rows.end(), [](const ReportRow& row) { return row.test_bleu.n > 0; });
+}
 bool any_bootstrap(const Report& r) {
   return std::any_of(r.rows.begin(), r.rows.end(), [](const ReportRow& row) { return row.bootstrap.has_value(); });
 }
@@ -128,6 +115,11 @@ Table build_table(const Report& report) {
                {"ΔPPL", "$\\Delta$PPL", true},
                {"BLEU", "BLEU", true},
                {"ΔBLEU", "$\\Delta$BLEU", true}};
+  const bool test = any_test(report);
+  if (test) {
+    t.columns.push_back({"test PPL", "test PPL", true});
+    t.columns.push_back({"test BLEU", "test BLEU", true});
+  }
   if (boot) t.columns.push_back({"p", "$p$", true});
   if (paper) {
     t.columns.push_back({"paper PPL", "paper PPL", true});
@@ -153,6 +145,10 @@ Table build_table(const Report& report) {
     c.push_back(num_cell(row.is_base && has ? "base" : row.delta_ppl ? signed_fixed(*row.delta_ppl, 2) : ""));
     c.push_back(stat_cell(row.bleu, 2));
     c.push_back(num_cell(row.is_base && has ? "base" : row.delta_bleu ? signed_fixed(*row.delta_bleu, 2) : ""));
+    if (test) {
+      c.push_back(stat_cell(row.test_ppl, 2));
+      c.push_back(stat_cell(row.test_bleu, 2));
+    }
     if (boot) c.push_back(num_cell(row.bootstrap ? fixed(row.bootstrap->p_value, 3) : ""));
     if (paper) {
       const auto opt = [](const std::optional<double>& v, int digits) { return v ? fixed(*v, digits) : std::string(); };
@@ -195,6 +191,17 @@ std::vector<std::string> notes(const Report& report) {
   }
   if (report.bleu_kinds.empty()) out.push_back("BLEU: no finished row yet");
   out.push_back("dev PPL: perplexity per wordpiece on the dev set, without label smoothing.");
+  for (const ReportRow& row : report.rows)
+    for (const ReportRun& run : row.runs)
+      if (auto it = run.evals.find("test"); it != run.evals.end()) {
+        const EvalRecord& e = it->second;
+        out.push_back(fmt::format(
+            "test ({} seed {}): {}, BLEU {:.2f} ({} mode, signature {}; sacreBLEU 13a {:.2f}), beam {}, alpha {}, "
+            "checkpoint {} (step {}{}), recorded by attnlab eval --test",
+            row.name, run.seed, e.reference, e.bleu, e.bleu_mode, e.bleu_signature, e.sacrebleu, e.beam, e.alpha,
+            fs::path(e.checkpoint).filename().string(), e.step,
+            e.averaged > 1 ? fmt::format(", the average of the last {} checkpoints", e.averaged) : ""));
+      }
   out.push_back(fmt::format(
       "ΔPPL, ΔBLEU: the row's mean minus the base row's ({}). Several seeds: mean ± sample standard deviation.",
       report.base_row));
@@ -320,7 +327,9 @@ std::string render_csv(const Report& report) {
       "row,status,seeds,seeds_done,settings,params_m,steps,train_seconds,tokens_per_second,dev_ppl,dev_ppl_std,"
       "delta_ppl,bleu,bleu_std,delta_bleu,bootstrap_p,paper_ppl,paper_bleu,paper_params_m,paper_delta_ppl,"
       "paper_delta_bleu,ppl_direction,ppl_outside_noise,bleu_direction,bleu_outside_noise,bootstrap_p_worse,bleu_mode,"
-      "bleu_signature,error\n";
+      "bleu_signature,error";
+  const bool test = any_test(report);
+  out += test ? ",test_ppl,test_bleu\n" : "\n";
   const auto opt = [](const std::optional<double>& v, int digits) { return v ? fixed(*v, digits) : std::string(); };
   const auto direction = [](const EffectCheck& e) -> std::string { return e.agrees ? (*e.agrees ? "agrees" : "differs") : ""; };
   for (const ReportRow& row : report.rows) {
@@ -360,6 +369,10 @@ std::string render_csv(const Report& report) {
         mode,
         signature,
         error};
+    if (test) {
+      f.push_back(row.test_ppl.n ? fixed(row.test_ppl.mean, 4) : "");
+      f.push_back(row.test_bleu.n ? fixed(row.test_bleu.mean, 4) : "");
+    }
     for (std::size_t i = 0; i < f.size(); ++i) out.append(i ? "," : "").append(csv_field(f[i]));
     out += "\n";
   }
@@ -751,15 +764,16 @@ std::string find_dev_reference(const std::string& row_dir) {
   return "";
 }
 
-Report build_report(const std::string& run_dir, const ReportOptions& options) {
+namespace {
+
+// The rows and runs of a suite folder, before summaries.
+Report collect_suite(const std::string& run_dir, const ReportOptions& options) {
   const SuiteState state = read_suite_state((fs::path(run_dir) / "suite.json").string());
   Report report;
   report.name = state.name;
   report.source = state.source;
   report.reference = state.reference;
   report.run_dir = run_dir;
-  report.bootstrap_samples = options.bootstrap_samples;
-  report.bootstrap_seed = options.bootstrap_seed;
 
   std::map<std::string, std::size_t> index;
   for (const SuiteRowState& s : state.rows) {
@@ -791,13 +805,22 @@ Report build_report(const std::string& run_dir, const ReportOptions& options) {
       }
       if (!run.result) run.status = RowStatus::kPending;
     }
-    read_metrics(fs::path(run.dir) / "metrics.jsonl", run);
+    read_run_files(run, report);
     run.dev_reference = options.dev_reference.empty() ? find_dev_reference(run.dir) : options.dev_reference;
     row.runs.push_back(std::move(run));
   }
+  return report;
+}
+
+}  // namespace
+
+Report build_report(const std::string& run_dir, const ReportOptions& options) {
+  Report report = is_train_run_folder(run_dir) ? collect_train_run(run_dir) : collect_suite(run_dir, options);
+  report.bootstrap_samples = options.bootstrap_samples;
+  report.bootstrap_seed = options.bootstrap_seed;
 
   for (ReportRow& row : report.rows) {
-    std::vector<double> params, steps, secs, tps, ppl, bleu;
+    std::vector<double> params, steps, secs, tps, ppl, bleu, test_ppl, test_bleu;
     for (const ReportRun& run : row.runs) {
       if (run.status == RowStatus::kFailed) ++row.failed;
       else if (run.status == RowStatus::kPending) ++row.pending;
@@ -809,6 +832,11 @@ Report build_report(const std::string& run_dir, const ReportOptions& options) {
       secs.push_back(r.train_seconds);
       tps.push_back(r.tokens_per_second);
       ppl.push_back(r.dev_ppl);
+      if (auto test = run.evals.find("test"); test != run.evals.end()) {
+        test_ppl.push_back(test->second.ppl);
+        test_bleu.push_back(test->second.bleu);
+      }
+      if (r.bleu_mode.empty()) continue;  // a train folder without a recorded dev evaluation
       bleu.push_back(r.bleu);
       auto kind = std::find_if(report.bleu_kinds.begin(), report.bleu_kinds.end(), [&](const Report::BleuKind& k) {
         return k.mode == r.bleu_mode && k.signature == r.bleu_signature;
@@ -819,6 +847,7 @@ Report build_report(const std::string& run_dir, const ReportOptions& options) {
     }
     row.params = summarize(params), row.steps = summarize(steps), row.train_seconds = summarize(secs);
     row.tokens_per_second = summarize(tps), row.dev_ppl = summarize(ppl), row.bleu = summarize(bleu);
+    row.test_ppl = summarize(test_ppl), row.test_bleu = summarize(test_bleu);
   }
   if (report.rows.empty()) return report;
 

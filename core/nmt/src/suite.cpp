@@ -91,6 +91,7 @@ struct RowPlan {
   enum class Kind { base, row, grid } kind = Kind::base;
   std::string source;                 // rows.<name> or grids.<name>
   std::vector<std::size_t> indices;   // grid: the value index on each axis
+  std::optional<std::vector<std::uint64_t>> seeds;  // the row's own seeds = [...] (else the suite's)
 };
 
 class SuiteReader {
@@ -129,7 +130,7 @@ class SuiteReader {
     root.finish();
 
     for (const RowPlan& plan : plans)
-      for (std::uint64_t seed : seeds) suite.rows.push_back(resolve(suite, plan, seed));
+      for (std::uint64_t seed : plan.seeds.value_or(seeds)) suite.rows.push_back(resolve(suite, plan, seed));
     return suite;
   }
 
@@ -157,8 +158,13 @@ class SuiteReader {
   }
 
   std::vector<std::uint64_t> read_seeds(TableReader& s) {
-    const toml::node* n = s.raw().get("seeds");
-    const toml::array* arr = n->as_array();
+    s.accept("seeds");
+    return parse_seeds(*s.raw().get("seeds"), "suite.seeds");
+  }
+
+  // seeds = [1, 2]: of the suite, or of one row (its own seeds instead of the suite's).
+  static std::vector<std::uint64_t> parse_seeds(const toml::node& n, const std::string& where) {
+    const toml::array* arr = n.as_array();
     std::vector<std::uint64_t> seeds;
     if (arr)
       for (const auto& item : *arr) {
@@ -166,18 +172,17 @@ class SuiteReader {
         if (!v || *v < 0) { arr = nullptr; break; }
         seeds.push_back(static_cast<std::uint64_t>(*v));
       }
-    s.accept("seeds");
     if (!arr || seeds.empty())
-      throw Error(fmt::format("{}: suite.seeds: expected a non-empty array of non-negative integers",
-                              s.position("seeds")));
+      throw Error(fmt::format("{}: {}: expected a non-empty array of non-negative integers",
+                              source_position(n.source()), where));
     if (std::set<std::uint64_t>(seeds.begin(), seeds.end()).size() != seeds.size())
-      throw Error(fmt::format("{}: suite.seeds: a seed is listed twice", s.position("seeds")));
+      throw Error(fmt::format("{}: {}: a seed is listed twice", source_position(n.source()), where));
     return seeds;
   }
 
   std::vector<RowPlan> plan_rows(TableReader& root) {
     std::vector<RowPlan> plans;
-    plans.push_back({"base", path_, std::nullopt, RowPlan::Kind::base, "", {}});
+    plans.push_back({"base", path_, std::nullopt, RowPlan::Kind::base, "", {}, std::nullopt});
     std::set<std::string> names{"base"};
     auto claim = [&](const std::string& name, const std::string& where) {
       if (!names.insert(name).second)
@@ -201,16 +206,18 @@ class SuiteReader {
             source_position(t->source().begin || t->empty() ? t->source() : t->cbegin()->second.source());
         if (name == "base") {  // the implicit base row: only its paper values
           for (const auto& [k, v] : *t)
-            if (k.str() != "paper")
-              throw Error(fmt::format("{}: rows.base.{}: the base row takes only paper = {{ ... }}; change its "
-                                      "settings in [base] (or the base file)",
+            if (k.str() != "paper" && k.str() != "seeds")
+              throw Error(fmt::format("{}: rows.base.{}: the base row takes only paper = {{ ... }} and seeds = [...]; "
+                                      "change its settings in [base] (or the base file)",
                                       source_position(k.source()), k.str()));
           if (const toml::node* paper = t->get("paper")) plans[0].paper = read_paper(*paper, "rows.base.paper");
+          if (const toml::node* own = t->get("seeds")) plans[0].seeds = parse_seeds(*own, "rows.base.seeds");
           continue;
         }
         claim(name, where);
-        RowPlan plan{name, where, std::nullopt, RowPlan::Kind::row, "rows." + name, {}};
+        RowPlan plan{name, where, std::nullopt, RowPlan::Kind::row, "rows." + name, {}, std::nullopt};
         if (const toml::node* paper = t->get("paper")) plan.paper = read_paper(*paper, "rows." + name + ".paper");
+        if (const toml::node* own = t->get("seeds")) plan.seeds = parse_seeds(*own, "rows." + name + ".seeds");
         plans.push_back(std::move(plan));
       }
     }
@@ -237,7 +244,7 @@ class SuiteReader {
           const std::string row_name = fmt::format("{}-{:0{}}", name, i + 1, width);
           claim(row_name, source_position(t->source()));
           plans.push_back({row_name, source_position(t->source()), std::nullopt, RowPlan::Kind::grid,
-                           "grids." + name, index});
+                           "grids." + name, index, std::nullopt});
           for (std::size_t a = sizes.size(); a-- > 0;) {  // the last axis varies fastest
             if (++index[a] < sizes[a]) break;
             index[a] = 0;
@@ -331,10 +338,10 @@ class SuiteReader {
       std::vector<std::pair<std::string, const toml::node*>> leaves;
       flatten(row, "", leaves);
       for (const auto& [key, node] : leaves)
-        if (!key.starts_with("paper.") && key != "paper") settings.emplace_back(key, value_text(*node));
+        if (!key.starts_with("paper.") && key != "paper" && key != "seeds") settings.emplace_back(key, value_text(*node));
       std::vector<std::pair<toml::key, toml::node*>> entries;
       for (auto&& [k, v] : row)
-        if (k.str() != "paper") entries.emplace_back(k, &v);
+        if (k.str() != "paper" && k.str() != "seeds") entries.emplace_back(k, &v);
       for (auto& [k, v] : entries) put_dotted(out, split_dotted(std::string(k.str())), k.source(), std::move(*v));
     } else if (plan.kind == RowPlan::Kind::grid) {
       const std::string grid = plan.source.substr(6);

@@ -4,10 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
-
-#include <nlohmann/json.hpp>
 
 #include "attnlab/error.h"
 #include "attnlab/nmt/average.h"
@@ -16,32 +13,12 @@
 #include "attnlab/nmt/prepared_data.h"
 #include "attnlab/nmt/suite_results.h"
 #include "attnlab/nmt/trainer.h"
+#include "training_summary.h"
 
 namespace attnlab::nmt {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Training time over every invocation and the last throughput, from the run's metrics.jsonl.
-void training_stats(const fs::path& dir, double& seconds, double& tokens_per_second) {
-  seconds = 0.0;
-  tokens_per_second = 0.0;
-  std::ifstream in(dir / "metrics.jsonl");
-  double segment = 0.0;
-  for (std::string line; std::getline(in, line);) {
-    const auto entry = nlohmann::json::parse(line, nullptr, false);
-    if (entry.is_discarded()) continue;
-    const std::string kind = entry.value("kind", "");
-    if (kind == "start") {
-      seconds += segment;
-      segment = 0.0;
-    } else if (kind == "train") {
-      segment = entry.value("elapsed", segment);
-      tokens_per_second = entry.value("tokens_per_second", tokens_per_second);
-    }
-  }
-  seconds += segment;
-}
 
 std::string row_key(const SuiteRow& row) { return row.name + "@" + std::to_string(row.seed); }
 
@@ -77,7 +54,9 @@ RowResult run_row(const Suite& suite, const SuiteRow& row, const Registry& regis
   r.seed = row.seed;
   r.steps = trained.steps;
   r.parameters = trained.parameters;
-  training_stats(c.run_dir, r.train_seconds, r.tokens_per_second);
+  const TrainingSummary stats = read_training_summary(fs::path(c.run_dir) / "metrics.jsonl");
+  r.train_seconds = stats.seconds;
+  r.tokens_per_second = stats.tokens_per_second;
   r.dev_ppl = e.scores.perplexity();
   r.dev_ppl_smoothed = e.scores.smoothed_perplexity();
   r.bleu = e.bleu.score;

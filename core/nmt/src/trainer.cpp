@@ -84,6 +84,20 @@ std::string plugins_json(const ExperimentConfig& c, const PluginChoice& attentio
 
 }  // namespace
 
+TransformerConfig trained_model_config(const ExperimentConfig& config, std::int64_t vocab_size) {
+  TransformerConfig mc = config.model;
+  mc.vocab_size = vocab_size;
+  mc.pad_id = kPadId;
+  return mc;
+}
+
+std::uint64_t init_seed(const ExperimentConfig& config) { return config.seed; }
+std::uint64_t dropout_seed(const ExperimentConfig& config) { return config.seed + 0x9E3779B97F4A7C15ull; }
+
+BatchingOptions training_batching(const ExperimentConfig& config) {
+  return {.max_tokens = config.training.batch_tokens, .seed = config.seed, .shuffle = true};
+}
+
 void request_stop() { g_stop.store(true); }
 
 void install_stop_signal_handlers() {
@@ -119,13 +133,11 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     write_file_atomically(vocab_copy, std::as_bytes(std::span<const char>(bytes.data(), bytes.size())));
   }
-  TransformerConfig mc = config.model;
-  mc.vocab_size = data.vocab.size();
-  mc.pad_id = kPadId;
-  Generator init(config.seed), dropout_rng(config.seed + 0x9E3779B97F4A7C15ull);
+  const TransformerConfig mc = trained_model_config(config, data.vocab.size());
+  Generator init(init_seed(config)), dropout_rng(dropout_seed(config));
   Transformer model(mc, registry, init, dropout_rng, compute_dtype(config), device);
   AdamOptimizer optimizer(model.named_parameters(), {tc.adam_beta1, tc.adam_beta2, tc.adam_eps});
-  BatchIterator batches(data.train, {.max_tokens = tc.batch_tokens, .seed = config.seed, .shuffle = true});
+  BatchIterator batches(data.train, training_batching(config));
   CheckpointStore store(config.run_dir, static_cast<int>(tc.keep_checkpoints));
 
   TrainResult result;

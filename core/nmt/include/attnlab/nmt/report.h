@@ -12,7 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include <map>
+
 #include "attnlab/nmt/bleu.h"
+#include "attnlab/nmt/eval_record.h"
 #include "attnlab/nmt/suite.h"
 #include "attnlab/nmt/suite_results.h"
 
@@ -65,6 +68,7 @@ struct ReportRun {
   std::optional<RowResult> result;  // result.json when present
   std::vector<CurvePoint> train_loss, dev_ppl;  // from metrics.jsonl
   std::string dev_reference;                    // resolved path ("" when unknown)
+  std::map<std::string, EvalRecord> evals;      // what attnlab eval recorded in the folder, by set
 };
 
 // One metric of one row beside the paper: the paper's change for the same row (its row minus its
@@ -85,6 +89,7 @@ struct ReportRow {
   int done = 0, failed = 0, pending = 0;
   // Over the runs that are done (n = 0: no numbers yet).
   Summary params, steps, train_seconds, tokens_per_second, dev_ppl, bleu;
+  Summary test_ppl, test_bleu;  // over the runs with a recorded evaluation of their test set
   std::optional<double> delta_ppl, delta_bleu;  // mean minus the base row's mean
   std::optional<BootstrapResult> bootstrap;     // BLEU against the base row
   std::string bootstrap_note;                   // why there is no test ("" when there is)
@@ -130,7 +135,9 @@ struct ReportOptions {
 };
 
 // Reads RUN_DIR/suite.json and every row folder. Pending rows, failed rows and rows whose files
-// are missing are kept (shown as such); only an unreadable suite.json throws.
+// are missing are kept (shown as such); only an unreadable suite.json throws. A folder of
+// `attnlab train` (config.toml, no suite.json) gives a one-row report of that run: its training
+// from metrics.jsonl, dev and test figures from the evaluations `attnlab eval` recorded.
 Report build_report(const std::string& run_dir, const ReportOptions& options = {});
 
 std::string render_report(const Report& report, ReportFormat format);

@@ -12,7 +12,9 @@
 #include <optional>
 #include <string>
 
+#include "attnlab/nmt/batching.h"
 #include "attnlab/nmt/experiment.h"
+#include "attnlab/nmt/model_config.h"
 #include "attnlab/plugin/registry.h"
 
 namespace attnlab::nmt {
@@ -40,6 +42,16 @@ struct TrainResult {
 };
 
 TrainResult train(const ExperimentConfig& config, const Registry& registry, const TrainOptions& options = {});
+
+// The pieces of a run that train() builds before its first step, for tools that must see exactly
+// what it trains on (attnlab data batches, the PyTorch training comparison):
+// the model's configuration for a vocabulary of `vocab_size` pieces,
+TransformerConfig trained_model_config(const ExperimentConfig& config, std::int64_t vocab_size);
+// the seeds of the weight initialisation and of the dropout stream,
+std::uint64_t init_seed(const ExperimentConfig& config);
+std::uint64_t dropout_seed(const ExperimentConfig& config);
+// and the batching (token budget, shuffle seed) of its training data.
+BatchingOptions training_batching(const ExperimentConfig& config);
 
 // Cooperative interruption: after request_stop() (also installed for SIGINT and SIGTERM by the
 // CLI), the trainer finishes its step, writes a checkpoint and returns with interrupted = true.

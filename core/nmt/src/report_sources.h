@@ -1,0 +1,17 @@
+#pragma once
+// Internal to the report: reading what a run folder holds into the report's structures.
+#include <string>
+
+#include "attnlab/nmt/report.h"
+
+namespace attnlab::nmt {
+
+// A folder of `attnlab train` (config.toml and no suite.json).
+bool is_train_run_folder(const std::string& dir);
+// Learning curves from run.dir/metrics.jsonl and the evaluations recorded in run.dir/eval/ (an
+// unreadable record becomes a warning of the report).
+void read_run_files(ReportRun& run, Report& report);
+// The one-row report of a train folder, before summaries (build_report adds them).
+Report collect_train_run(const std::string& run_dir);
+
+}  // namespace attnlab::nmt

@@ -1,0 +1,26 @@
+#pragma once
+// What a run folder's metrics.jsonl (metrics_log.h) says about its training: parameters, the last
+// step, the training time summed over every invocation of the trainer, the last throughput, and
+// the learning curves. Shared by the suite runner (result.json) and the report. A torn last line
+// (the trainer was killed while writing) is skipped.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "attnlab/nmt/report.h"
+
+namespace attnlab::nmt {
+
+struct TrainingSummary {
+  std::int64_t parameters = 0;
+  std::int64_t last_step = 0;
+  double seconds = 0.0;
+  double tokens_per_second = 0.0;
+  std::vector<CurvePoint> train_loss, dev_ppl;
+};
+
+// An empty summary when the file does not exist.
+TrainingSummary read_training_summary(const std::filesystem::path& metrics_jsonl);
+
+}  // namespace attnlab::nmt

@@ -1,0 +1,223 @@
+#!/usr/bin/python3
+"""Train in PyTorch exactly what `attnlab train` trains, to compare the two trainings.
+
+`attnlab data batches EXPERIMENT.toml --steps N --out DIR` writes the first N steps' batches in the
+trainer's order, the model's initial weights and the recipe (sizes, dropout, label smoothing,
+learning-rate schedule, Adam). This script trains the PyTorch Transformer of
+bench/pytorch_train_step.py from those weights on those batches with the same schedule, Adam and
+label-smoothed loss (sum over target tokens / tokens of the step), and writes
+
+    OUT/losses.jsonl             {"step": k, "loss": ...} for every step
+    OUT/weights.safetensors      the trained weights under attnlab's parameter names
+
+With --like CHECKPOINT (any checkpoint of an attnlab run of the same experiment) it also writes
+OUT/run/checkpoints/step-<N>.safetensors, a valid attnlab checkpoint (that checkpoint's metadata,
+these weights, no optimizer state, the checksum recomputed; needs python3-xxhash) and
+OUT/run/vocab.model, so that attnlab's own beam search translates with the PyTorch-trained model:
+
+    attnlab eval OUT/run/checkpoints/step-00001200.safetensors --test
+
+With --compare RUN/metrics.jsonl (an attnlab run of the same experiment with log_every = 1) it
+prints both loss curves side by side and their largest difference. With dropout 0 in the
+experiment, both trainings start from the same weights and see the same batches, so their curves
+agree to float rounding for many steps; with dropout the masks differ and only the trends compare.
+
+    python3 tools/pytorch_reference_train.py DIR --out OUT [--threads 2] [--like CKPT]
+        [--compare METRICS [--tolerance REL]]
+"""
+import argparse
+import json
+import math
+import os
+import struct
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from load_checkpoint import load_checkpoint  # noqa: E402
+from pytorch_train_step import Transformer, transformer_lr  # noqa: E402
+
+TORCH_DTYPE_NAMES = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64", torch.int32: "I32"}
+
+
+def torch_name(attnlab_name):
+    """attnlab 'encoder.layers.0.ffn.w1.weight' -> the reference module's 'encoder.0.ffn.w1.weight'."""
+    for side in ("encoder", "decoder"):
+        prefix = side + ".layers."
+        if attnlab_name.startswith(prefix):
+            return side + "." + attnlab_name[len(prefix):]
+    return attnlab_name
+
+
+def attnlab_name(torch_name_):
+    for side in ("encoder", "decoder"):
+        if torch_name_.startswith(side + ".") and torch_name_[len(side) + 1].isdigit():
+            return side + ".layers." + torch_name_[len(side) + 1:]
+    return torch_name_
+
+
+def check_recipe(r):
+    """The reference model covers the paper's model with the default plugins only."""
+    problems = []
+    if r["plugins"] != ["scaled_dot", "sinusoidal", "relu", "standard"]:
+        problems.append(f"plugins {r['plugins']} (the reference has scaled_dot, sinusoidal, relu, standard)")
+    if r["d_k"] * r["heads"] != r["d_model"] or r["d_v"] != r["d_k"]:
+        problems.append(f"d_k {r['d_k']}, d_v {r['d_v']} with {r['heads']} heads of d_model {r['d_model']}")
+    if r["attention_dropout"] or r["ffn_dropout"] or r["embedding_dropout"] != r["dropout"]:
+        problems.append("attention, FFN or a separate embedding dropout")
+    if abs(r["layer_norm_eps"] - 1e-6) > 1e-12:
+        problems.append(f"layer_norm_eps {r['layer_norm_eps']}")
+    if problems:
+        sys.exit("pytorch_reference_train: the reference model cannot train this recipe: " + "; ".join(problems))
+
+
+def write_safetensors(path, tensors, metadata):
+    """tensors: list of (name, tensor). Returns the data section's bytes (for the checksum)."""
+    header, chunks, offset = {}, [], 0
+    for name, t in tensors:
+        data = t.detach().contiguous().cpu().numpy().tobytes()
+        header[name] = {"dtype": TORCH_DTYPE_NAMES[t.dtype], "shape": list(t.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        chunks.append(data)
+        offset += len(data)
+    header["__metadata__"] = metadata
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - (8 + len(text)) % 8) % 8)  # the data section starts 8-byte aligned
+    data = b"".join(chunks)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        f.write(data)
+    os.replace(tmp, path)
+    return data
+
+
+def write_attnlab_checkpoint(out_dir, weights, like, steps, vocab):
+    import xxhash  # python3-xxhash
+
+    _, meta = load_checkpoint(like)
+    meta = dict(meta)
+    meta["attnlab.step"] = str(steps)
+    meta["attnlab.optimizer"] = json.dumps({"kind": "adam", "step": steps, "has_moments": False})
+    meta["attnlab.checksum"] = "xxh3-64:" + "0" * 16
+    run = os.path.join(out_dir, "run")
+    os.makedirs(os.path.join(run, "checkpoints"), exist_ok=True)
+    path = os.path.join(run, "checkpoints", f"step-{steps:08d}.safetensors")
+    # The checksum covers the data section only: compute it, then write the header that names it.
+    data = b"".join(t.detach().contiguous().numpy().tobytes() for _, t in weights)
+    meta["attnlab.checksum"] = "xxh3-64:" + xxhash.xxh3_64(data).hexdigest()
+    write_safetensors(path, weights, meta)
+    with open(vocab, "rb") as src, open(os.path.join(run, "vocab.model"), "wb") as dst:
+        dst.write(src.read())
+    return path
+
+
+def compare(losses, metrics_path, tolerance=None):
+    theirs = {}
+    with open(metrics_path) as f:
+        for line in f:
+            try:
+                j = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a torn last line
+            if j.get("kind") == "train":
+                theirs[j["step"]] = j["loss"]
+    steps = [s for s in range(1, len(losses) + 1) if s in theirs]
+    if not steps:
+        sys.exit(f"{metrics_path}: no per-step training losses to compare (train with log_every = 1)")
+    print(f"{'step':>6} {'attnlab':>10} {'pytorch':>10} {'rel. diff':>10}")
+    marks = sorted({1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, steps[-1]} & set(steps))
+    for s in marks:
+        a, p = theirs[s], losses[s - 1]
+        print(f"{s:>6} {a:>10.5f} {p:>10.5f} {abs(a - p) / abs(p):>10.2e}")
+    for first, last in ((1, 10), (1, 100), (1, len(losses))):
+        window = [s for s in steps if first <= s <= last]
+        if window:
+            worst = max(abs(theirs[s] - losses[s - 1]) / abs(losses[s - 1]) for s in window)
+            mean_a = sum(theirs[s] for s in window) / len(window)
+            mean_p = sum(losses[s - 1] for s in window) / len(window)
+            print(f"steps {first}-{window[-1]}: largest relative difference {worst:.2e}; "
+                  f"mean loss attnlab {mean_a:.4f}, pytorch {mean_p:.4f}")
+    if tolerance is not None:
+        worst = max(abs(theirs[s] - losses[s - 1]) / abs(losses[s - 1]) for s in steps)
+        if worst > tolerance:
+            sys.exit(f"FAIL: the loss curves differ by {worst:.2e} (relative) at most, above {tolerance:g}")
+        print(f"PASS: {len(steps)} steps agree within {tolerance:g} (relative; largest {worst:.2e})")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir", help="the folder written by attnlab data batches")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1, help="PyTorch's dropout masks")
+    ap.add_argument("--like", help="an attnlab checkpoint of the same experiment: also write an attnlab checkpoint")
+    ap.add_argument("--compare", help="metrics.jsonl of the attnlab run (log_every = 1)")
+    ap.add_argument("--tolerance", type=float, help="with --compare: fail when a step's losses differ by more "
+                    "(relative)")
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    with open(os.path.join(a.dir, "recipe.json")) as f:
+        r = json.load(f)
+    check_recipe(r)
+    batches, _ = load_checkpoint(os.path.join(a.dir, "batches.safetensors"))
+    init, _ = load_checkpoint(os.path.join(a.dir, "init.safetensors"))
+
+    model = Transformer(r["vocab_size"], r["encoder_layers"], r["decoder_layers"], r["d_model"], r["heads"],
+                        r["d_ff"], p=r["dropout"], max_length=r["max_length"])
+    own = dict(model.named_parameters())
+    state = {}
+    for name, t in init.items():
+        if torch_name(name) not in own:
+            sys.exit(f"pytorch_reference_train: the reference model has no parameter for {name}")
+        state[torch_name(name)] = t.clone()
+    missing = set(own) - set(state)
+    if missing:
+        sys.exit(f"pytorch_reference_train: {a.dir}/init.safetensors lacks {sorted(missing)}")
+    model.load_state_dict(state, strict=False)
+    model.train()
+    beta1, beta2, eps = r["adam"]
+    opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(beta1, beta2), eps=eps)
+    pad, acc, steps = r["pad_id"], r["accumulate"], r["steps"]
+    os.makedirs(a.out, exist_ok=True)
+    losses = []
+    start = time.time()
+    with open(os.path.join(a.out, "losses.jsonl"), "w") as log:
+        for step in range(1, steps + 1):
+            group = [(step - 1) * acc + i for i in range(acc)]
+            tokens = sum(int((batches[f"tgt_out.{k}"] != pad).sum()) for k in group)
+            total = 0.0
+            for k in group:
+                logits = model(batches[f"src.{k}"], batches[f"tgt_in.{k}"])
+                loss_sum = F.cross_entropy(logits.reshape(-1, r["vocab_size"]), batches[f"tgt_out.{k}"].reshape(-1),
+                                           ignore_index=pad, label_smoothing=r["label_smoothing"], reduction="sum")
+                (loss_sum / tokens).backward()
+                total += loss_sum.item()
+            for g in opt.param_groups:
+                g["lr"] = transformer_lr(step, r["d_model"], r["warmup_steps"]) * r["lr_scale"]
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            losses.append(total / tokens)
+            log.write(json.dumps({"step": step, "loss": losses[-1]}) + "\n")
+            if step % 100 == 0 or step == steps:
+                print(f"step {step}/{steps} | loss {losses[-1]:.4f} | {time.time() - start:.0f} s", flush=True)
+    weights = [(attnlab_name(n), p.detach().clone()) for n, p in model.named_parameters()]
+    write_safetensors(os.path.join(a.out, "weights.safetensors"), weights, {"format": "pt"})
+    if a.like:
+        order = [n for n in init]  # attnlab's parameter order
+        by_name = dict(weights)
+        path = write_attnlab_checkpoint(a.out, [(n, by_name[n]) for n in order], a.like, steps,
+                                        os.path.join(a.dir, "vocab.model"))
+        print(f"attnlab checkpoint: {path}")
+    if a.compare:
+        compare(losses, a.compare, a.tolerance)
+
+
+if __name__ == "__main__":
+    main()
