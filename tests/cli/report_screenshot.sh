@@ -72,13 +72,17 @@ grep -q 'dev PPL: direction agrees on 1 of 1 rows (1 significant)' "$work/report
 grep -q 'BLEU: direction agrees on 0 of 1 rows (0 significant); against the paper beyond the noise: A1' "$work/report.txt"
 "$attnlab" report "$run" --format csv --output "$work/report.csv"
 grep -q '^A1,done,2,2,' "$work/report.csv"
-"$attnlab" report "$run" --format markdown | grep -q '^| row | settings |'
-"$attnlab" report "$run" --format latex | grep -q 'toprule'
+# Each format to a file first: grep -q on a pipe may close it early and fail the writer (pipefail).
+"$attnlab" report "$run" --format markdown --output "$work/report.md"
+grep -q '^| row | settings |' "$work/report.md"
+"$attnlab" report "$run" --format latex --output "$work/report.tex"
+grep -q 'toprule' "$work/report.tex"
 if "$attnlab" report "$work/nowhere" 2>"$work/err.txt"; then echo "a missing run folder was accepted" >&2; exit 1; fi
 grep -q 'suite.json' "$work/err.txt"
 
-"$attnlab" report "$run" --format html | grep -c '<polyline class="curve"' | grep -qx 10
-"$attnlab" report "$run" --format html | grep -q '<p class="agreement"><strong>dev PPL: direction agrees on 1 of 1 rows'
+"$attnlab" report "$run" --format html --output "$work/report.html"
+[[ $(grep -c '<polyline class="curve"' "$work/report.html") == 10 ]]
+grep -q '<p class="agreement"><strong>dev PPL: direction agrees on 1 of 1 rows' "$work/report.html"
 if [[ $keep == --text-only ]]; then
   echo "report text formats check passed"
   exit 0
