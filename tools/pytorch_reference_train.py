@@ -104,7 +104,6 @@ def write_attnlab_checkpoint(out_dir, weights, like, steps, vocab):
     meta = dict(meta)
     meta["attnlab.step"] = str(steps)
     meta["attnlab.optimizer"] = json.dumps({"kind": "adam", "step": steps, "has_moments": False})
-    meta["attnlab.checksum"] = "xxh3-64:" + "0" * 16
     run = os.path.join(out_dir, "run")
     os.makedirs(os.path.join(run, "checkpoints"), exist_ok=True)
     path = os.path.join(run, "checkpoints", f"step-{steps:08d}.safetensors")

@@ -18,8 +18,11 @@ bool is_train_run_folder(const std::string& dir) {
   return !fs::exists(fs::path(dir) / "suite.json", ec) && fs::is_regular_file(fs::path(dir) / "config.toml", ec);
 }
 
-void read_run_files(ReportRun& run, Report& report) {
-  const TrainingSummary t = read_training_summary(fs::path(run.dir) / "metrics.jsonl");
+namespace {
+
+// read_run_files with the training summary it read, for the train folder's own figures.
+TrainingSummary read_run_files_and_summary(ReportRun& run, Report& report) {
+  TrainingSummary t = read_training_summary(fs::path(run.dir) / "metrics.jsonl");
   run.train_loss = t.train_loss;
   run.dev_ppl = t.dev_ppl;
   try {
@@ -27,7 +30,12 @@ void read_run_files(ReportRun& run, Report& report) {
   } catch (const std::exception& e) {
     report.warnings.push_back(e.what());
   }
+  return t;
 }
+
+}  // namespace
+
+void read_run_files(ReportRun& run, Report& report) { read_run_files_and_summary(run, report); }
 
 Report collect_train_run(const std::string& run_dir) {
   const fs::path config_path = fs::path(run_dir) / "config.toml";
@@ -46,8 +54,7 @@ Report collect_train_run(const std::string& run_dir) {
   ReportRun run;
   run.seed = static_cast<std::uint64_t>(config["experiment"]["seed"].value_or(std::int64_t{1}));
   run.dir = run_dir;
-  read_run_files(run, report);
-  const TrainingSummary t = read_training_summary(fs::path(run_dir) / "metrics.jsonl");
+  const TrainingSummary t = read_run_files_and_summary(run, report);
   const std::int64_t max_steps = config["training"]["max_steps"].value_or(std::int64_t{0});
   // Finished: trained to max_steps (or stopped early, which also ends in a dev evaluation that
   // attnlab eval recorded); an unfinished run shows as pending with its curves so far.
