@@ -12,7 +12,7 @@
 #include <fmt/core.h>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/bleu.h"
+#include "attnlab/nmt/metrics/bleu.h"
 
 namespace {
 

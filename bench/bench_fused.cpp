@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "attnlab/attnlab.h"
+#include "attnlab/testing/base_model.h"
 
 namespace {
 
@@ -27,10 +28,10 @@ using attnlab::Shape;
 using attnlab::Tensor;
 
 constexpr std::int64_t kTokens = 12500;  // rows of the residual block
-constexpr std::int64_t kModel = 512;     // d_model
-constexpr std::int64_t kFF = 2048;       // d_ff
-constexpr std::int64_t kVocab = 37000;
-constexpr double kDrop = 0.1;            // P_drop of the base model
+using attnlab::testing::base_model::kDrop;  // P_drop
+using attnlab::testing::base_model::kFF;
+using attnlab::testing::base_model::kModel;
+using attnlab::testing::base_model::kVocab;
 constexpr double kEps = 1e-6;
 
 Device g_device = Device::cpu();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attnlab/attnlab.h"
+#include "attnlab/testing/base_model.h"
 
 namespace {
 
@@ -17,13 +18,13 @@ using attnlab::Shape;
 using attnlab::Tensor;
 
 constexpr std::int64_t kTokens = 4096;  // T
-constexpr std::int64_t kModel = 512;    // d_model
-constexpr std::int64_t kFF = 2048;      // d_ff
-constexpr std::int64_t kVocab = 37000;  // shared BPE vocabulary
+using attnlab::testing::base_model::kFF;     // d_ff
+using attnlab::testing::base_model::kModel;  // d_model
+using attnlab::testing::base_model::kVocab;  // shared BPE vocabulary
 constexpr std::int64_t kLogitTokens = 512;  // logits on fewer tokens: the full T takes seconds
 constexpr std::int64_t kHeadsBatch = 512;   // B * h (64 sequences x 8 heads)
 constexpr std::int64_t kSeq = 64;           // sequence length per head
-constexpr std::int64_t kHead = 64;          // d_head
+using attnlab::testing::base_model::kHead;  // d_head
 
 Tensor random(const Shape& shape, std::uint64_t seed) {
   Tensor t = Tensor::empty(shape);

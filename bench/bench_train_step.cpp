@@ -1,6 +1,6 @@
 // Training throughput of the Transformer: one full training step (forward, label-smoothed
 // cross-entropy over the logits of the shared embedding, backward of loss_sum / tokens, Adam with
-// the paper's schedule) on random token batches, as core/nmt/src/trainer.cpp runs it, on the CPU
+// the paper's schedule) on random token batches, as nmt/train/src/training_state.cpp runs it, on the CPU
 // or a CUDA device, in fp32, tf32 or bf16. A plain program (not Google Benchmark) so that its
 // output line matches bench/pytorch_train_step.py, which builds the same model in PyTorch;
 // bench/compare_train.sh (CPU) and bench/gpu_compare.sh (GPU) run both. See bench/README.md for
@@ -21,9 +21,10 @@
 
 #include "attnlab/allocator.h"
 #include "attnlab/attnlab.h"
-#include "attnlab/nmt/batching.h"
-#include "attnlab/nmt/optimizer.h"
-#include "attnlab/nmt/transformer.h"
+#include "attnlab/testing/base_model.h"
+#include "attnlab/nmt/data/batching.h"
+#include "attnlab/nmt/train/optimizer.h"
+#include "attnlab/nmt/model/transformer.h"
 #include "attnlab/plugin/loader.h"
 #include "attnlab/precision.h"
 
@@ -95,7 +96,7 @@ BenchOptions parse(int argc, char** argv) {
 }
 
 nmt::TransformerConfig model_config(const std::string& name) {
-  if (name == "base") return nmt::paper_base_config(37000);
+  if (name == "base") return nmt::paper_base_config(testing::base_model::kVocab);
   nmt::TransformerConfig c;  // post-norm, scaled_dot / sinusoidal / relu / standard dropout
   c.vocab_size = 8000;
   c.encoder_layers = 4;

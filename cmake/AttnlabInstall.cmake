@@ -17,8 +17,7 @@ install(FILES
   ${PROJECT_BINARY_DIR}/core/generated/attnlab/build_info.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attnlab)
 install(TARGETS attnlab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# The program's own library (model, data, trainer); not part of the plugin SDK's CMake package.
-install(TARGETS attnlab_nmt LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# The NMT layer (nmt/) is linked into the program statically: nothing of it is installed.
 
 get_property(plugin_targets GLOBAL PROPERTY ATTNLAB_PLUGIN_TARGETS)
 install(TARGETS ${plugin_targets} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/attnlab/plugins)

@@ -13,7 +13,7 @@
 #   bin/        attnlab, bench_train_step, bench_attention, bench_fused, test_core, test_ops,
 #               test_cuda (stripped;
 #               RUNPATH $ORIGIN/../lib)
-#   lib/        libattnlab_core, libattnlab_nmt, and every shared library they, the programs and
+#   lib/        libattnlab_core and every shared library they, the programs and
 #               the plugins need that is not glibc, the CUDA toolkit or the driver (found with ldd)
 #   lib/gcc/    libstdc++ and libgcc_s, used only where the machine's own copies are too old
 #   lib/attnlab/plugins/   the plugins (the loader's default folder, next to the core)

@@ -4,7 +4,7 @@
 #include <fmt/core.h>
 
 #include "attnlab/commands.h"
-#include "attnlab/nmt/average.h"
+#include "attnlab/nmt/checkpoint/average.h"
 
 namespace attnlab::app {
 

@@ -9,8 +9,8 @@
 
 #include "attnlab/commands.h"
 #include "attnlab/error.h"
-#include "attnlab/nmt/bleu.h"
-#include "attnlab/nmt/chrf.h"
+#include "attnlab/nmt/metrics/bleu.h"
+#include "attnlab/nmt/metrics/chrf.h"
 
 namespace attnlab::app {
 namespace {

@@ -11,8 +11,8 @@
 
 #include "attnlab/commands.h"
 #include "attnlab/error.h"
-#include "attnlab/nmt/parameter_count.h"
-#include "attnlab/nmt/suite.h"
+#include "attnlab/nmt/model/parameter_count.h"
+#include "attnlab/nmt/suite/suite.h"
 
 namespace attnlab::app {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "attnlab/commands.h"
 #include "attnlab/error.h"
-#include "attnlab/nmt/synthetic.h"
+#include "attnlab/nmt/data/synthetic.h"
 
 namespace attnlab::app {
 

@@ -6,11 +6,11 @@
 #include <fmt/core.h>
 
 #include "attnlab/commands.h"
-#include "attnlab/nmt/average.h"
-#include "attnlab/nmt/corpus.h"
-#include "attnlab/nmt/eval_record.h"
-#include "attnlab/nmt/evaluation.h"
-#include "attnlab/nmt/prepared_data.h"
+#include "attnlab/nmt/checkpoint/average.h"
+#include "attnlab/nmt/data/corpus.h"
+#include "attnlab/nmt/eval/eval_record.h"
+#include "attnlab/nmt/eval/evaluation.h"
+#include "attnlab/nmt/data/prepared_data.h"
 
 namespace attnlab::app {
 

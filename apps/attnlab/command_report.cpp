@@ -7,8 +7,8 @@
 
 #include "attnlab/commands.h"
 #include "attnlab/error.h"
-#include "attnlab/nmt/atomic_file.h"
-#include "attnlab/nmt/report.h"
+#include "attnlab/nmt/io/atomic_file.h"
+#include "attnlab/nmt/report/report.h"
 
 namespace attnlab::app {
 namespace {

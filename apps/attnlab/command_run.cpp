@@ -8,8 +8,8 @@
 #include <fmt/core.h>
 
 #include "attnlab/commands.h"
-#include "attnlab/nmt/suite_runner.h"
-#include "attnlab/nmt/trainer.h"
+#include "attnlab/nmt/suite/suite_runner.h"
+#include "attnlab/nmt/train/trainer.h"
 
 namespace attnlab::app {
 namespace {

@@ -3,7 +3,7 @@
 #include <fmt/core.h>
 
 #include "attnlab/commands.h"
-#include "attnlab/nmt/trainer.h"
+#include "attnlab/nmt/train/trainer.h"
 
 namespace attnlab::app {
 

@@ -5,8 +5,8 @@
 #include <fmt/core.h>
 
 #include "attnlab/commands.h"
-#include "attnlab/nmt/corpus.h"
-#include "attnlab/nmt/translator.h"
+#include "attnlab/nmt/data/corpus.h"
+#include "attnlab/nmt/decode/translator.h"
 
 namespace attnlab::app {
 namespace {

@@ -15,10 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/commands.h"
-#include "attnlab/nmt/prepared_data.h"
-#include "attnlab/nmt/safetensors.h"
-#include "attnlab/nmt/trainer.h"
-#include "attnlab/nmt/transformer.h"
+#include "attnlab/nmt/data/prepared_data.h"
+#include "attnlab/nmt/checkpoint/safetensors.h"
+#include "attnlab/nmt/train/trainer.h"
+#include "attnlab/nmt/model/transformer.h"
 #include "attnlab/random.h"
 
 namespace attnlab::app {

@@ -7,24 +7,7 @@ source "$(dirname "$0")/scratch.sh"
 count=$("$attnlab" version | sed -n 's/^cuda: built, \([0-9]*\) device(s) visible$/\1/p')
 count=${count:-0}
 gpu="cuda:$count"
-cat >exp.toml <<'TOML'
-[experiment]
-name = "nogpu"
-[data]
-cache_dir = "cache"
-[data.synthetic]
-train_pairs = 1000
-[vocab]
-size = 150
-[model]
-encoder_layers = 1
-decoder_layers = 1
-d_model = 32
-heads = 4
-d_ff = 64
-[training]
-max_steps = 2
-TOML
+tiny_experiment nogpu training.max_steps=2 >exp.toml
 
 # expect_refusal LOG COMMAND...: the command fails with status 1 and the device error.
 expect_refusal() {

@@ -3,40 +3,15 @@
 # averaging), kept in the run folder by attnlab train; command-line flags override it.
 # usage: eval_settings.sh ATTNLAB_PROGRAM
 source "$(dirname "$0")/scratch.sh"
-write_experiment() {  # $1: the [eval] table's lines
-  cat >exp.toml <<TOML
-[experiment]
-name = "tiny"
-[data]
-cache_dir = "cache"
-[data.synthetic]
-train_pairs = 600
-dev_pairs = 10
-test_pairs = 10
-[vocab]
-size = 120
-[model]
-encoder_layers = 1
-decoder_layers = 1
-d_model = 16
-heads = 2
-d_ff = 32
-[training]
-batch_tokens = 400
-max_steps = 6
-warmup_steps = 2
-eval_every = 6
-checkpoint_every = 2
-checkpoint_every_seconds = 0
-keep_checkpoints = 3
-[eval]
-$1
-TOML
+write_experiment() {  # "$@": the [eval] settings, e.g. eval.beam=2
+  tiny_experiment tiny data.synthetic.train_pairs=600 data.synthetic.dev_pairs=10 data.synthetic.test_pairs=10 \
+    vocab.size=120 model.d_model=16 model.heads=2 model.d_ff=32 training.batch_tokens=400 training.max_steps=6 \
+    training.warmup_steps=2 training.eval_every=6 training.checkpoint_every=2 training.keep_checkpoints=3 "$@" >exp.toml
 }
 expect() {  # $1: file, $2: fixed text it must hold
   grep -qF -- "$2" "$1" || { echo "expected '$2' in $1:"; cat "$1"; exit 1; }
 }
-write_experiment $'bleu = "tokenized"\nbeam = 2\nalpha = 1.5\naverage_last = 2'
+write_experiment 'eval.bleu="tokenized"' eval.beam=2 eval.alpha=1.5 eval.average_last=2
 "$attnlab" train exp.toml >train.log 2>&1
 grep -qE "^bleu = ['\"]tokenized['\"]" runs/tiny/eval.toml || { echo "eval.toml lacks the bleu mode"; cat runs/tiny/eval.toml; exit 1; }
 
@@ -51,7 +26,7 @@ expect flags.log "bleu mode: sacrebleu; beam 1, alpha 0.6"
 if grep -q "averaged" flags.log; then echo "--average 0 still averaged"; exit 1; fi
 
 # A changed [eval] table reaches a finished run through attnlab train, without retraining it.
-write_experiment $'bleu = "sacrebleu"\nbeam = 3'
+write_experiment 'eval.bleu="sacrebleu"' eval.beam=3
 "$attnlab" train exp.toml >retrain.log 2>&1
 "$attnlab" eval runs/tiny >changed.log 2>&1
 expect changed.log "bleu mode: sacrebleu; beam 3, alpha 0.6"

@@ -3,34 +3,10 @@
 # again and must end with checkpoints byte-identical to those of an uninterrupted run.
 # usage: interrupt_resume.sh ATTNLAB_PROGRAM
 source "$(dirname "$0")/scratch.sh"
-cat >exp.toml <<'TOML'
-[experiment]
-name = "interrupt"
-seed = 5
-[data]
-cache_dir = "cache"
-[data.synthetic]
-train_pairs = 2000
-dev_pairs = 50
-test_pairs = 50
-[vocab]
-size = 200
-[model]
-encoder_layers = 2
-decoder_layers = 2
-d_model = 32
-heads = 4
-d_ff = 64
-[training]
-batch_tokens = 600
-max_steps = 120
-warmup_steps = 20
-eval_every = 40
-log_every = 20
-checkpoint_every = 10
-checkpoint_every_seconds = 0
-keep_checkpoints = 3
-TOML
+tiny_experiment interrupt experiment.seed=5 data.synthetic.train_pairs=2000 data.synthetic.dev_pairs=50 \
+  data.synthetic.test_pairs=50 vocab.size=200 model.encoder_layers=2 model.decoder_layers=2 training.batch_tokens=600 \
+  training.max_steps=120 training.warmup_steps=20 training.eval_every=40 training.log_every=20 \
+  training.keep_checkpoints=3 >exp.toml
 final=checkpoints/step-00000120.safetensors
 
 wait_for() {  # wait_for FILE PID: until FILE exists, failing if PID ends first

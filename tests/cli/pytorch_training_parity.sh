@@ -8,34 +8,9 @@
 source "$(dirname "$0")/scratch.sh"
 python=$2
 tools=$3/tools
-cat >exp.toml <<'TOML'
-[experiment]
-name = "parity"
-threads = 2
-[data]
-cache_dir = "cache"
-[data.synthetic]
-train_pairs = 2000
-dev_pairs = 20
-test_pairs = 20
-[vocab]
-size = 300
-[model]
-encoder_layers = 2
-decoder_layers = 2
-d_model = 32
-heads = 4
-d_ff = 64
-dropout = 0.0
-[training]
-batch_tokens = 600
-max_steps = 40
-warmup_steps = 10
-label_smoothing = 0.1
-log_every = 1
-eval_every = 40
-checkpoint_every = 40
-TOML
+tiny_experiment parity experiment.threads=2 data.synthetic.train_pairs=2000 vocab.size=300 \
+  model.encoder_layers=2 model.decoder_layers=2 model.dropout=0.0 training.batch_tokens=600 training.max_steps=40 \
+  training.label_smoothing=0.1 training.log_every=1 training.eval_every=40 training.checkpoint_every=40 >exp.toml
 "$attnlab" train exp.toml >train.log 2>&1
 "$attnlab" data batches exp.toml --steps 40 --out batches >batches.log 2>&1
 "$python" "$tools/pytorch_reference_train.py" batches --out torch --threads 2 \

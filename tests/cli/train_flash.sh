@@ -3,34 +3,9 @@
 # with it (incremental decoding through the flash attention against the KV cache).
 # usage: train_flash.sh ATTNLAB_PROGRAM
 source "$(dirname "$0")/scratch.sh"
-cat >exp.toml <<'TOML'
-[experiment]
-name = "tiny-flash"
-[data]
-cache_dir = "cache"
-[data.synthetic]
-train_pairs = 600
-dev_pairs = 10
-test_pairs = 10
-[vocab]
-size = 120
-[model]
-encoder_layers = 1
-decoder_layers = 1
-d_model = 32
-heads = 4
-d_ff = 64
-attention_dropout = 0.1
-[model.attention]
-name = "flash"
-[training]
-batch_tokens = 400
-max_steps = 20
-warmup_steps = 5
-eval_every = 20
-checkpoint_every = 20
-checkpoint_every_seconds = 0
-TOML
+tiny_experiment tiny-flash data.synthetic.train_pairs=600 data.synthetic.dev_pairs=10 data.synthetic.test_pairs=10 \
+  vocab.size=120 model.attention_dropout=0.1 'model.attention.name="flash"' training.batch_tokens=400 \
+  training.max_steps=20 training.warmup_steps=5 training.eval_every=20 training.checkpoint_every=20 >exp.toml
 "$attnlab" train exp.toml >train.log 2>&1 || { cat train.log; exit 1; }
 cat train.log
 grep -F "; flash / sinusoidal / relu)" train.log

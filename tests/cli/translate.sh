@@ -2,31 +2,7 @@
 # Train a tiny model, then translate, score and average through the program, as a user would.
 # usage: translate.sh ATTNLAB_PROGRAM
 source "$(dirname "$0")/scratch.sh"
-cat >exp.toml <<'TOML'
-[experiment]
-name = "tiny"
-[data]
-cache_dir = "cache"
-[data.synthetic]
-train_pairs = 1000
-dev_pairs = 20
-test_pairs = 20
-[vocab]
-size = 150
-[model]
-encoder_layers = 1
-decoder_layers = 1
-d_model = 32
-heads = 4
-d_ff = 64
-[training]
-batch_tokens = 500
-max_steps = 30
-warmup_steps = 10
-eval_every = 30
-checkpoint_every = 10
-checkpoint_every_seconds = 0
-TOML
+tiny_experiment tiny >exp.toml
 "$attnlab" train exp.toml >train.log 2>&1
 src=cache/synthetic-1-1000-20-20/test.src
 "$attnlab" translate --checkpoint runs/tiny --input $src --output hyp.txt --beam 4 2>translate.log

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "attnlab/attnlab.h"
-#include "attnlab/nmt/optimizer.h"
-#include "attnlab/nmt/transformer.h"
+#include "attnlab/nmt/train/optimizer.h"
+#include "attnlab/nmt/model/transformer.h"
 #include "attnlab/precision.h"
 #include "copy_task.h"
 #include "nmt_testing.h"

@@ -2,8 +2,8 @@
 
 #include <random>
 
-#include "attnlab/nmt/optimizer.h"
-#include "attnlab/nmt/transformer.h"
+#include "attnlab/nmt/train/optimizer.h"
+#include "attnlab/nmt/model/transformer.h"
 #include "attnlab/ops.h"
 #include "nmt_testing.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 // Shared helpers of the nmt tests: the in-tree plugins, tiny model configurations.
-#include "attnlab/nmt/transformer.h"
+#include "attnlab/nmt/model/transformer.h"
 #include "attnlab/plugin/loader.h"
 
 namespace attnlab::nmt::testing {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "attnlab/testing/base_model.h"
 #include "ops/adam_multi_plan.h"
 
 using namespace attnlab::detail;
@@ -57,19 +58,20 @@ TEST_CASE("adam_step_multi launch plan covers every element once within the limi
 
 TEST_CASE("adam_step_multi launch plan of the base model takes few launches") {
   // The base Transformer's parameter list: 1 embedding, 6 encoder and 6 decoder layers (below).
-  std::vector<std::int64_t> numel = {37000 * 512};
+  using namespace attnlab::testing::base_model;
+  std::vector<std::int64_t> numel = {kVocab * kModel};
   auto attention = [&] {
-    for (int k = 0; k < 4; ++k) numel.insert(numel.end(), {512 * 512, 512});
+    for (int k = 0; k < 4; ++k) numel.insert(numel.end(), {kModel * kModel, kModel});
   };
   auto ffn_and_norms = [&](int norms) {
-    numel.insert(numel.end(), {2048 * 512, 2048, 512 * 2048, 512});
-    for (int k = 0; k < norms; ++k) numel.insert(numel.end(), {512, 512});
+    numel.insert(numel.end(), {kFF * kModel, kFF, kModel * kFF, kModel});
+    for (int k = 0; k < norms; ++k) numel.insert(numel.end(), {kModel, kModel});
   };
-  for (int layer = 0; layer < 6; ++layer) {
+  for (int layer = 0; layer < kLayers; ++layer) {
     attention();
     ffn_and_norms(2);
   }
-  for (int layer = 0; layer < 6; ++layer) {
+  for (int layer = 0; layer < kLayers; ++layer) {
     attention();
     attention();
     ffn_and_norms(3);

@@ -203,10 +203,9 @@ void run_case(const Case& c, std::uint64_t seed) {
   std::vector<T> out(static_cast<std::size_t>(c.b * c.h * c.tq * DV));
   std::vector<float> lse(static_cast<std::size_t>(c.b * c.h * c.tq));
   const k::Grid gq = k::query_tile_grid(c.b * c.h, c.tq);
-  emu::launch(dim3(gq.x, gq.y), k::kThreads, [&] {
-    k::forward_kernel<T, DK, DV>(q.device.data(), kk.device.data(), v.device.data(), mask_ptr, lengths_ptr, c.h, c.tq,
-                                 c.tk, c.causal, scale, drop, out.data(), lse.data());
-  });
+  const k::Inputs<T> in{q.device.data(), kk.device.data(), v.device.data(), mask_ptr, lengths_ptr, c.h, c.tq, c.tk,
+                        c.causal, scale, drop};
+  emu::launch(dim3(gq.x, gq.y), k::kThreads, [&] { k::forward_kernel<T, DK, DV>(in, out.data(), lse.data()); });
   const testing::Tolerance out_tol = bf16 ? testing::Tolerance{1e-2, 1e-2} : testing::Tolerance{2e-6, 2e-5};
   check_close(as_doubles(out), r.out64, out_tol, "out");
   check_lse(lse, r.lse64);
@@ -217,17 +216,10 @@ void run_case(const Case& c, std::uint64_t seed) {
     k::delta_kernel<T>(out.data(), dout.device.data(), c.b * c.h * c.tq, DV, delta.data());
   });
   std::vector<T> dq(q.device.size()), dk(kk.device.size()), dv(v.device.size());
-  emu::launch(dim3(gq.x, gq.y), k::kThreads, [&] {
-    k::dq_kernel<T, DK, DV>(q.device.data(), kk.device.data(), v.device.data(), mask_ptr, lengths_ptr,
-                            dout.device.data(), lse.data(), delta.data(), c.h, c.tq, c.tk, c.causal, scale, drop,
-                            dq.data());
-  });
+  const k::BackwardInputs<T> bin{in, dout.device.data(), lse.data(), delta.data()};
+  emu::launch(dim3(gq.x, gq.y), k::kThreads, [&] { k::dq_kernel<T, DK, DV>(bin, dq.data()); });
   const k::Grid gk = k::key_tile_grid(c.b * c.h, c.tk);
-  emu::launch(dim3(gk.x, gk.y), k::kThreads, [&] {
-    k::dkdv_kernel<T, DK, DV>(q.device.data(), kk.device.data(), v.device.data(), mask_ptr, lengths_ptr,
-                              dout.device.data(), lse.data(), delta.data(), c.h, c.tq, c.tk, c.causal, scale, drop,
-                              dk.data(), dv.data());
-  });
+  emu::launch(dim3(gk.x, gk.y), k::kThreads, [&] { k::dkdv_kernel<T, DK, DV>(bin, dk.data(), dv.data()); });
   // bf16 gradients come from the bf16-rounded out (D = dout . out), as on the device: looser.
   const testing::Tolerance grad_tol = bf16 ? testing::Tolerance{3e-2, 3e-2} : testing::Tolerance{1e-5, 1e-4};
   check_close(as_doubles(dq), r.dq64, grad_tol, "dq");
@@ -246,10 +238,9 @@ void run_tc_case(const Case& c, std::uint64_t seed) {
   std::vector<T> out(static_cast<std::size_t>(c.b * c.h * c.tq * DV));
   std::vector<float> lse(static_cast<std::size_t>(c.b * c.h * c.tq));
   const k::Grid gq = tc::query_tile_grid(c.b * c.h, c.tq);
-  emu::launch(dim3(gq.x, gq.y), tc::kThreads, [&] {
-    tc::forward_kernel<DK, DV>(r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
-                               c.h, c.tq, c.tk, c.causal, r.scale, r.drop, out.data(), lse.data());
-  });
+  const k::Inputs<T> in{r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
+                        c.h, c.tq, c.tk, c.causal, r.scale, r.drop};
+  emu::launch(dim3(gq.x, gq.y), tc::kThreads, [&] { tc::forward_kernel<DK, DV>(in, out.data(), lse.data()); });
   // P enters P V in bf16: a little looser than the FMA kernels' bf16 output.
   check_close(as_doubles(out), r.out64, {1.5e-2, 1.5e-2}, "out");
   check_lse(lse, r.lse64);
@@ -260,17 +251,10 @@ void run_tc_case(const Case& c, std::uint64_t seed) {
   emu::launch(dim3(gd.x, gd.y), k::kThreads,
               [&] { k::delta_kernel<T>(out.data(), r.dout.device.data(), c.b * c.h * c.tq, DV, delta.data()); });
   std::vector<T> dq(r.q.device.size()), dk(r.k.device.size()), dv(r.v.device.size());
-  emu::launch(dim3(gq.x, gq.y), tc::kThreads, [&] {
-    tc::dq_kernel<DK, DV>(r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
-                          r.dout.device.data(), lse.data(), delta.data(), c.h, c.tq, c.tk, c.causal, r.scale, r.drop,
-                          dq.data());
-  });
+  const k::BackwardInputs<T> bin{in, r.dout.device.data(), lse.data(), delta.data()};
+  emu::launch(dim3(gq.x, gq.y), tc::kThreads, [&] { tc::dq_kernel<DK, DV>(bin, dq.data()); });
   const k::Grid gk = tc::key_tile_grid(c.b * c.h, c.tk);
-  emu::launch(dim3(gk.x, gk.y), tc::kThreads, [&] {
-    tc::dkdv_kernel<DK, DV>(r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
-                            r.dout.device.data(), lse.data(), delta.data(), c.h, c.tq, c.tk, c.causal, r.scale, r.drop,
-                            dk.data(), dv.data());
-  });
+  emu::launch(dim3(gk.x, gk.y), tc::kThreads, [&] { tc::dkdv_kernel<DK, DV>(bin, dk.data(), dv.data()); });
   // dS and P Z enter their products in bf16: as loose as the FMA kernels' bf16 gradients.
   const testing::Tolerance grad_tol{3e-2, 3e-2};
   check_close(as_doubles(dq), r.dq64, grad_tol, "dq");

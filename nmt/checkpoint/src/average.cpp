@@ -1,9 +1,9 @@
-#include "attnlab/nmt/average.h"
+#include "attnlab/nmt/checkpoint/average.h"
 
 #include <fmt/core.h>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/checkpoint_store.h"
+#include "attnlab/nmt/checkpoint/checkpoint_store.h"
 
 namespace attnlab::nmt {
 

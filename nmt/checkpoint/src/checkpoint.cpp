@@ -1,4 +1,4 @@
-#include "attnlab/nmt/checkpoint.h"
+#include "attnlab/nmt/checkpoint/checkpoint.h"
 
 #include <charconv>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/autograd.h"
-#include "attnlab/nmt/checksum.h"
+#include "attnlab/nmt/io/checksum.h"
 
 namespace attnlab::nmt {
 namespace {

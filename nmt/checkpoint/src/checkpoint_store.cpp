@@ -1,9 +1,9 @@
-#include "attnlab/nmt/checkpoint_store.h"
+#include "attnlab/nmt/checkpoint/checkpoint_store.h"
 
 #include <algorithm>
 #include <charconv>
 
-#include "attnlab/nmt/atomic_file.h"
+#include "attnlab/nmt/io/atomic_file.h"
 
 namespace attnlab::nmt {
 namespace {

@@ -1,4 +1,4 @@
-#include "attnlab/nmt/safetensors.h"
+#include "attnlab/nmt/checkpoint/safetensors.h"
 
 #include <algorithm>
 #include <array>
@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attnlab/nmt/atomic_file.h"
+#include "attnlab/nmt/io/atomic_file.h"
 
 namespace attnlab::nmt {
 

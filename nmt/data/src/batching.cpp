@@ -1,5 +1,5 @@
 // Token-budget batching, deterministic shuffling and batch tensors.
-#include "attnlab/nmt/batching.h"
+#include "attnlab/nmt/data/batching.h"
 
 #include <algorithm>
 #include <limits>
@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/hash.h"
+#include "attnlab/nmt/io/hash.h"
 
 namespace attnlab::nmt {
 namespace {

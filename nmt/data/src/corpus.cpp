@@ -1,5 +1,5 @@
 // Reading parallel text (plain or gzip through zlib) and length filtering.
-#include "attnlab/nmt/corpus.h"
+#include "attnlab/nmt/data/corpus.h"
 
 #include <zlib.h>
 
@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "attnlab/error.h"
-#include "file_util.h"
+#include "attnlab/nmt/io/file_util.h"
 
 namespace attnlab::nmt {
 namespace {

@@ -1,5 +1,5 @@
 // Encoded corpus and its checksummed binary cache.
-#include "attnlab/nmt/encoded.h"
+#include "attnlab/nmt/data/encoded.h"
 
 #include <xxhash.h>
 
@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/hash.h"
-#include "file_util.h"
+#include "attnlab/nmt/io/hash.h"
+#include "attnlab/nmt/io/file_util.h"
 
 namespace attnlab::nmt {
 namespace {

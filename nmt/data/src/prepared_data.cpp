@@ -1,11 +1,11 @@
-#include "attnlab/nmt/prepared_data.h"
+#include "attnlab/nmt/data/prepared_data.h"
 
 #include <filesystem>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/corpus.h"
-#include "attnlab/nmt/hash.h"
-#include "attnlab/nmt/synthetic.h"
+#include "attnlab/nmt/data/corpus.h"
+#include "attnlab/nmt/io/hash.h"
+#include "attnlab/nmt/data/synthetic.h"
 
 namespace attnlab::nmt {
 namespace {

@@ -1,5 +1,5 @@
 // Deterministic synthetic English -> German-like corpus (see synthetic.h for the grammar).
-#include "attnlab/nmt/synthetic.h"
+#include "attnlab/nmt/data/synthetic.h"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +10,7 @@
 #include <unordered_set>
 
 #include "attnlab/error.h"
-#include "file_util.h"
+#include "attnlab/nmt/io/file_util.h"
 
 namespace attnlab::nmt {
 namespace {

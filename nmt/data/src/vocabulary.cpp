@@ -1,5 +1,5 @@
 // Shared SentencePiece vocabulary, trained once per (data, options) and cached by content hash.
-#include "attnlab/nmt/vocabulary.h"
+#include "attnlab/nmt/data/vocabulary.h"
 
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
@@ -8,9 +8,9 @@
 #include <filesystem>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/corpus.h"
-#include "attnlab/nmt/hash.h"
-#include "file_util.h"
+#include "attnlab/nmt/data/corpus.h"
+#include "attnlab/nmt/io/hash.h"
+#include "attnlab/nmt/io/file_util.h"
 
 // SentencePiece's log threshold (src/common.h, exported by libsentencepiece, not in its public
 // headers). The --minloglevel flag alone comes too late: the trainer logs its command line before

@@ -1,4 +1,4 @@
-#include "attnlab/nmt/beam_search.h"
+#include "attnlab/nmt/decode/beam_search.h"
 
 #include <algorithm>
 #include <cmath>

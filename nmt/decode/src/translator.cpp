@@ -1,12 +1,12 @@
-#include "attnlab/nmt/translator.h"
+#include "attnlab/nmt/decode/translator.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
 
 #include "attnlab/autograd.h"
-#include "attnlab/nmt/checkpoint_store.h"
-#include "attnlab/nmt/hash.h"
+#include "attnlab/nmt/checkpoint/checkpoint_store.h"
+#include "attnlab/nmt/io/hash.h"
 #include "attnlab/ops.h"
 #include "attnlab/precision.h"
 

@@ -1,11 +1,11 @@
-#include "attnlab/nmt/eval_record.h"
+#include "attnlab/nmt/eval/eval_record.h"
 
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "attnlab/error.h"
-#include "file_util.h"
+#include "attnlab/nmt/io/file_util.h"
 
 namespace attnlab::nmt {
 namespace {

@@ -1,9 +1,9 @@
-#include "attnlab/nmt/evaluate.h"
+#include "attnlab/nmt/eval/evaluate.h"
 
 #include <cmath>
 
 #include "attnlab/autograd.h"
-#include "attnlab/nmt/batching.h"
+#include "attnlab/nmt/data/batching.h"
 #include "attnlab/ops/cross_entropy.h"
 
 namespace attnlab::nmt {

@@ -1,10 +1,9 @@
-#include "attnlab/nmt/evaluation.h"
+#include "attnlab/nmt/eval/evaluation.h"
 
 #include <chrono>
 
-#include "attnlab/nmt/corpus.h"
-#include "attnlab/nmt/encoded.h"
-#include "attnlab/nmt/report.h"
+#include "attnlab/nmt/data/corpus.h"
+#include "attnlab/nmt/data/encoded.h"
 #include "attnlab/precision.h"
 
 namespace attnlab::nmt {

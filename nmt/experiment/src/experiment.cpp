@@ -1,4 +1,4 @@
-#include "attnlab/nmt/experiment.h"
+#include "attnlab/nmt/experiment/experiment.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -173,6 +173,8 @@ void read_eval(TableReader& e, EvalConfig& v) {
   e.finish();
 }
 
+}  // namespace
+
 toml::table parse_toml_text(const std::string& text, const std::string& source_name) {
   try {
     return toml::parse(std::string_view(text), std::string_view(source_name));
@@ -182,8 +184,6 @@ toml::table parse_toml_text(const std::string& text, const std::string& source_n
                             e.description()));
   }
 }
-
-}  // namespace
 
 ExperimentConfig parse_experiment(const std::string& text, const std::string& source_name) {
   return parse_experiment_table(parse_toml_text(text, source_name), source_name);

@@ -3,7 +3,7 @@
 // what it is, so two folders trained from one configuration hold identical checkpoints.
 #include <sstream>
 
-#include "attnlab/nmt/experiment.h"
+#include "attnlab/nmt/experiment/experiment.h"
 
 namespace attnlab::nmt {
 namespace {

@@ -1,4 +1,4 @@
-#include "attnlab/nmt/atomic_file.h"
+#include "attnlab/nmt/io/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "attnlab/nmt/checksum.h"
+#include "attnlab/nmt/io/checksum.h"
 
 #include <xxhash.h>
 

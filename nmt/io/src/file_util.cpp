@@ -1,4 +1,4 @@
-#include "file_util.h"
+#include "attnlab/nmt/io/file_util.h"
 
 #include <cerrno>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include <iterator>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/atomic_file.h"
+#include "attnlab/nmt/io/atomic_file.h"
 
 namespace attnlab::nmt::detail {
 

@@ -1,5 +1,5 @@
 // XXH3-128 content hashes as lowercase hex.
-#include "attnlab/nmt/hash.h"
+#include "attnlab/nmt/io/hash.h"
 
 #include <xxhash.h>
 

@@ -1,5 +1,5 @@
 // Corpus BLEU with sacreBLEU 2.x semantics (sacrebleu/metrics/bleu.py).
-#include "attnlab/nmt/bleu.h"
+#include "attnlab/nmt/metrics/bleu.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/unicode_text.h"
+#include "attnlab/nmt/metrics/unicode_text.h"
 
 namespace attnlab::nmt {
 namespace {
@@ -323,6 +323,22 @@ BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
 BleuScore sentence_bleu(std::string_view hypothesis, const std::vector<std::string>& references,
                         const BleuConfig& config) {
   return compute_bleu(sentence_bleu_stats(hypothesis, references, config), config);
+}
+
+BleuConfig bleu_config_for(std::string_view bleu_mode, std::string_view signature) {
+  const bool lc = signature.find("case:lc") != std::string_view::npos;
+  if (bleu_mode == "tokenized") return BleuConfig::tokenized(lc);
+  if (bleu_mode == "paper-wmt14") {
+    // Our translations are detokenized text (SentencePiece): the 13a tokenizer stands in for the
+    // Moses tokenizer that tensor2tensor ran before splitting compounds (tok:13a+compound-split).
+    BleuConfig c = BleuConfig::paper_wmt14();
+    c.tokenize = BleuTokenizer::k13a;
+    c.lowercase = lc;
+    return c;
+  }
+  BleuConfig c = BleuConfig::sacrebleu();
+  c.lowercase = lc;
+  return c;
 }
 
 }  // namespace attnlab::nmt

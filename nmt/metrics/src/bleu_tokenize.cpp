@@ -1,10 +1,10 @@
 // sacreBLEU 2.x tokenizers (13a, intl, char, none) and tensor2tensor compound splitting.
-#include "attnlab/nmt/bleu_tokenize.h"
+#include "attnlab/nmt/metrics/bleu_tokenize.h"
 
 #include <fmt/format.h>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/unicode_text.h"
+#include "attnlab/nmt/metrics/unicode_text.h"
 #include "pcre2_util.h"
 
 namespace attnlab::nmt {

@@ -1,5 +1,5 @@
 // chrF with sacreBLEU 2.x semantics (sacrebleu/metrics/chrf.py, default: effective-order averaging).
-#include "attnlab/nmt/chrf.h"
+#include "attnlab/nmt/metrics/chrf.h"
 
 #include <algorithm>
 #include <memory>
@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/bleu.h"
-#include "attnlab/nmt/unicode_text.h"
+#include "attnlab/nmt/metrics/bleu.h"
+#include "attnlab/nmt/metrics/unicode_text.h"
 
 namespace attnlab::nmt {
 namespace {

@@ -1,5 +1,5 @@
 // UTF-8 helpers with Python str semantics (split, rstrip, lower) for the BLEU / chrF scorers.
-#include "attnlab/nmt/unicode_text.h"
+#include "attnlab/nmt/metrics/unicode_text.h"
 
 #include <clocale>
 #include <cwctype>

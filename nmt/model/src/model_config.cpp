@@ -1,4 +1,4 @@
-#include "attnlab/nmt/model_config.h"
+#include "attnlab/nmt/model/model_config.h"
 
 #include "attnlab/error.h"
 #include "attnlab/plugin/attention_support.h"

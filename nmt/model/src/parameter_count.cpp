@@ -1,4 +1,4 @@
-#include "attnlab/nmt/parameter_count.h"
+#include "attnlab/nmt/model/parameter_count.h"
 
 namespace attnlab::nmt {
 

@@ -1,4 +1,4 @@
-#include "attnlab/nmt/transformer.h"
+#include "attnlab/nmt/model/transformer.h"
 
 #include <cmath>
 #include <limits>

@@ -5,7 +5,7 @@
 
 #include <fmt/core.h>
 
-#include "attnlab/nmt/report.h"
+#include "attnlab/nmt/report/report.h"
 
 namespace attnlab::nmt {
 namespace {

@@ -7,7 +7,7 @@
 #include <toml++/toml.h>
 
 #include "attnlab/error.h"
-#include "training_summary.h"
+#include "attnlab/nmt/train/training_summary.h"
 
 namespace attnlab::nmt {
 

@@ -2,7 +2,7 @@
 // Internal to the report: reading what a run folder holds into the report's structures.
 #include <string>
 
-#include "attnlab/nmt/report.h"
+#include "attnlab/nmt/report/report.h"
 
 namespace attnlab::nmt {
 

@@ -1,7 +1,7 @@
 // Experiment suites (suite.h): a suite file is read once for its [suite] and [vars] tables, then
 // each row is built from fresh parses of the base file and of the suite (moving nodes keeps their
 // source positions, which copies would lose), merged table by table and read as an experiment.
-#include "attnlab/nmt/suite.h"
+#include "attnlab/nmt/suite/suite.h"
 
 #include <xxhash.h>
 
@@ -34,16 +34,6 @@ std::string read_text(const std::string& path, const std::string& what) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-toml::table parse_text(const std::string& text, const std::string& source_name) {
-  try {
-    return toml::parse(std::string_view(text), std::string_view(source_name));
-  } catch (const toml::parse_error& e) {
-    const auto& where = e.source();
-    throw Error(fmt::format("{}:{}:{}: TOML syntax error: {}", source_name, where.begin.line, where.begin.column,
-                            e.description()));
-  }
 }
 
 bool before(const toml::source_region& a, const toml::source_region& b) {
@@ -101,7 +91,7 @@ class SuiteReader {
   }
 
   Suite read() {
-    toml::table doc = parse_text(text_, path_);
+    toml::table doc = parse_toml_text(text_, path_);
     TableReader root(doc, "");
     read_vars(root);
     Suite suite;
@@ -315,7 +305,7 @@ class SuiteReader {
 
   // A fresh parse of the suite with variables expanded (everything but [vars] itself).
   toml::table fresh_suite() {
-    toml::table doc = parse_text(text_, path_);
+    toml::table doc = parse_toml_text(text_, path_);
     for (auto&& [k, v] : doc)
       if (k.str() != "vars") vars_.expand_all(v, std::string(k.str()));
     return doc;
@@ -323,7 +313,7 @@ class SuiteReader {
 
   toml::table fresh_base() {
     if (base_path_.empty()) return {};
-    toml::table doc = parse_text(base_text_, base_path_);
+    toml::table doc = parse_toml_text(base_text_, base_path_);
     vars_.expand_all(doc, "");
     rebase_paths(doc, base_rel_.parent_path());
     return doc;

@@ -1,4 +1,4 @@
-#include "attnlab/nmt/suite_results.h"
+#include "attnlab/nmt/suite/suite_results.h"
 
 #include <filesystem>
 
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/error.h"
-#include "file_util.h"
+#include "attnlab/nmt/io/file_util.h"
 
 namespace attnlab::nmt {
 namespace {

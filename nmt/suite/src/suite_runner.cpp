@@ -1,4 +1,4 @@
-#include "attnlab/nmt/suite_runner.h"
+#include "attnlab/nmt/suite/suite_runner.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,13 +7,13 @@
 #include <map>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/average.h"
-#include "attnlab/nmt/corpus.h"
-#include "attnlab/nmt/evaluation.h"
-#include "attnlab/nmt/prepared_data.h"
-#include "attnlab/nmt/suite_results.h"
-#include "attnlab/nmt/trainer.h"
-#include "training_summary.h"
+#include "attnlab/nmt/checkpoint/average.h"
+#include "attnlab/nmt/data/corpus.h"
+#include "attnlab/nmt/eval/evaluation.h"
+#include "attnlab/nmt/data/prepared_data.h"
+#include "attnlab/nmt/suite/suite_results.h"
+#include "attnlab/nmt/train/trainer.h"
+#include "attnlab/nmt/train/training_summary.h"
 
 namespace attnlab::nmt {
 namespace {

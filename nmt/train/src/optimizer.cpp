@@ -1,4 +1,4 @@
-#include "attnlab/nmt/optimizer.h"
+#include "attnlab/nmt/train/optimizer.h"
 
 #include <algorithm>
 #include <cmath>

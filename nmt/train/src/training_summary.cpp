@@ -1,4 +1,4 @@
-#include "training_summary.h"
+#include "attnlab/nmt/train/training_summary.h"
 
 #include <fstream>
 #include <string>

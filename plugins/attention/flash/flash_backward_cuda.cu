@@ -17,24 +17,17 @@ using kernels::dq_smem_floats;
 template <typename T, int DK, int DV>
 int launch_backward(const Problem& p, const void* dout, const float* lse, const float* delta, void* dq, void* dk,
                     void* dv) {
-  const DropoutStream drop{p.dropout, p.seed, p.offset};
+  const kernels::BackwardInputs<T> in = backward_inputs_of<T>(p, dout, lse, delta);
   if (p.tq > 0) {
     const kernels::Grid g = kernels::query_tile_grid(p.batch * p.heads, p.tq);
-    const int status = launch(dq_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads,
-                              dq_smem_floats<DK, DV>() * sizeof(float), p.stream, static_cast<const T*>(p.q),
-                              static_cast<const T*>(p.k), static_cast<const T*>(p.v), static_cast<const T*>(p.mask),
-                              p.key_lengths, static_cast<const T*>(dout), lse, delta, p.heads, p.tq, p.tk, p.causal,
-                              p.scale, drop, static_cast<T*>(dq));
+    const int status = launch(dq_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, dq_smem_floats<DK, DV>() * sizeof(float),
+                              p.stream, in, static_cast<T*>(dq));
     if (status != 0) return status;
   }
   if (p.tk > 0) {
     const kernels::Grid g = kernels::key_tile_grid(p.batch * p.heads, p.tk);
-    return launch(dkdv_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads,
-                  dkdv_smem_floats<DK, DV>() * sizeof(float), p.stream, static_cast<const T*>(p.q),
-                  static_cast<const T*>(p.k),
-                  static_cast<const T*>(p.v), static_cast<const T*>(p.mask), p.key_lengths,
-                  static_cast<const T*>(dout), lse, delta, p.heads, p.tq, p.tk, p.causal, p.scale, drop,
-                  static_cast<T*>(dk), static_cast<T*>(dv));
+    return launch(dkdv_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, dkdv_smem_floats<DK, DV>() * sizeof(float),
+                  p.stream, in, static_cast<T*>(dk), static_cast<T*>(dv));
   }
   return 0;
 }
@@ -43,20 +36,13 @@ template <int DK, int DV>
 int launch_tc_backward(const Problem& p, const void* dout, const float* lse, const float* delta, void* dq, void* dk,
                        void* dv) {
   using Bf16 = __nv_bfloat16;
-  const DropoutStream drop{p.dropout, p.seed, p.offset};
-  const auto* q = static_cast<const Bf16*>(p.q);
-  const auto* k = static_cast<const Bf16*>(p.k);
-  const auto* v = static_cast<const Bf16*>(p.v);
-  const auto* mask = static_cast<const Bf16*>(p.mask);
-  const auto* g = static_cast<const Bf16*>(dout);
+  const kernels::BackwardInputs<Bf16> in = backward_inputs_of<Bf16>(p, dout, lse, delta);
   const kernels::Grid gq = tc::query_tile_grid(p.batch * p.heads, p.tq);  // tq >= 2 here
   const int status = launch(tc::dq_kernel<DK, DV>, dim3(gq.x, gq.y), tc::kThreads, tc::DqSmem<DK, DV>::bytes, p.stream,
-                            q, k, v, mask, p.key_lengths, g, lse, delta, p.heads, p.tq, p.tk, p.causal, p.scale, drop,
-                            static_cast<Bf16*>(dq));
+                            in, static_cast<Bf16*>(dq));
   if (status != 0 || p.tk == 0) return status;
   const kernels::Grid gk = tc::key_tile_grid(p.batch * p.heads, p.tk);
-  return launch(tc::dkdv_kernel<DK, DV>, dim3(gk.x, gk.y), tc::kThreads, tc::DkdvSmem<DK, DV>::bytes, p.stream, q, k,
-                v, mask, p.key_lengths, g, lse, delta, p.heads, p.tq, p.tk, p.causal, p.scale, drop,
+  return launch(tc::dkdv_kernel<DK, DV>, dim3(gk.x, gk.y), tc::kThreads, tc::DkdvSmem<DK, DV>::bytes, p.stream, in,
                 static_cast<Bf16*>(dk), static_cast<Bf16*>(dv));
 }
 

@@ -43,16 +43,8 @@ constexpr std::size_t dq_smem_floats() {
 // (i0 = 32 blockIdx.y), walking the key tiles the forward walked; thread t owns query i0 + t / 4.
 template <typename T, int DK, int DV>
 __global__ void __launch_bounds__(kThreads)
-    dq_kernel(const T* __restrict__ q,                  // (B, H, Tq, DK)
-              const T* __restrict__ k,                  // (B, H, Tk, DK)
-              const T* __restrict__ v,                  // (B, H, Tk, DV)
-              const T* __restrict__ mask,               // (B, Tk) additive, or null
-              const std::int32_t* __restrict__ lengths, // (B), or null
-              const T* __restrict__ dout,               // (B, H, Tq, DV)
-              const float* __restrict__ lse,            // (B, H, Tq)
-              const float* __restrict__ delta,          // (B, H, Tq)
-              std::int64_t heads, std::int64_t tq, std::int64_t tk, bool causal, float scale, DropoutStream drop,
-              T* __restrict__ dq) {                     // (B, H, Tq, DK)
+    dq_kernel(const BackwardInputs<T> in,
+              T* __restrict__ dq) {       // (B, H, Tq, DK)
   extern __shared__ float smem[];
   float* qs = smem;                    // [kRows][DK + 1]
   float* dos = qs + kRows * (DK + 1);  // [kRows][DV + 1]
@@ -60,25 +52,17 @@ __global__ void __launch_bounds__(kThreads)
   float* vs = ks + kCols * (DK + 1);   // [kCols][DV + 1]
   float* ds = vs + kCols * (DV + 1);   // [kRows][kCols + 1]
 
-  const std::int64_t bh = blockIdx.x;
-  const std::int64_t b = bh / heads;
-  const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.y) * kRows;
   const int r = threadIdx.x / kGroup;
   const int g = threadIdx.x % kGroup;
   const int c0 = g * kColsPerThread;
-  const std::int64_t i = i0 + r;
-  const bool row_valid = i < tq;
-  const std::int64_t length = key_length(lengths, b, tk);
-  const std::int64_t last = (i0 + kRows < tq ? i0 + kRows : tq) - 1;
-  const std::int64_t key_end = visible_end(last, length, tq, tk, causal);
-  const std::int64_t row_end = row_valid ? visible_end(i, length, tq, tk, causal) : 0;
-  const float lse_i = row_valid ? lse[bh * tq + i] : -INFINITY;
-  const float delta_i = row_valid ? delta[bh * tq + i] : 0.0f;
-  const T* mask_b = mask ? mask + b * tk : nullptr;
-  const float keep_scale = static_cast<float>(1.0 / (1.0 - drop.p));
+  const auto [bh, b, i0, i, row_valid, length, key_end, row_end] = query_tile<kRows>(in, r);
+  const float lse_i = row_valid ? in.lse[bh * in.tq + i] : -INFINITY;
+  const float delta_i = row_valid ? in.delta[bh * in.tq + i] : 0.0f;
+  const T* mask_b = mask_row(in, b);
+  const float keep_scale = kernels::keep_scale(in.drop);
 
-  load_tile<DK, 1>(qs, q + bh * tq * DK, i0, tq);
-  load_tile<DV, 1>(dos, dout + bh * tq * DV, i0, tq);
+  load_tile<DK, 1>(qs, in.q + bh * in.tq * DK, i0, in.tq);
+  load_tile<DV, 1>(dos, in.dout + bh * in.tq * DV, i0, in.tq);
   float acc[DK / kGroup];
 #pragma unroll
   for (int e = 0; e < DK / kGroup; ++e) acc[e] = 0.0f;
@@ -86,8 +70,8 @@ __global__ void __launch_bounds__(kThreads)
 
   for (std::int64_t j0 = 0; j0 < key_end; j0 += kCols) {
     __syncthreads();  // the previous tile's ks and ds are read; qs and dos are loaded
-    load_tile<DK, 1>(ks, k + bh * tk * DK, j0, key_end);
-    load_tile<DV, 1>(vs, v + bh * tk * DV, j0, key_end);
+    load_tile<DK, 1>(ks, in.k + bh * in.tk * DK, j0, key_end);
+    load_tile<DV, 1>(vs, in.v + bh * in.tk * DV, j0, key_end);
     __syncthreads();
     float s[kColsPerThread], dp[kColsPerThread];
 #pragma unroll
@@ -107,8 +91,8 @@ __global__ void __launch_bounds__(kThreads)
       const std::int64_t j = j0 + c0 + t;
       float dsv = 0.0f;
       if (j < row_end && lse_i != -INFINITY) {
-        const float p = expf(s[t] * scale + (mask_b ? to_float(mask_b[j]) : 0.0f) - lse_i);
-        const float z = drop_factor(drop, p, keep_scale, weight_index(bh, i, j, tq, tk), cache);
+        const float p = expf(s[t] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) - lse_i);
+        const float z = drop_factor(in.drop, p, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
         dsv = p * (dp[t] * z - delta_i);
       }
       ds[r * (kCols + 1) + c0 + t] = dsv;
@@ -121,9 +105,9 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   if (row_valid) {
-    T* out = dq + (bh * tq + i) * DK;
+    T* out = dq + (bh * in.tq + i) * DK;
 #pragma unroll
-    for (int e = 0; e < DK / kGroup; ++e) out[g + kGroup * e] = from_float<T>(acc[e] * scale);
+    for (int e = 0; e < DK / kGroup; ++e) out[g + kGroup * e] = from_float<T>(acc[e] * in.scale);
   }
 }
 
@@ -142,17 +126,9 @@ constexpr std::size_t dkdv_smem_floats() {
 // first query seeing key j0 are skipped.
 template <typename T, int DK, int DV>
 __global__ void __launch_bounds__(kThreads)
-    dkdv_kernel(const T* __restrict__ q,                  // (B, H, Tq, DK)
-                const T* __restrict__ k,                  // (B, H, Tk, DK)
-                const T* __restrict__ v,                  // (B, H, Tk, DV)
-                const T* __restrict__ mask,               // (B, Tk) additive, or null
-                const std::int32_t* __restrict__ lengths, // (B), or null
-                const T* __restrict__ dout,               // (B, H, Tq, DV)
-                const float* __restrict__ lse,            // (B, H, Tq)
-                const float* __restrict__ delta,          // (B, H, Tq)
-                std::int64_t heads, std::int64_t tq, std::int64_t tk, bool causal, float scale, DropoutStream drop,
-                T* __restrict__ dk,                       // (B, H, Tk, DK)
-                T* __restrict__ dv) {                     // (B, H, Tk, DV)
+    dkdv_kernel(const BackwardInputs<T> in,
+                T* __restrict__ dk,         // (B, H, Tk, DK)
+                T* __restrict__ dv) {       // (B, H, Tk, DV)
   extern __shared__ float smem[];
   float* ks = smem;                            // [kCols][DK + 1]
   float* vs = ks + kCols * (DK + 1);           // [kCols][DV + 1]
@@ -163,17 +139,12 @@ __global__ void __launch_bounds__(kThreads)
   float* lse_s = dst + kCols * (kRows + 1);    // [kRows]
   float* delta_s = lse_s + kRows;              // [kRows]
 
-  const std::int64_t bh = blockIdx.x;
-  const std::int64_t b = bh / heads;
-  const std::int64_t j0 = static_cast<std::int64_t>(blockIdx.y) * kCols;
   const int c = threadIdx.x / kGroup;
   const int g = threadIdx.x % kGroup;
   const int r0 = g * kColsPerThread;
-  const std::int64_t j = j0 + c;
-  const bool key_valid = j < tk;
-  const std::int64_t length = key_length(lengths, b, tk);
-  const std::int64_t dk_at = (bh * tk + j) * DK;  // key j's row of dk and of dv (when key_valid)
-  const std::int64_t dv_at = (bh * tk + j) * DV;
+  const auto [bh, b, j0, j, key_valid, length] = key_tile<kCols>(in, c);
+  const std::int64_t dk_at = (bh * in.tk + j) * DK;  // key j's row of dk and of dv (when key_valid)
+  const std::int64_t dv_at = (bh * in.tk + j) * DV;
 
   if (j0 >= length) {  // every key of the tile is padding (the same for the whole block)
     if (key_valid) {
@@ -184,10 +155,10 @@ __global__ void __launch_bounds__(kThreads)
     }
     return;
   }
-  load_tile<DK, 1>(ks, k + bh * tk * DK, j0, length);
-  load_tile<DV, 1>(vs, v + bh * tk * DV, j0, length);
-  const float mask_j = (mask && key_valid) ? to_float(mask[b * tk + j]) : 0.0f;
-  const float keep_scale = static_cast<float>(1.0 / (1.0 - drop.p));
+  load_tile<DK, 1>(ks, in.k + bh * in.tk * DK, j0, length);
+  load_tile<DV, 1>(vs, in.v + bh * in.tk * DV, j0, length);
+  const float mask_j = (in.mask && key_valid) ? to_float(in.mask[b * in.tk + j]) : 0.0f;
+  const float keep_scale = kernels::keep_scale(in.drop);
   float dk_acc[DK / kGroup], dv_acc[DV / kGroup];
 #pragma unroll
   for (int e = 0; e < DK / kGroup; ++e) dk_acc[e] = 0.0f;
@@ -196,16 +167,16 @@ __global__ void __launch_bounds__(kThreads)
   KeepCache cache;
 
   // Query i sees key j0 only when i >= j0 - (tk - tq) under causal masking.
-  std::int64_t first = causal ? j0 - (tk - tq) : 0;
+  std::int64_t first = in.causal ? j0 - (in.tk - in.tq) : 0;
   first = first < 0 ? 0 : first;
-  for (std::int64_t i0 = first / kRows * kRows; i0 < tq; i0 += kRows) {
+  for (std::int64_t i0 = first / kRows * kRows; i0 < in.tq; i0 += kRows) {
     __syncthreads();  // ks and vs are loaded; the previous tile's qs, dos, pt and dst are read
-    load_tile<DK, 1>(qs, q + bh * tq * DK, i0, tq);
-    load_tile<DV, 1>(dos, dout + bh * tq * DV, i0, tq);
+    load_tile<DK, 1>(qs, in.q + bh * in.tq * DK, i0, in.tq);
+    load_tile<DV, 1>(dos, in.dout + bh * in.tq * DV, i0, in.tq);
     if (threadIdx.x < kRows) {
       const std::int64_t row = i0 + threadIdx.x;
-      lse_s[threadIdx.x] = row < tq ? lse[bh * tq + row] : -INFINITY;
-      delta_s[threadIdx.x] = row < tq ? delta[bh * tq + row] : 0.0f;
+      lse_s[threadIdx.x] = row < in.tq ? in.lse[bh * in.tq + row] : -INFINITY;
+      delta_s[threadIdx.x] = row < in.tq ? in.delta[bh * in.tq + row] : 0.0f;
     }
     __syncthreads();
     float s[kColsPerThread], dp[kColsPerThread];
@@ -226,9 +197,9 @@ __global__ void __launch_bounds__(kThreads)
       const std::int64_t i = i0 + r0 + t;
       const float lse_i = lse_s[r0 + t];
       float pz = 0.0f, dsv = 0.0f;
-      if (i < tq && key_valid && j < visible_end(i, length, tq, tk, causal) && lse_i != -INFINITY) {
-        const float p = expf(s[t] * scale + mask_j - lse_i);
-        const float z = drop_factor(drop, p, keep_scale, weight_index(bh, i, j, tq, tk), cache);
+      if (i < in.tq && key_valid && j < visible_end(i, length, in.tq, in.tk, in.causal) && lse_i != -INFINITY) {
+        const float p = expf(s[t] * in.scale + mask_j - lse_i);
+        const float z = drop_factor(in.drop, p, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
         pz = p * z;
         dsv = p * (dp[t] * z - delta_s[r0 + t]);
       }
@@ -247,7 +218,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   if (key_valid) {
 #pragma unroll
-    for (int e = 0; e < DK / kGroup; ++e) dk[dk_at + g + kGroup * e] = from_float<T>(dk_acc[e] * scale);
+    for (int e = 0; e < DK / kGroup; ++e) dk[dk_at + g + kGroup * e] = from_float<T>(dk_acc[e] * in.scale);
 #pragma unroll
     for (int e = 0; e < DV / kGroup; ++e) dv[dv_at + g + kGroup * e] = from_float<T>(dv_acc[e]);
   }

@@ -51,6 +51,73 @@ __device__ __forceinline__ std::int64_t key_length(const std::int32_t* lengths, 
   return len < 0 ? 0 : (len > tk ? tk : len);
 }
 
+// What every flash kernel reads: the inputs of one attention, their shape and its options. One
+// kernel argument, passed by value (the pointers are device memory).
+template <typename T>
+struct Inputs {
+  const T* __restrict__ q;                  // (B, H, Tq, DK)
+  const T* __restrict__ k;                  // (B, H, Tk, DK)
+  const T* __restrict__ v;                  // (B, H, Tk, DV)
+  const T* __restrict__ mask;               // (B, Tk) additive, or null
+  const std::int32_t* __restrict__ lengths; // (B), or null
+  std::int64_t heads, tq, tk;
+  bool causal;
+  float scale;
+  DropoutStream drop;
+};
+
+// What the backward kernels read besides: the output's gradient and the forward's statistics.
+template <typename T>
+struct BackwardInputs : Inputs<T> {
+  const T* __restrict__ dout;        // (B, H, Tq, DV)
+  const float* __restrict__ lse;     // (B, H, Tq)
+  const float* __restrict__ delta;   // (B, H, Tq): rowsum(dout * out)
+};
+
+// Where a thread of a query-tile block (forward, dq) stands. Block (bh = blockIdx.x, blockIdx.y)
+// holds queries i0 .. i0 + rows - 1 of head bh (batch row b); the thread's query is row `row` of
+// the tile, i = i0 + row. Keys [0, key_end) are those the tile's last query sees (the same for
+// the whole block, so loops over them reach every barrier); [0, row_end) those query i sees.
+struct QueryTile {
+  std::int64_t bh, b, i0, i;
+  bool row_valid;       // i < Tq
+  std::int64_t length;  // real keys of batch row b
+  std::int64_t key_end, row_end;
+};
+template <int kTileRows, typename T>
+__device__ __forceinline__ QueryTile query_tile(const Inputs<T>& in, int row) {
+  const std::int64_t bh = blockIdx.x, b = bh / in.heads;
+  const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.y) * kTileRows, i = i0 + row;
+  const std::int64_t length = key_length(in.lengths, b, in.tk);
+  const std::int64_t last = (i0 + kTileRows < in.tq ? i0 + kTileRows : in.tq) - 1;
+  const bool row_valid = i < in.tq;
+  return {bh, b, i0, i, row_valid, length, visible_end(last, length, in.tq, in.tk, in.causal),
+          row_valid ? visible_end(i, length, in.tq, in.tk, in.causal) : 0};
+}
+
+// Where a thread of a key-tile block (dk/dv) stands: block (bh = blockIdx.x, blockIdx.y) holds
+// keys j0 .. j0 + cols - 1 of head bh; the thread's key is column `col` of the tile.
+struct KeyTile {
+  std::int64_t bh, b, j0, j;
+  bool key_valid;       // j < Tk
+  std::int64_t length;  // real keys of batch row b
+};
+template <int kTileCols, typename T>
+__device__ __forceinline__ KeyTile key_tile(const Inputs<T>& in, int col) {
+  const std::int64_t bh = blockIdx.x, b = bh / in.heads;
+  const std::int64_t j0 = static_cast<std::int64_t>(blockIdx.y) * kTileCols, j = j0 + col;
+  return {bh, b, j0, j, j < in.tk, key_length(in.lengths, b, in.tk)};
+}
+
+// The mask row of batch row b (null without a mask) and the scale of kept weights, 1 / (1 - p).
+template <typename T>
+__device__ __forceinline__ const T* mask_row(const Inputs<T>& in, std::int64_t b) {
+  return in.mask ? in.mask + b * in.tk : nullptr;
+}
+__device__ __forceinline__ float keep_scale(const DropoutStream& drop) {
+  return static_cast<float>(1.0 / (1.0 - drop.p));
+}
+
 // The sum and the maximum over the 4 threads of a row group (lanes 4r .. 4r + 3 of a warp).
 // Every lane of the warp must call these together.
 __device__ __forceinline__ float group_max(float x) {

@@ -17,10 +17,7 @@ template <typename T, int DK, int DV>
 int launch_forward(const Problem& p, void* out, float* lse) {
   const kernels::Grid g = kernels::query_tile_grid(p.batch * p.heads, p.tq);
   return launch(forward_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, forward_smem_floats<DK, DV>() * sizeof(float),
-                p.stream,
-                static_cast<const T*>(p.q), static_cast<const T*>(p.k), static_cast<const T*>(p.v),
-                static_cast<const T*>(p.mask), p.key_lengths, p.heads, p.tq, p.tk, p.causal, p.scale,
-                DropoutStream{p.dropout, p.seed, p.offset}, static_cast<T*>(out), lse);
+                p.stream, inputs_of<T>(p), static_cast<T*>(out), lse);
 }
 
 template <int DK, int DV>
@@ -28,9 +25,7 @@ int launch_tc_forward(const Problem& p, void* out, float* lse) {
   using Bf16 = __nv_bfloat16;
   const kernels::Grid g = tc::query_tile_grid(p.batch * p.heads, p.tq);
   return launch(tc::forward_kernel<DK, DV>, dim3(g.x, g.y), tc::kThreads, tc::ForwardSmem<DK, DV>::bytes, p.stream,
-                static_cast<const Bf16*>(p.q), static_cast<const Bf16*>(p.k), static_cast<const Bf16*>(p.v),
-                static_cast<const Bf16*>(p.mask), p.key_lengths, p.heads, p.tq, p.tk, p.causal, p.scale,
-                DropoutStream{p.dropout, p.seed, p.offset}, static_cast<Bf16*>(out), lse);
+                inputs_of<Bf16>(p), static_cast<Bf16*>(out), lse);
 }
 
 }  // namespace

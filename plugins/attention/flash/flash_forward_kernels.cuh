@@ -21,37 +21,23 @@ constexpr std::size_t forward_smem_floats() {
 // tile's last query may see (key length, causal diagonal) are not visited.
 template <typename T, int DK, int DV>
 __global__ void __launch_bounds__(kThreads)
-    forward_kernel(const T* __restrict__ q,                  // (B, H, Tq, DK)
-                   const T* __restrict__ k,                  // (B, H, Tk, DK)
-                   const T* __restrict__ v,                  // (B, H, Tk, DV)
-                   const T* __restrict__ mask,               // (B, Tk) additive, or null
-                   const std::int32_t* __restrict__ lengths, // (B), or null
-                   std::int64_t heads, std::int64_t tq, std::int64_t tk, bool causal, float scale,
-                   DropoutStream drop,
-                   T* __restrict__ out,                      // (B, H, Tq, DV)
-                   float* __restrict__ lse) {                // (B, H, Tq)
+    forward_kernel(const Inputs<T> in,
+                   T* __restrict__ out,        // (B, H, Tq, DV)
+                   float* __restrict__ lse) {  // (B, H, Tq)
   extern __shared__ float smem[];
   float* qs = smem;                   // [kRows][DK + 1]
   float* ks = qs + kRows * (DK + 1);  // [kCols][DK + 1]
   float* vs = ks + kCols * (DK + 1);  // [kCols][DV]
   float* ps = vs + kCols * DV;        // [kRows][kCols + 1]: the tile's (dropped) weights, unnormalised
 
-  const std::int64_t bh = blockIdx.x;
-  const std::int64_t b = bh / heads;
-  const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.y) * kRows;
   const int r = threadIdx.x / kGroup;
   const int g = threadIdx.x % kGroup;
   const int c0 = g * kColsPerThread;
-  const std::int64_t i = i0 + r;
-  const bool row_valid = i < tq;
-  const std::int64_t length = key_length(lengths, b, tk);
-  const std::int64_t last = (i0 + kRows < tq ? i0 + kRows : tq) - 1;
-  const std::int64_t key_end = visible_end(last, length, tq, tk, causal);  // same for the whole block
-  const std::int64_t row_end = row_valid ? visible_end(i, length, tq, tk, causal) : 0;
-  const T* mask_b = mask ? mask + b * tk : nullptr;
-  const float keep_scale = static_cast<float>(1.0 / (1.0 - drop.p));
+  const auto [bh, b, i0, i, row_valid, length, key_end, row_end] = query_tile<kRows>(in, r);
+  const T* mask_b = mask_row(in, b);
+  const float keep_scale = kernels::keep_scale(in.drop);
 
-  load_tile<DK, 1>(qs, q + bh * tq * DK, i0, tq);
+  load_tile<DK, 1>(qs, in.q + bh * in.tq * DK, i0, in.tq);
   float m = -INFINITY, l = 0.0f;
   float acc[DV / kGroup];
 #pragma unroll
@@ -60,8 +46,8 @@ __global__ void __launch_bounds__(kThreads)
 
   for (std::int64_t j0 = 0; j0 < key_end; j0 += kCols) {
     __syncthreads();  // the previous tile's ks, vs and ps are read; qs is loaded
-    load_tile<DK, 1>(ks, k + bh * tk * DK, j0, key_end);
-    load_tile<DV, 0>(vs, v + bh * tk * DV, j0, key_end);
+    load_tile<DK, 1>(ks, in.k + bh * in.tk * DK, j0, key_end);
+    load_tile<DV, 0>(vs, in.v + bh * in.tk * DV, j0, key_end);
     __syncthreads();
     float s[kColsPerThread];
 #pragma unroll
@@ -75,7 +61,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int t = 0; t < kColsPerThread; ++t) {
       const std::int64_t j = j0 + c0 + t;
-      s[t] = j < row_end ? s[t] * scale + (mask_b ? to_float(mask_b[j]) : 0.0f) : -INFINITY;
+      s[t] = j < row_end ? s[t] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) : -INFINITY;
       tile_max = fmaxf(tile_max, s[t]);
     }
     const float m_new = fmaxf(m, group_max(tile_max));
@@ -88,7 +74,8 @@ __global__ void __launch_bounds__(kThreads)
     for (int t = 0; t < kColsPerThread; ++t) {
       const float p = none ? 0.0f : expf(s[t] - m_new);
       sum += p;  // the denominator counts dropped weights too
-      ps[r * (kCols + 1) + c0 + t] = p * drop_factor(drop, p, keep_scale, weight_index(bh, i, j0 + c0 + t, tq, tk), cache);
+      const std::uint64_t index = weight_index(bh, i, j0 + c0 + t, in.tq, in.tk);
+      ps[r * (kCols + 1) + c0 + t] = p * drop_factor(in.drop, p, keep_scale, index, cache);
     }
     l = l * alpha + group_sum(sum);
     m = m_new;
@@ -102,11 +89,11 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   if (row_valid) {
-    T* o = out + (bh * tq + i) * DV;
+    T* o = out + (bh * in.tq + i) * DV;
     const float inv = l > 0.0f ? 1.0f / l : 0.0f;  // a row that sees no key gives 0
 #pragma unroll
     for (int e = 0; e < DV / kGroup; ++e) o[g + kGroup * e] = from_float<T>(acc[e] * inv);
-    if (g == 0) lse[bh * tq + i] = l > 0.0f ? m + logf(l) : -INFINITY;
+    if (g == 0) lse[bh * in.tq + i] = l > 0.0f ? m + logf(l) : -INFINITY;
   }
 }
 

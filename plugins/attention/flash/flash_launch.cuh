@@ -58,6 +58,19 @@ int with_element(Element element, Fn&& fn) {
   return fn(float{});
 }
 
+// The kernels' argument structs (flash_device.cuh) from a problem, its tensors as element type T.
+template <typename T>
+kernels::Inputs<T> inputs_of(const Problem& p) {
+  return {static_cast<const T*>(p.q), static_cast<const T*>(p.k), static_cast<const T*>(p.v),
+          static_cast<const T*>(p.mask), p.key_lengths, p.heads, p.tq, p.tk, p.causal, p.scale,
+          DropoutStream{p.dropout, p.seed, p.offset}};
+}
+template <typename T>
+kernels::BackwardInputs<T> backward_inputs_of(const Problem& p, const void* dout, const float* lse,
+                                              const float* delta) {
+  return {inputs_of<T>(p), static_cast<const T*>(dout), lse, delta};
+}
+
 // Launches `kernel` on `stream` with `threads` threads per block and `smem` bytes of dynamic
 // shared memory (above 48 KiB needs the opt-in).
 template <typename Kernel, typename... Args>

@@ -15,6 +15,7 @@
 // Include the CUDA API and <mma.h> (or their host emulation) first; flash_backward_cuda.cu
 // launches these.
 #include "flash_tc_device.cuh"
+#include "flash_tc_mma.cuh"
 
 namespace attnlab::flash::cuda::tc {
 
@@ -63,52 +64,6 @@ struct DkdvSmem {
 
 namespace detail {
 
-namespace wmma = nvcuda::wmma;
-using FragA = wmma::fragment<wmma::matrix_a, kFrag, kFrag, kFrag, bf16, wmma::row_major>;
-using FragBRow = wmma::fragment<wmma::matrix_b, kFrag, kFrag, kFrag, bf16, wmma::row_major>;
-using FragBCol = wmma::fragment<wmma::matrix_b, kFrag, kFrag, kFrag, bf16, wmma::col_major>;
-using FragC = wmma::fragment<wmma::accumulator, kFrag, kFrag, kFrag, float>;
-
-// out[16][64] (f32, ldo) = a[16 rows of the warp][D] times b[64][D]^T: the warp's 16 rows of a
-// product with a transposed partner tile (b row-major is b^T column-major). A warp collective.
-template <int D>
-__device__ __forceinline__ void rows_times_transposed(float* out, int ldo, const bf16* a, int lda, const bf16* b,
-                                                      int ldb) {
-  FragC acc[kCols / kFrag];
-#pragma unroll
-  for (int n = 0; n < kCols / kFrag; ++n) wmma::fill_fragment(acc[n], 0.0f);
-#pragma unroll
-  for (int kk = 0; kk < D / kFrag; ++kk) {
-    FragA fa;
-    wmma::load_matrix_sync(fa, a + kk * kFrag, lda);
-#pragma unroll
-    for (int n = 0; n < kCols / kFrag; ++n) {
-      FragBCol fb;
-      wmma::load_matrix_sync(fb, b + n * kFrag * ldb + kk * kFrag, ldb);
-      wmma::mma_sync(acc[n], fa, fb, acc[n]);
-    }
-  }
-#pragma unroll
-  for (int n = 0; n < kCols / kFrag; ++n) wmma::store_matrix_sync(out + n * kFrag, acc[n], ldo, wmma::mem_row_major);
-}
-
-// acc[n] += a[16 rows of the warp][64] times b[64][D] (both row-major). A warp collective.
-template <int D>
-__device__ __forceinline__ void accumulate_rows_times(FragC (&acc)[D / kFrag], const bf16* a, int lda, const bf16* b,
-                                                      int ldb) {
-#pragma unroll
-  for (int kk = 0; kk < kCols / kFrag; ++kk) {
-    FragA fa;
-    wmma::load_matrix_sync(fa, a + kk * kFrag, lda);
-#pragma unroll
-    for (int n = 0; n < D / kFrag; ++n) {
-      FragBRow fb;
-      wmma::load_matrix_sync(fb, b + kk * kFrag * ldb + n * kFrag, ldb);
-      wmma::mma_sync(acc[n], fa, fb, acc[n]);
-    }
-  }
-}
-
 // Writes the warp's 16 rows of acc (a [64][D] result) to rows row0 .. row0 + 63 of dst [rows, D]
 // (those below valid_rows), times `factor`, through the staging tile (f32, ldg) in shared memory.
 // The warp's rows of the staging tile must be free. A warp collective; ends with __syncwarp.
@@ -133,16 +88,8 @@ __device__ __forceinline__ void write_rows(bf16* dst, std::int64_t row0, std::in
 // (i0 = 64 blockIdx.y), walking the key tiles the forward walked (a block-uniform trip count).
 template <int DK, int DV>
 __global__ void __launch_bounds__(kThreads)
-    dq_kernel(const bf16* __restrict__ q,                // (B, H, Tq, DK)
-              const bf16* __restrict__ k,                // (B, H, Tk, DK)
-              const bf16* __restrict__ v,                // (B, H, Tk, DV)
-              const bf16* __restrict__ mask,             // (B, Tk) additive, or null
-              const std::int32_t* __restrict__ lengths,  // (B), or null
-              const bf16* __restrict__ dout,             // (B, H, Tq, DV)
-              const float* __restrict__ lse,             // (B, H, Tq)
-              const float* __restrict__ delta,           // (B, H, Tq)
-              std::int64_t heads, std::int64_t tq, std::int64_t tk, bool causal, float scale, DropoutStream drop,
-              bf16* __restrict__ dq) {                   // (B, H, Tq, DK)
+    dq_kernel(const kernels::BackwardInputs<bf16> in,
+              bf16* __restrict__ dq) {    // (B, H, Tq, DK)
   using L = DqSmem<DK, DV>;
   using detail::FragC;
   extern __shared__ __align__(128) unsigned char tc_smem[];
@@ -154,24 +101,16 @@ __global__ void __launch_bounds__(kThreads)
   float* dps = reinterpret_cast<float*>(tc_smem + L::dp);
   bf16* dss = reinterpret_cast<bf16*>(tc_smem + L::ds);
 
-  const std::int64_t bh = blockIdx.x;
-  const std::int64_t b = bh / heads;
-  const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.y) * kRows;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wr = warp * kFrag, lr = wr + lane / 2, half = lane % 2;
-  const std::int64_t i = i0 + lr;
-  const bool row_valid = i < tq;
-  const std::int64_t length = key_length(lengths, b, tk);
-  const std::int64_t last = (i0 + kRows < tq ? i0 + kRows : tq) - 1;
-  const std::int64_t key_end = visible_end(last, length, tq, tk, causal);
-  const std::int64_t row_end = row_valid ? visible_end(i, length, tq, tk, causal) : 0;
-  const float lse_i = row_valid ? lse[bh * tq + i] : -INFINITY;
-  const float delta_i = row_valid ? delta[bh * tq + i] : 0.0f;
-  const bf16* mask_b = mask ? mask + b * tk : nullptr;
-  const float keep_scale = static_cast<float>(1.0 / (1.0 - drop.p));
+  const auto [bh, b, i0, i, row_valid, length, key_end, row_end] = query_tile<kRows>(in, lr);
+  const float lse_i = row_valid ? in.lse[bh * in.tq + i] : -INFINITY;
+  const float delta_i = row_valid ? in.delta[bh * in.tq + i] : 0.0f;
+  const bf16* mask_b = mask_row(in, b);
+  const float keep_scale = kernels::keep_scale(in.drop);
 
-  load_rows<DK>(qs, q + bh * tq * DK, i0, tq);
-  load_rows<DV>(dos, dout + bh * tq * DV, i0, tq);
+  load_rows<DK>(qs, in.q + bh * in.tq * DK, i0, in.tq);
+  load_rows<DV>(dos, in.dout + bh * in.tq * DV, i0, in.tq);
   FragC acc[DK / kFrag];
 #pragma unroll
   for (int n = 0; n < DK / kFrag; ++n) nvcuda::wmma::fill_fragment(acc[n], 0.0f);
@@ -179,8 +118,8 @@ __global__ void __launch_bounds__(kThreads)
 
   for (std::int64_t j0 = 0; j0 < key_end; j0 += kCols) {
     __syncthreads();  // every warp is done with the previous ks and vs; qs and dos are loaded
-    load_rows<DK>(ks, k + bh * tk * DK, j0, key_end);
-    load_rows<DV>(vs, v + bh * tk * DV, j0, key_end);
+    load_rows<DK>(ks, in.k + bh * in.tk * DK, j0, key_end);
+    load_rows<DV>(vs, in.v + bh * in.tk * DV, j0, key_end);
     __syncthreads();
     detail::rows_times_transposed<DK>(ss + wr * L::lds, L::lds, qs + wr * L::ldq, L::ldq, ks, L::ldq);   // S
     detail::rows_times_transposed<DV>(dps + wr * L::lds, L::lds, dos + wr * L::ldo, L::ldo, vs, L::ldo); // dP
@@ -189,8 +128,8 @@ __global__ void __launch_bounds__(kThreads)
       const std::int64_t j = j0 + c;
       float dsv = 0.0f;
       if (j < row_end && lse_i != -INFINITY) {
-        const float p = expf(ss[lr * L::lds + c] * scale + (mask_b ? to_float(mask_b[j]) : 0.0f) - lse_i);
-        const float z = drop_factor(drop, p, keep_scale, weight_index(bh, i, j, tq, tk), cache);
+        const float p = expf(ss[lr * L::lds + c] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) - lse_i);
+        const float z = drop_factor(in.drop, p, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
         dsv = p * (dps[lr * L::lds + c] * z - delta_i);
       }
       dss[lr * L::ldd + c] = from_float<bf16>(dsv);
@@ -199,7 +138,7 @@ __global__ void __launch_bounds__(kThreads)
     detail::accumulate_rows_times<DK>(acc, dss + wr * L::ldd, L::ldd, ks, L::ldq);  // dQ += dS K
   }
   __syncthreads();  // every warp is done with ss and dps, which the staging reuses
-  detail::write_rows<DK>(dq + bh * tq * DK, i0, tq, scale, acc, ss, L::ldg);
+  detail::write_rows<DK>(dq + bh * in.tq * DK, i0, in.tq, in.scale, acc, ss, L::ldg);
 }
 
 // Block (bh = blockIdx.x, blockIdx.y) computes dk and dv of keys j0 .. j0 + 63 of head bh
@@ -208,17 +147,9 @@ __global__ void __launch_bounds__(kThreads)
 // gets zeros at once (the whole block returns, before any barrier).
 template <int DK, int DV>
 __global__ void __launch_bounds__(kThreads)
-    dkdv_kernel(const bf16* __restrict__ q,                // (B, H, Tq, DK)
-                const bf16* __restrict__ k,                // (B, H, Tk, DK)
-                const bf16* __restrict__ v,                // (B, H, Tk, DV)
-                const bf16* __restrict__ mask,             // (B, Tk) additive, or null
-                const std::int32_t* __restrict__ lengths,  // (B), or null
-                const bf16* __restrict__ dout,             // (B, H, Tq, DV)
-                const float* __restrict__ lse,             // (B, H, Tq)
-                const float* __restrict__ delta,           // (B, H, Tq)
-                std::int64_t heads, std::int64_t tq, std::int64_t tk, bool causal, float scale, DropoutStream drop,
-                bf16* __restrict__ dk,                     // (B, H, Tk, DK)
-                bf16* __restrict__ dv) {                   // (B, H, Tk, DV)
+    dkdv_kernel(const kernels::BackwardInputs<bf16> in,
+                bf16* __restrict__ dk,      // (B, H, Tk, DK)
+                bf16* __restrict__ dv) {    // (B, H, Tk, DV)
   using L = DkdvSmem<DK, DV>;
   using detail::FragC;
   extern __shared__ __align__(128) unsigned char tc_smem[];
@@ -233,26 +164,21 @@ __global__ void __launch_bounds__(kThreads)
   float* lse_s = reinterpret_cast<float*>(tc_smem + L::stats);
   float* delta_s = lse_s + kCols;
 
-  const std::int64_t bh = blockIdx.x;
-  const std::int64_t b = bh / heads;
-  const std::int64_t j0 = static_cast<std::int64_t>(blockIdx.y) * kRows;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wr = warp * kFrag, lr = wr + lane / 2, half = lane % 2;  // lr: the lane's key of the tile
-  const std::int64_t j = j0 + lr;
-  const bool key_valid = j < tk;
-  const std::int64_t length = key_length(lengths, b, tk);
+  const auto [bh, b, j0, j, key_valid, length] = key_tile<kRows>(in, lr);
 
   if (j0 >= length) {  // every key of the tile is padding (the same for the whole block)
     for (int e = threadIdx.x; e < kRows * DK; e += kThreads)
-      if (j0 + e / DK < tk) dk[(bh * tk + j0) * DK + e] = from_float<bf16>(0.0f);
+      if (j0 + e / DK < in.tk) dk[(bh * in.tk + j0) * DK + e] = from_float<bf16>(0.0f);
     for (int e = threadIdx.x; e < kRows * DV; e += kThreads)
-      if (j0 + e / DV < tk) dv[(bh * tk + j0) * DV + e] = from_float<bf16>(0.0f);
+      if (j0 + e / DV < in.tk) dv[(bh * in.tk + j0) * DV + e] = from_float<bf16>(0.0f);
     return;
   }
-  load_rows<DK>(ks, k + bh * tk * DK, j0, length);
-  load_rows<DV>(vs, v + bh * tk * DV, j0, length);
-  const float mask_j = (mask && key_valid) ? to_float(mask[b * tk + j]) : 0.0f;
-  const float keep_scale = static_cast<float>(1.0 / (1.0 - drop.p));
+  load_rows<DK>(ks, in.k + bh * in.tk * DK, j0, length);
+  load_rows<DV>(vs, in.v + bh * in.tk * DV, j0, length);
+  const float mask_j = (in.mask && key_valid) ? to_float(in.mask[b * in.tk + j]) : 0.0f;
+  const float keep_scale = kernels::keep_scale(in.drop);
   FragC dk_acc[DK / kFrag], dv_acc[DV / kFrag];
 #pragma unroll
   for (int n = 0; n < DK / kFrag; ++n) nvcuda::wmma::fill_fragment(dk_acc[n], 0.0f);
@@ -261,16 +187,16 @@ __global__ void __launch_bounds__(kThreads)
   KeepCache cache;
 
   // Query i sees key j0 only when i >= j0 - (tk - tq) under causal masking.
-  std::int64_t first = causal ? j0 - (tk - tq) : 0;
+  std::int64_t first = in.causal ? j0 - (in.tk - in.tq) : 0;
   first = first < 0 ? 0 : first;
-  for (std::int64_t i0 = first / kCols * kCols; i0 < tq; i0 += kCols) {
+  for (std::int64_t i0 = first / kCols * kCols; i0 < in.tq; i0 += kCols) {
     __syncthreads();  // ks and vs are loaded; every warp is done with the previous qs, dos and stats
-    load_rows<DK>(qs, q + bh * tq * DK, i0, tq);
-    load_rows<DV>(dos, dout + bh * tq * DV, i0, tq);
+    load_rows<DK>(qs, in.q + bh * in.tq * DK, i0, in.tq);
+    load_rows<DV>(dos, in.dout + bh * in.tq * DV, i0, in.tq);
     if (threadIdx.x < kCols) {
       const std::int64_t row = i0 + threadIdx.x;
-      lse_s[threadIdx.x] = row < tq ? lse[bh * tq + row] : -INFINITY;
-      delta_s[threadIdx.x] = row < tq ? delta[bh * tq + row] : 0.0f;
+      lse_s[threadIdx.x] = row < in.tq ? in.lse[bh * in.tq + row] : -INFINITY;
+      delta_s[threadIdx.x] = row < in.tq ? in.delta[bh * in.tq + row] : 0.0f;
     }
     __syncthreads();
     detail::rows_times_transposed<DK>(sts + wr * L::lds, L::lds, ks + wr * L::ldk, L::ldk, qs, L::ldk);   // S^T
@@ -280,9 +206,9 @@ __global__ void __launch_bounds__(kThreads)
       const std::int64_t i = i0 + c;
       const float lse_i = lse_s[c];
       float pz = 0.0f, dsv = 0.0f;
-      if (i < tq && key_valid && j < visible_end(i, length, tq, tk, causal) && lse_i != -INFINITY) {
-        const float p = expf(sts[lr * L::lds + c] * scale + mask_j - lse_i);
-        const float z = drop_factor(drop, p, keep_scale, weight_index(bh, i, j, tq, tk), cache);
+      if (i < in.tq && key_valid && j < visible_end(i, length, in.tq, in.tk, in.causal) && lse_i != -INFINITY) {
+        const float p = expf(sts[lr * L::lds + c] * in.scale + mask_j - lse_i);
+        const float z = drop_factor(in.drop, p, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
         pz = p * z;
         dsv = p * (dpts[lr * L::lds + c] * z - delta_s[c]);
       }
@@ -295,8 +221,8 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();  // every warp is done with sts and dpts, which the staging reuses
   float* stage = reinterpret_cast<float*>(tc_smem + L::s);
-  detail::write_rows<DK>(dk + bh * tk * DK, j0, tk, scale, dk_acc, stage, L::ldg);
-  detail::write_rows<DV>(dv + bh * tk * DV, j0, tk, 1.0f, dv_acc, stage, L::ldg);
+  detail::write_rows<DK>(dk + bh * in.tk * DK, j0, in.tk, in.scale, dk_acc, stage, L::ldg);
+  detail::write_rows<DV>(dv + bh * in.tk * DV, j0, in.tk, 1.0f, dv_acc, stage, L::ldg);
 }
 
 }  // namespace attnlab::flash::cuda::tc

@@ -14,6 +14,9 @@ namespace attnlab::flash::cuda::tc {
 using bf16 = __nv_bfloat16;
 using kernels::from_float;
 using kernels::key_length;
+using kernels::key_tile;
+using kernels::mask_row;
+using kernels::query_tile;
 using kernels::to_float;
 using kernels::visible_end;
 

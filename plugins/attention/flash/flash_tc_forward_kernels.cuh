@@ -10,6 +10,7 @@
 // unrounded weights. Include the CUDA API and <mma.h> (or their host emulation) first;
 // flash_forward_cuda.cu launches this.
 #include "flash_tc_device.cuh"
+#include "flash_tc_mma.cuh"
 
 namespace attnlab::flash::cuda::tc {
 
@@ -37,21 +38,12 @@ struct ForwardSmem {
 // every __syncthreads is reached by every thread.
 template <int DK, int DV>
 __global__ void __launch_bounds__(kThreads)
-    forward_kernel(const bf16* __restrict__ q,                // (B, H, Tq, DK)
-                   const bf16* __restrict__ k,                // (B, H, Tk, DK)
-                   const bf16* __restrict__ v,                // (B, H, Tk, DV)
-                   const bf16* __restrict__ mask,             // (B, Tk) additive, or null
-                   const std::int32_t* __restrict__ lengths,  // (B), or null
-                   std::int64_t heads, std::int64_t tq, std::int64_t tk, bool causal, float scale,
-                   DropoutStream drop,
-                   bf16* __restrict__ out,                    // (B, H, Tq, DV)
-                   float* __restrict__ lse) {                 // (B, H, Tq)
+    forward_kernel(const kernels::Inputs<bf16> in,
+                   bf16* __restrict__ out,     // (B, H, Tq, DV)
+                   float* __restrict__ lse) {  // (B, H, Tq)
   namespace wmma = nvcuda::wmma;
   using L = ForwardSmem<DK, DV>;
-  using FragA = wmma::fragment<wmma::matrix_a, kFrag, kFrag, kFrag, bf16, wmma::row_major>;
-  using FragBRow = wmma::fragment<wmma::matrix_b, kFrag, kFrag, kFrag, bf16, wmma::row_major>;
-  using FragBCol = wmma::fragment<wmma::matrix_b, kFrag, kFrag, kFrag, bf16, wmma::col_major>;
-  using FragC = wmma::fragment<wmma::accumulator, kFrag, kFrag, kFrag, float>;
+  using detail::FragC;
   extern __shared__ __align__(128) unsigned char tc_smem[];
   bf16* qs = reinterpret_cast<bf16*>(tc_smem + L::q);
   bf16* ks = reinterpret_cast<bf16*>(tc_smem + L::k);
@@ -60,58 +52,34 @@ __global__ void __launch_bounds__(kThreads)
   bf16* ps = reinterpret_cast<bf16*>(tc_smem + L::p);
   float* os = reinterpret_cast<float*>(tc_smem + L::o);
 
-  const std::int64_t bh = blockIdx.x;
-  const std::int64_t b = bh / heads;
-  const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.y) * kRows;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wr = warp * kFrag;         // the warp's first row of the tile
   const int lr = wr + lane / 2;        // the lane's row
   const int half = lane % 2;           // the lane's columns: half, half + 2, ...
-  const std::int64_t i = i0 + lr;
-  const bool row_valid = i < tq;
-  const std::int64_t length = key_length(lengths, b, tk);
-  const std::int64_t last = (i0 + kRows < tq ? i0 + kRows : tq) - 1;
-  const std::int64_t key_end = visible_end(last, length, tq, tk, causal);  // the same for the whole block
-  const std::int64_t row_end = row_valid ? visible_end(i, length, tq, tk, causal) : 0;
-  const bf16* mask_b = mask ? mask + b * tk : nullptr;
-  const float keep_scale = static_cast<float>(1.0 / (1.0 - drop.p));
+  const auto [bh, b, i0, i, row_valid, length, key_end, row_end] = query_tile<kRows>(in, lr);
+  const bf16* mask_b = mask_row(in, b);
+  const float keep_scale = kernels::keep_scale(in.drop);
 
-  load_rows<DK>(qs, q + bh * tq * DK, i0, tq);
+  load_rows<DK>(qs, in.q + bh * in.tq * DK, i0, in.tq);
   for (int d = half; d < DV; d += 2) os[lr * L::ldo + d] = 0.0f;  // the lane's half of its row
   float m = -INFINITY, l = 0.0f;  // the same in both lanes of a row
   KeepCache cache;
 
   for (std::int64_t j0 = 0; j0 < key_end; j0 += kCols) {
     __syncthreads();  // every warp is done with the previous ks and vs; qs and os are written
-    load_rows<DK>(ks, k + bh * tk * DK, j0, key_end);
-    load_rows<DV>(vs, v + bh * tk * DV, j0, key_end);
+    load_rows<DK>(ks, in.k + bh * in.tk * DK, j0, key_end);
+    load_rows<DV>(vs, in.v + bh * in.tk * DV, j0, key_end);
     __syncthreads();
 
-    // S = Q K^T for the warp's 16 rows and the tile's 64 keys (K row-major is K^T column-major).
-    FragC sacc[kCols / kFrag];
-#pragma unroll
-    for (int n = 0; n < kCols / kFrag; ++n) wmma::fill_fragment(sacc[n], 0.0f);
-#pragma unroll
-    for (int kk = 0; kk < DK / kFrag; ++kk) {
-      FragA a;
-      wmma::load_matrix_sync(a, qs + wr * L::ldq + kk * kFrag, L::ldq);
-#pragma unroll
-      for (int n = 0; n < kCols / kFrag; ++n) {
-        FragBCol bt;
-        wmma::load_matrix_sync(bt, ks + n * kFrag * L::ldq + kk * kFrag, L::ldq);
-        wmma::mma_sync(sacc[n], a, bt, sacc[n]);
-      }
-    }
-#pragma unroll
-    for (int n = 0; n < kCols / kFrag; ++n)
-      wmma::store_matrix_sync(ss + wr * L::lds + n * kFrag, sacc[n], L::lds, wmma::mem_row_major);
+    // S = Q K^T for the warp's 16 rows and the tile's 64 keys.
+    detail::rows_times_transposed<DK>(ss + wr * L::lds, L::lds, qs + wr * L::ldq, L::ldq, ks, L::ldq);
     __syncwarp();  // the warp's 16 score rows are in ss
 
     // Online softmax of the lane's row over its 32 columns, both lanes of the row together.
     float tile_max = -INFINITY;
     for (int c = half; c < kCols; c += 2) {
       const std::int64_t j = j0 + c;
-      const float s = j < row_end ? ss[lr * L::lds + c] * scale + (mask_b ? to_float(mask_b[j]) : 0.0f) : -INFINITY;
+      const float s = j < row_end ? ss[lr * L::lds + c] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) : -INFINITY;
       tile_max = fmaxf(tile_max, s);
     }
     const float m_new = fmaxf(m, fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1)));
@@ -123,9 +91,11 @@ __global__ void __launch_bounds__(kThreads)
     for (int c = half; c < kCols; c += 2) {
       const std::int64_t j = j0 + c;
       float p = 0.0f;
-      if (!none && j < row_end) p = expf(ss[lr * L::lds + c] * scale + (mask_b ? to_float(mask_b[j]) : 0.0f) - m_new);
+      if (!none && j < row_end)
+        p = expf(ss[lr * L::lds + c] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) - m_new);
       sum += p;  // the denominator counts dropped weights too
-      ps[lr * L::ldp + c] = from_float<bf16>(p * drop_factor(drop, p, keep_scale, weight_index(bh, i, j, tq, tk), cache));
+      const std::uint64_t index = weight_index(bh, i, j, in.tq, in.tk);
+      ps[lr * L::ldp + c] = from_float<bf16>(p * drop_factor(in.drop, p, keep_scale, index, cache));
     }
     l = l * alpha + sum + __shfl_xor_sync(0xffffffffu, sum, 1);
     m = m_new;
@@ -137,17 +107,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int n = 0; n < DV / kFrag; ++n)
       wmma::load_matrix_sync(oacc[n], os + wr * L::ldo + n * kFrag, L::ldo, wmma::mem_row_major);
-#pragma unroll
-    for (int kk = 0; kk < kCols / kFrag; ++kk) {
-      FragA a;
-      wmma::load_matrix_sync(a, ps + wr * L::ldp + kk * kFrag, L::ldp);
-#pragma unroll
-      for (int n = 0; n < DV / kFrag; ++n) {
-        FragBRow bv;
-        wmma::load_matrix_sync(bv, vs + kk * kFrag * L::ldv + n * kFrag, L::ldv);
-        wmma::mma_sync(oacc[n], a, bv, oacc[n]);
-      }
-    }
+    detail::accumulate_rows_times<DV>(oacc, ps + wr * L::ldp, L::ldp, vs, L::ldv);
 #pragma unroll
     for (int n = 0; n < DV / kFrag; ++n)
       wmma::store_matrix_sync(os + wr * L::ldo + n * kFrag, oacc[n], L::ldo, wmma::mem_row_major);
@@ -155,10 +115,10 @@ __global__ void __launch_bounds__(kThreads)
   }
   // Each lane reads only its own row's columns of os, which its warp wrote (synchronised above).
   if (row_valid) {
-    bf16* o = out + (bh * tq + i) * DV;
+    bf16* o = out + (bh * in.tq + i) * DV;
     const float inv = l > 0.0f ? 1.0f / l : 0.0f;  // a row that sees no key gives 0
     for (int d = half; d < DV; d += 2) o[d] = from_float<bf16>(os[lr * L::ldo + d] * inv);
-    if (half == 0) lse[bh * tq + i] = l > 0.0f ? m + logf(l) : -INFINITY;
+    if (half == 0) lse[bh * in.tq + i] = l > 0.0f ? m + logf(l) : -INFINITY;
   }
 }
 

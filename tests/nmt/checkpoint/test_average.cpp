@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <unistd.h>
 
-#include "attnlab/nmt/average.h"
-#include "attnlab/nmt/checkpoint_store.h"
+#include "attnlab/nmt/checkpoint/average.h"
+#include "attnlab/nmt/checkpoint/checkpoint_store.h"
 
 using namespace attnlab;
 using namespace attnlab::nmt;

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/nmt/atomic_file.h"
-#include "attnlab/nmt/checkpoint.h"
-#include "attnlab/nmt/checkpoint_store.h"
+#include "attnlab/nmt/io/atomic_file.h"
+#include "attnlab/nmt/checkpoint/checkpoint.h"
+#include "attnlab/nmt/checkpoint/checkpoint_store.h"
 #include "attnlab/nn/linear.h"
 #include "nmt/checkpoint_test_util.h"
 

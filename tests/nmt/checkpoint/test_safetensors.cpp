@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/nmt/atomic_file.h"
-#include "attnlab/nmt/checksum.h"
-#include "attnlab/nmt/safetensors.h"
+#include "attnlab/nmt/io/atomic_file.h"
+#include "attnlab/nmt/io/checksum.h"
+#include "attnlab/nmt/checkpoint/safetensors.h"
 #include "nmt/checkpoint_test_util.h"
 
 using namespace attnlab;

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <random>
 
-#include "attnlab/nmt/batching.h"
+#include "attnlab/nmt/data/batching.h"
 #include "nmt_test_util.h"
 
 using namespace attnlab::nmt;

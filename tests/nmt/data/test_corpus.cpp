@@ -1,8 +1,8 @@
 #include <filesystem>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/corpus.h"
-#include "attnlab/nmt/hash.h"
+#include "attnlab/nmt/data/corpus.h"
+#include "attnlab/nmt/io/hash.h"
 #include "nmt_test_util.h"
 
 using namespace attnlab::nmt;

@@ -1,8 +1,8 @@
 #include <filesystem>
 
-#include "attnlab/nmt/encoded.h"
-#include "attnlab/nmt/hash.h"
-#include "attnlab/nmt/synthetic.h"
+#include "attnlab/nmt/data/encoded.h"
+#include "attnlab/nmt/io/hash.h"
+#include "attnlab/nmt/data/synthetic.h"
 #include "nmt_test_util.h"
 
 using namespace attnlab::nmt;

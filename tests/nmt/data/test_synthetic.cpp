@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "attnlab/nmt/corpus.h"
-#include "attnlab/nmt/synthetic.h"
+#include "attnlab/nmt/data/corpus.h"
+#include "attnlab/nmt/data/synthetic.h"
 #include "nmt_test_util.h"
 
 using namespace attnlab::nmt;

@@ -1,10 +1,10 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "attnlab/nmt/corpus.h"
-#include "attnlab/nmt/hash.h"
-#include "attnlab/nmt/synthetic.h"
-#include "attnlab/nmt/vocabulary.h"
+#include "attnlab/nmt/data/corpus.h"
+#include "attnlab/nmt/io/hash.h"
+#include "attnlab/nmt/data/synthetic.h"
+#include "attnlab/nmt/data/vocabulary.h"
 #include "nmt_test_util.h"
 
 using namespace attnlab::nmt;

@@ -5,8 +5,8 @@
 #include <map>
 
 #include "attnlab/autograd.h"
-#include "attnlab/nmt/beam_search.h"
-#include "attnlab/nmt/translator.h"
+#include "attnlab/nmt/decode/beam_search.h"
+#include "attnlab/nmt/decode/translator.h"
 #include "attnlab/ops.h"
 #include "nmt_testing.h"
 

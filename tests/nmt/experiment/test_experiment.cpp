@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/experiment.h"
+#include "attnlab/nmt/experiment/experiment.h"
 #include "nmt_testing.h"
 
 using namespace attnlab;

@@ -7,8 +7,8 @@
 #include <doctest/doctest.h>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/bleu.h"
-#include "attnlab/nmt/chrf.h"
+#include "attnlab/nmt/metrics/bleu.h"
+#include "attnlab/nmt/metrics/chrf.h"
 #include "bleu_test_util.h"
 
 using namespace attnlab;

@@ -2,8 +2,8 @@
 #include <doctest/doctest.h>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/bleu_tokenize.h"
-#include "attnlab/nmt/unicode_text.h"
+#include "attnlab/nmt/metrics/bleu_tokenize.h"
+#include "attnlab/nmt/metrics/unicode_text.h"
 #include "bleu_test_util.h"
 
 using namespace attnlab;

@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/trainer.h"
-#include "attnlab/nmt/experiment.h"
+#include "attnlab/nmt/train/trainer.h"
+#include "attnlab/nmt/experiment/experiment.h"
 #include "attnlab/plugin/attention_support.h"
 #include "nmt_testing.h"
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "attnlab/autograd.h"
-#include "attnlab/nmt/experiment.h"
-#include "attnlab/nmt/optimizer.h"
+#include "attnlab/nmt/experiment/experiment.h"
+#include "attnlab/nmt/train/optimizer.h"
 #include "attnlab/ops.h"
 #include "nmt_testing.h"
 

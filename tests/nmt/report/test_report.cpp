@@ -9,9 +9,9 @@
 
 #include <fmt/core.h>
 
-#include "attnlab/nmt/bleu.h"
-#include "attnlab/nmt/report.h"
-#include "attnlab/nmt/suite_results.h"
+#include "attnlab/nmt/metrics/bleu.h"
+#include "attnlab/nmt/report/report.h"
+#include "attnlab/nmt/suite/suite_results.h"
 #include "nmt_test_util.h"
 
 namespace attnlab::nmt {

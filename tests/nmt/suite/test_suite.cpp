@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/parameter_count.h"
-#include "attnlab/nmt/suite.h"
-#include "attnlab/nmt/transformer.h"
+#include "attnlab/nmt/model/parameter_count.h"
+#include "attnlab/nmt/suite/suite.h"
+#include "attnlab/nmt/model/transformer.h"
 #include "nmt_testing.h"
 
 using namespace attnlab;

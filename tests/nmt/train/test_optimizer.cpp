@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/optimizer.h"
+#include "attnlab/nmt/train/optimizer.h"
 
 using namespace attnlab;
 using namespace attnlab::nmt;

@@ -8,9 +8,9 @@
 #include <random>
 #include <unistd.h>
 
-#include "attnlab/nmt/checkpoint_store.h"
-#include "attnlab/nmt/optimizer.h"
-#include "attnlab/nmt/trainer.h"
+#include "attnlab/nmt/checkpoint/checkpoint_store.h"
+#include "attnlab/nmt/train/optimizer.h"
+#include "attnlab/nmt/train/trainer.h"
 #include "attnlab/ops.h"
 #include "copy_task.h"
 #include "nmt_testing.h"

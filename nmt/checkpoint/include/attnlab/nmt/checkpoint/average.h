@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "attnlab/nmt/checkpoint.h"
+#include "attnlab/nmt/checkpoint/checkpoint.h"
 
 namespace attnlab::nmt {
 

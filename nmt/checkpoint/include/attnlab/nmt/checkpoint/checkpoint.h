@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "attnlab/module.h"
-#include "attnlab/nmt/safetensors.h"
+#include "attnlab/nmt/checkpoint/safetensors.h"
 #include "attnlab/random.h"
 #include "attnlab/version.h"
 

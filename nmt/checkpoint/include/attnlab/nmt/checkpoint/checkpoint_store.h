@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/nmt/checkpoint.h"
+#include "attnlab/nmt/checkpoint/checkpoint.h"
 
 namespace attnlab::nmt {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/nmt/encoded.h"
+#include "attnlab/nmt/data/encoded.h"
 #include "attnlab/tensor.h"
 
 namespace attnlab::nmt {

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/nmt/corpus.h"
-#include "attnlab/nmt/vocabulary.h"
+#include "attnlab/nmt/data/corpus.h"
+#include "attnlab/nmt/data/vocabulary.h"
 
 namespace attnlab::nmt {
 

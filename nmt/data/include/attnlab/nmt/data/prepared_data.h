@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
-#include "attnlab/nmt/encoded.h"
-#include "attnlab/nmt/experiment.h"
-#include "attnlab/nmt/vocabulary.h"
+#include "attnlab/nmt/data/encoded.h"
+#include "attnlab/nmt/experiment/experiment.h"
+#include "attnlab/nmt/data/vocabulary.h"
 
 namespace attnlab::nmt {
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/nmt/beam_search.h"
-#include "attnlab/nmt/experiment.h"
-#include "attnlab/nmt/transformer.h"
-#include "attnlab/nmt/vocabulary.h"
+#include "attnlab/nmt/decode/beam_search.h"
+#include "attnlab/nmt/experiment/experiment.h"
+#include "attnlab/nmt/model/transformer.h"
+#include "attnlab/nmt/data/vocabulary.h"
 
 namespace attnlab::nmt {
 

@@ -2,8 +2,8 @@
 // Teacher-forced scores of a model on a corpus: per-wordpiece perplexity, as Table 3 reports it.
 #include <cstdint>
 
-#include "attnlab/nmt/encoded.h"
-#include "attnlab/nmt/transformer.h"
+#include "attnlab/nmt/data/encoded.h"
+#include "attnlab/nmt/model/transformer.h"
 
 namespace attnlab::nmt {
 

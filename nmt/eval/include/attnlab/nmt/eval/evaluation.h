@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/nmt/bleu.h"
-#include "attnlab/nmt/evaluate.h"
-#include "attnlab/nmt/translator.h"
+#include "attnlab/nmt/metrics/bleu.h"
+#include "attnlab/nmt/eval/evaluate.h"
+#include "attnlab/nmt/decode/translator.h"
 
 namespace attnlab::nmt {
 

@@ -26,7 +26,7 @@
 
 #include <toml++/toml.h>
 
-#include "attnlab/nmt/model_config.h"
+#include "attnlab/nmt/model/model_config.h"
 
 namespace attnlab::nmt {
 
@@ -108,6 +108,8 @@ ExperimentConfig parse_experiment(const std::string& toml_text, const std::strin
 // positions, so errors point into the suite file). Relative paths resolve against the folder of
 // `source_name`.
 ExperimentConfig parse_experiment_table(toml::table document, const std::string& source_name);
+// TOML text parsed; a syntax error throws attnlab::Error "<source_name>:<line>:<column>: TOML syntax error: ...".
+toml::table parse_toml_text(const std::string& text, const std::string& source_name);
 
 // Checks every plugin the model names exists in `registry` and accepts its options, that the
 // attention plugin serves the model on the experiment's device in its compute dtype (its

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "attnlab/nmt/bleu_tokenize.h"
+#include "attnlab/nmt/metrics/bleu_tokenize.h"
 
 namespace attnlab::nmt {
 
@@ -104,5 +104,9 @@ BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
                       const std::vector<std::vector<std::string>>& references, const BleuConfig& config = {});
 BleuScore sentence_bleu(std::string_view hypothesis, const std::vector<std::string>& references,
                         const BleuConfig& config);
+
+// The BleuConfig a result was scored with: bleu_mode ("sacrebleu", "tokenized", "paper-wmt14")
+// and "case:lc" in the signature.
+BleuConfig bleu_config_for(std::string_view bleu_mode, std::string_view signature);
 
 }  // namespace attnlab::nmt

@@ -7,7 +7,7 @@
 // Equal to Transformer::parameter_count() of the built model.
 #include <cstdint>
 
-#include "attnlab/nmt/model_config.h"
+#include "attnlab/nmt/model/model_config.h"
 #include "attnlab/plugin/registry.h"
 
 namespace attnlab::nmt {

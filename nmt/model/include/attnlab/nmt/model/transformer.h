@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "attnlab/nn/layer_norm.h"
-#include "attnlab/nmt/model_config.h"
+#include "attnlab/nmt/model/model_config.h"
 #include "attnlab/plugin/registry.h"
 
 namespace attnlab::nmt {

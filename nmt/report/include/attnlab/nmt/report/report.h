@@ -9,43 +9,22 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <map>
 #include <utility>
 #include <vector>
 
-#include <map>
-
-#include "attnlab/nmt/bleu.h"
-#include "attnlab/nmt/eval_record.h"
-#include "attnlab/nmt/suite.h"
-#include "attnlab/nmt/suite_results.h"
+#include "attnlab/nmt/metrics/bleu.h"
+#include "attnlab/nmt/metrics/bootstrap.h"
+#include "attnlab/nmt/eval/eval_record.h"
+#include "attnlab/nmt/train/training_summary.h"
+#include "attnlab/nmt/suite/suite.h"
+#include "attnlab/nmt/suite/suite_results.h"
 
 namespace attnlab::nmt {
 
 enum class ReportFormat { kTerminal, kMarkdown, kCsv, kLatex, kHtml };
 ReportFormat parse_report_format(std::string_view name);  // throws attnlab::Error on unknown names
 
-// ---- paired bootstrap resampling (Koehn 2004) ----
-// `base` and `system` hold per-sentence BLEU statistics of the same sentences. Draws `samples`
-// resamples of the sentence indices (with replacement, std::mt19937_64 seeded with `seed`,
-// so the result is reproducible), computes corpus BLEU of both systems on each from the
-// summed statistics, and counts the samples where the system does NOT score higher than the base.
-// p_value = that count / samples: small when the system is reliably better; for identical systems
-// every sample ties, so p_value = 1.
-struct BootstrapResult {
-  double base_bleu = 0.0;    // on the full set
-  double system_bleu = 0.0;  // on the full set
-  double p_value = 1.0;
-  // The mirror share: samples where the system does NOT score lower than the base (small when the
-  // system is reliably worse). Two-sided at 5 %: min(p_value, p_worse) < 0.025.
-  double p_worse = 1.0;
-  int samples = 0;
-};
-BootstrapResult paired_bootstrap(const std::vector<BleuStats>& base, const std::vector<BleuStats>& system,
-                                 const BleuConfig& config, int samples = 1000, std::uint64_t seed = 12345);
-
-// The BleuConfig a result was scored with: bleu_mode ("sacrebleu", "tokenized", "paper-wmt14")
-// and "case:lc" in the signature.
-BleuConfig bleu_config_for(std::string_view bleu_mode, std::string_view signature);
 
 struct Summary {
   double mean = 0.0;
@@ -53,11 +32,6 @@ struct Summary {
   int n = 0;
 };
 Summary summarize(const std::vector<double>& values);
-
-struct CurvePoint {
-  std::int64_t step = 0;
-  double value = 0.0;
-};
 
 // One (row, seed) run.
 struct ReportRun {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "attnlab/nmt/experiment.h"
+#include "attnlab/nmt/experiment/experiment.h"
 
 namespace attnlab::nmt {
 

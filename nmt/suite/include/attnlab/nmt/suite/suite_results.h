@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "attnlab/nmt/suite.h"
+#include "attnlab/nmt/suite/suite.h"
 
 namespace attnlab::nmt {
 

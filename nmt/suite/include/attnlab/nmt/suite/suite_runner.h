@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/suite.h"
+#include "attnlab/nmt/suite/suite.h"
 #include "attnlab/plugin/registry.h"
 
 namespace attnlab::nmt {

@@ -12,9 +12,9 @@
 #include <optional>
 #include <string>
 
-#include "attnlab/nmt/batching.h"
-#include "attnlab/nmt/experiment.h"
-#include "attnlab/nmt/model_config.h"
+#include "attnlab/nmt/data/batching.h"
+#include "attnlab/nmt/experiment/experiment.h"
+#include "attnlab/nmt/model/model_config.h"
 #include "attnlab/plugin/registry.h"
 
 namespace attnlab::nmt {

@@ -8,9 +8,13 @@
 #include <optional>
 #include <vector>
 
-#include "attnlab/nmt/report.h"
-
 namespace attnlab::nmt {
+
+// One point of a learning curve.
+struct CurvePoint {
+  std::int64_t step = 0;
+  double value = 0.0;
+};
 
 struct TrainingSummary {
   std::int64_t parameters = 0;

@@ -1,0 +1,62 @@
+#include "progress.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/core.h>
+
+namespace attnlab::nmt::detail {
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string duration_str(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  const auto total = static_cast<std::int64_t>(s + 0.5);
+  if (total >= 3600) return fmt::format("{}h{:02}m", total / 3600, total % 3600 / 60);
+  if (total >= 60) return fmt::format("{}m{:02}s", total / 60, total % 60);
+  return fmt::format("{}s", total);
+}
+
+Progress::Progress(const TrainingConfig& training, std::int64_t first_step, Clock::time_point start, bool live,
+                   LogFn log, MetricsLog& metrics)
+    : training_(training),
+      first_step_(first_step),
+      start_(start),
+      last_status_(Clock::now()),
+      live_(live),
+      log_(std::move(log)),
+      metrics_(metrics) {}
+
+std::optional<double> Progress::after_step(std::int64_t step, const StepTotals& totals) {
+  const TrainingConfig& tc = training_;
+  window_loss_ += totals.loss_sum;
+  window_tokens_ += static_cast<double>(totals.tokens);
+  total_tokens_ += totals.tokens;
+  if (live_ && seconds_since(last_status_) > 0.2) {
+    // A live status line between the permanent log lines.
+    const double elapsed = seconds_since(start_);
+    const double per_step = elapsed / static_cast<double>(step - first_step_);
+    const int width = 30;
+    const auto filled = static_cast<int>(width * static_cast<double>(step) / static_cast<double>(tc.max_steps));
+    fmt::print(stderr, "\r\033[K[{}{}] {}/{} | loss {:.4f} | {:.0f} tok/s | ETA {}", std::string(filled, '#'),
+               std::string(width - filled, '.'), step, tc.max_steps, window_loss_ / std::max(window_tokens_, 1.0),
+               static_cast<double>(total_tokens_) / std::max(elapsed, 1e-9),
+               duration_str(per_step * static_cast<double>(tc.max_steps - step)));
+    last_status_ = Clock::now();
+  }
+  if (step % tc.log_every != 0 && step != tc.max_steps) return std::nullopt;
+  const double elapsed = seconds_since(start_);
+  const double rate = static_cast<double>(total_tokens_) / std::max(elapsed, 1e-9);
+  const double per_step = elapsed / static_cast<double>(step - first_step_);
+  const double loss = window_loss_ / std::max(window_tokens_, 1.0);
+  log_(fmt::format("step {}/{} | loss {:.4f} | lr {:.3e} | {:.0f} tok/s | {} elapsed | ETA {}", step, tc.max_steps,
+                   loss, totals.lr, rate, duration_str(elapsed),
+                   duration_str(per_step * static_cast<double>(tc.max_steps - step))));
+  metrics_.write({{"kind", "train"}, {"step", step}, {"loss", loss}, {"lr", totals.lr}, {"tokens_per_second", rate},
+                  {"elapsed", elapsed}, {"window_seconds", elapsed - window_start_}});
+  window_loss_ = window_tokens_ = 0.0;
+  window_start_ = elapsed;
+  return loss;
+}
+
+}  // namespace attnlab::nmt::detail

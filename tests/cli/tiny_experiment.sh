@@ -1,0 +1,44 @@
+# The tiny experiment the CLI tests train, defined once: a synthetic corpus, a 1 + 1-layer model
+# of d_model 32, a few dozen steps. Sourced by scratch.sh. Usage:
+#   tiny_experiment NAME [section.key=VALUE ...] >exp.toml
+# A setting replaces the default of the same key or adds a key (tables included: eval.beam=2,
+# model.attention.name='"flash"'); VALUE is written as TOML, so strings keep their quotes.
+tiny_experiment() {
+  local name=$1
+  shift
+  local -a settings=(
+    "experiment.name=\"$name\""
+    'data.cache_dir="cache"'
+    data.synthetic.train_pairs=1000 data.synthetic.dev_pairs=20 data.synthetic.test_pairs=20
+    vocab.size=150
+    model.encoder_layers=1 model.decoder_layers=1 model.d_model=32 model.heads=4 model.d_ff=64
+    training.batch_tokens=500 training.max_steps=30 training.warmup_steps=10 training.eval_every=30
+    training.checkpoint_every=10 training.checkpoint_every_seconds=0
+  )
+  local override i found
+  for override in "$@"; do
+    found=0
+    for i in "${!settings[@]}"; do
+      if [[ ${settings[i]%%=*} == "${override%%=*}" ]]; then
+        settings[i]=$override
+        found=1
+      fi
+    done
+    ((found)) || settings+=("$override")
+  done
+  # One table per section, in the order the sections first appear.
+  local -a sections=()
+  local setting path section
+  for setting in "${settings[@]}"; do
+    path=${setting%%=*}
+    section=${path%.*}
+    [[ " ${sections[*]} " == *" $section "* ]] || sections+=("$section")
+  done
+  for section in "${sections[@]}"; do
+    echo "[$section]"
+    for setting in "${settings[@]}"; do
+      path=${setting%%=*}
+      if [[ ${path%.*} == "$section" ]]; then echo "${path##*.} = ${setting#*=}"; fi
+    done
+  done
+}
