@@ -141,8 +141,11 @@ SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const Su
   std::map<pid_t, std::pair<const SuiteRow*, std::size_t>> children;
   std::vector<bool> slot_busy(static_cast<std::size_t>(o.jobs), false);
   std::size_t next = 0;
-  while (next < todo.size() || !children.empty()) {
-    while (next < todo.size() && static_cast<std::int64_t>(children.size()) < o.jobs) {
+  while ((next < todo.size() && !summary.interrupted && !stop_requested()) || !children.empty()) {
+    // After an interruption (Ctrl-C reaches the whole process group) no further row starts: the
+    // running ones stop at their next step and the suite resumes from there.
+    while (next < todo.size() && static_cast<std::int64_t>(children.size()) < o.jobs && !summary.interrupted &&
+           !stop_requested()) {
       std::size_t slot = 0;
       while (slot_busy[slot]) ++slot;
       const SuiteRow* row = todo[next++];
@@ -190,6 +193,7 @@ SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const Su
                       row->config.run_dir));
     }
   }
+  if (next < todo.size() && stop_requested()) summary.interrupted = true;  // rows left unstarted
   return summary;
 }
 

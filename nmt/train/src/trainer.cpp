@@ -91,6 +91,7 @@ BatchingOptions training_batching(const ExperimentConfig& config) {
 }
 
 void request_stop() { g_stop.store(true); }
+bool stop_requested() { return g_stop.load(); }
 
 void install_stop_signal_handlers() {
   std::signal(SIGINT, on_stop_signal);

@@ -56,6 +56,8 @@ BatchingOptions training_batching(const ExperimentConfig& config);
 // Cooperative interruption: after request_stop() (also installed for SIGINT and SIGTERM by the
 // CLI), the trainer finishes its step, writes a checkpoint and returns with interrupted = true.
 void request_stop();
+// Whether a stop was requested (by request_stop or a signal) and not yet cleared by train().
+bool stop_requested();
 void install_stop_signal_handlers();
 
 }  // namespace attnlab::nmt
