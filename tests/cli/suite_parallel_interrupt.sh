@@ -4,21 +4,10 @@
 # checkpoint, the suite exits 130, and the rows not yet started have no run folder.
 # usage: suite_parallel_interrupt.sh ATTNLAB_PROGRAM
 source "$(dirname "$0")/scratch.sh"
-cat >suite.toml <<'TOML'
-[suite]
-name = "parallel"
-[base.data.synthetic]
-train_pairs = 1500
-dev_pairs = 40
-test_pairs = 40
-[base.vocab]
-size = 200
-[base.model]
-encoder_layers = 1
-decoder_layers = 1
-d_model = 32
-heads = 4
-d_ff = 64
+{
+  printf '[suite]\nname = "parallel"\n'
+  tiny_suite_base
+  cat <<'TOML'
 [base.training]
 batch_tokens = 600
 max_steps = 400
@@ -33,6 +22,7 @@ checkpoint_every_seconds = 0
 [rows.fourth]
 "model.d_ff" = 32
 TOML
+} >suite.toml
 setsid "$attnlab" run suite.toml --jobs 2 >run.log 2>&1 &
 pid=$!
 while ! compgen -G "runs/parallel/*-s1-*/checkpoints/step-*.safetensors" >/dev/null; do

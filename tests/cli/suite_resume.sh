@@ -4,21 +4,10 @@
 # the report lists all three.
 # usage: suite_resume.sh ATTNLAB_PROGRAM
 source "$(dirname "$0")/scratch.sh"
-cat >suite.toml <<'TOML'
-[suite]
-name = "resume"
-[base.data.synthetic]
-train_pairs = 1500
-dev_pairs = 40
-test_pairs = 40
-[base.vocab]
-size = 200
-[base.model]
-encoder_layers = 1
-decoder_layers = 1
-d_model = 32
-heads = 4
-d_ff = 64
+{
+  printf '[suite]\nname = "resume"\n'
+  tiny_suite_base
+  cat <<'TOML'
 [base.training]
 batch_tokens = 600
 max_steps = 200
@@ -33,6 +22,7 @@ beam = 1
 [rows.third]
 "model.heads" = 2
 TOML
+} >suite.toml
 
 "$attnlab" run suite.toml --quiet >first.log 2>&1 &
 pid=$!

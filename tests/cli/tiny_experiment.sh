@@ -42,3 +42,22 @@ tiny_experiment() {
     done
   done
 }
+
+# The [base.*] tables of the tiny suites the CLI tests run: the same corpus and model size, the
+# training and rows left to each test. Usage: { ...; tiny_suite_base; ...; } >suite.toml
+tiny_suite_base() {
+  cat <<'TOML'
+[base.data.synthetic]
+train_pairs = 1500
+dev_pairs = 40
+test_pairs = 40
+[base.vocab]
+size = 200
+[base.model]
+encoder_layers = 1
+decoder_layers = 1
+d_model = 32
+heads = 4
+d_ff = 64
+TOML
+}
