@@ -141,11 +141,11 @@ SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const Su
   std::map<pid_t, std::pair<const SuiteRow*, std::size_t>> children;
   std::vector<bool> slot_busy(static_cast<std::size_t>(o.jobs), false);
   std::size_t next = 0;
-  while ((next < todo.size() && !summary.interrupted && !stop_requested()) || !children.empty()) {
-    // After an interruption (Ctrl-C reaches the whole process group) no further row starts: the
-    // running ones stop at their next step and the suite resumes from there.
-    while (next < todo.size() && static_cast<std::int64_t>(children.size()) < o.jobs && !summary.interrupted &&
-           !stop_requested()) {
+  // After an interruption (Ctrl-C reaches the whole process group) no further row starts: the
+  // running ones stop at their next step and the suite resumes from there.
+  const auto rows_to_start = [&] { return next < todo.size() && !summary.interrupted && !stop_requested(); };
+  while (rows_to_start() || !children.empty()) {
+    while (rows_to_start() && static_cast<std::int64_t>(children.size()) < o.jobs) {
       std::size_t slot = 0;
       while (slot_busy[slot]) ++slot;
       const SuiteRow* row = todo[next++];

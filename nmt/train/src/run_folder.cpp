@@ -1,16 +1,12 @@
 #include "run_folder.h"
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <span>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "attnlab/build_info.h"
 #include "attnlab/error.h"
-#include "attnlab/nmt/io/atomic_file.h"
+#include "attnlab/nmt/io/file_util.h"
 
 namespace attnlab::nmt::detail {
 
@@ -20,35 +16,23 @@ void claim_run_dir(const ExperimentConfig& config, const std::string& resolved) 
   fs::create_directories(config.run_dir);
   const fs::path path = fs::path(config.run_dir) / "config.toml";
   if (fs::exists(path)) {
-    std::ifstream in(path);
-    std::stringstream existing;
-    existing << in.rdbuf();
-    ATTNLAB_CHECK(existing.str() == resolved,
+    ATTNLAB_CHECK(read_file_bytes(path.string(), "run configuration") == resolved,
                   "run folder {} holds a run of another configuration ({} differs from {}); choose another "
                   "run_dir or remove the folder",
                   config.run_dir, path.string(), config.source_file);
     return;
   }
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << resolved;
-  }
-  fs::rename(tmp, path);
+  write_file_atomic(path.string(), resolved);
 }
 
 void write_eval_settings(const ExperimentConfig& config) {
-  const std::string text = eval_to_toml(config.eval);
-  write_file_atomically(fs::path(config.run_dir) / kRunEvalFile,
-                        std::as_bytes(std::span<const char>(text.data(), text.size())));
+  write_file_atomic((fs::path(config.run_dir) / kRunEvalFile).string(), eval_to_toml(config.eval));
 }
 
 void copy_vocabulary(const std::string& run_dir, const Vocabulary& vocab) {
   const fs::path copy = fs::path(run_dir) / "vocab.model";
   if (fs::exists(copy)) return;
-  std::ifstream in(vocab.model_path(), std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  write_file_atomically(copy, std::as_bytes(std::span<const char>(bytes.data(), bytes.size())));
+  write_file_atomic(copy.string(), read_file_bytes(vocab.model_path(), "SentencePiece model"));
 }
 
 std::string plugins_json(const ExperimentConfig& config, const PluginChoice& attention, const Registry& registry) {
