@@ -25,3 +25,14 @@ if(ATTNLAB_BUILD_BENCH)
     message(STATUS "attnlab: Google Benchmark not found, bench/ is skipped")
   endif()
 endif()
+
+# OpenMPI (libopenmpi-dev) for data-parallel training under mpirun / srun: optional, a build
+# without it trains in one process and refuses an MPI launch with a clear message.
+find_package(MPI COMPONENTS C QUIET)
+if(MPI_C_FOUND)
+  set(ATTNLAB_MPI ON)
+  message(STATUS "attnlab: MPI found (${MPI_C_LIBRARIES}): data-parallel training is built")
+else()
+  set(ATTNLAB_MPI OFF)
+  message(STATUS "attnlab: MPI not found: data-parallel training is not built (install libopenmpi-dev)")
+endif()

@@ -12,6 +12,8 @@ packages=(
   libsentencepiece-dev sentencepiece
   libxxhash-dev zlib1g-dev nlohmann-json3-dev
   libpcre2-dev
+  libopenmpi-dev openmpi-bin   # data-parallel training (mpirun, srun)
+  slurm-wlm munge              # suites as Slurm job arrays; the tests start a one-node cluster
 )
 
 missing=()

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "attnlab/commands.h"
+#include "attnlab/nmt/dist/communicator.h"
 #include "attnlab/nmt/train/trainer.h"
 
 namespace attnlab::app {
@@ -35,8 +36,17 @@ int command_train(const Args& args) {
   const Registry& registry = load_plugins(config.plugin_paths);
 
   nmt::install_stop_signal_handlers();
-  fmt::print(stderr, "training {} into {}\n", config.name, config.run_dir);
-  const nmt::TrainResult r = nmt::train(config, registry);
+  if (nmt::detect_launch().rank == 0) fmt::print(stderr, "training {} into {}\n", config.name, config.run_dir);
+  nmt::TrainResult r;
+  try {
+    r = nmt::train(config, registry);
+  } catch (const std::exception& e) {
+    // One rank of a data-parallel job failed: say why, then end the others too.
+    fmt::print(stderr, "attnlab train: error: {}\n", e.what());
+    nmt::abort_parallel_job(1);
+    return 1;
+  }
+  if (nmt::detect_launch().rank != 0) return r.interrupted ? 130 : 0;  // rank 0 reports
   fmt::print("{}: {} steps in {:.1f} s ({:.0f} target tokens/s), train loss {:.4f}", config.name, r.steps, r.seconds,
              r.tokens_per_second, r.train_loss);
   if (r.dev_ppl) fmt::print(", dev ppl {:.3f}", *r.dev_ppl);

@@ -28,5 +28,6 @@ int command_eval(const Args& args);
 int command_run(const Args& args);
 int command_check(const Args& args);
 int command_report(const Args& args);
+int command_status(const Args& args);
 
 }  // namespace attnlab::app

@@ -9,6 +9,7 @@
 #include "attnlab/error.h"
 #include "attnlab/version.h"
 #include "attnlab/commands.h"
+#include "attnlab/nmt/dist/communicator.h"
 
 namespace {
 
@@ -45,6 +46,18 @@ commands:
   run SUITE.toml [--rows A1,E] [--jobs N] [--devices cuda:0,cuda:1]
                  train and evaluate every row of a suite; finished rows are skipped, an
                  interrupted row resumes, a changed row is retrained
+  run SUITE.toml --slurm [--dry-run] [--partition P] [--account A] [--qos Q] [--time T]
+                 [--gpus N] [--gres G] [--cpus N] [--mem M] [--max-running N] [--sbatch OPT]...
+                 [--setup LINE]...
+                 submit the rows that need work as one Slurm job array (options over
+                 [suite.slurm]); finished, running and queued rows are not resubmitted;
+                 --dry-run prints the sbatch script
+  status SUITE.toml | SUITE_RUN_DIR | RUN_DIR
+                 every row's state: done, running (step, ETA, last dev ppl), queued, failed
+                 (with its log's last lines), stopped, not started; reads Slurm's queue
+  train under mpirun -np N / srun -n N
+                 data-parallel training over N processes (MPI on the CPU, NCCL on GPUs;
+                 docs/scaling.md)
   check SUITE.toml [--format text|markdown|csv]
                  resolve and validate every row of an experiment suite (plugins, options, what
                  the attention plugin serves, its fallback); print each row's settings,
@@ -54,13 +67,20 @@ commands:
                  the table of a suite run: settings, parameters, steps, time, dev perplexity,
                  BLEU (mean and std over seeds), changes and a paired bootstrap test against the
                  base row, the paper's values; html adds learning curves (inline SVG)
-  version        print the version, build id and CUDA availability
+  version        print the version, build id, CUDA availability and data-parallel backends
 )";
 
 int command_version() {
   fmt::print("attnlab {}\nbuild id: {}\ncuda: {}\n", ATTNLAB_VERSION_STRING, attnlab::core_build_id(),
              attnlab::cuda_built() ? fmt::format("built, {} device(s) visible", attnlab::cuda_device_count())
                                    : std::string("not built"));
+  std::string nccl;
+  try {
+    nccl = "NCCL " + attnlab::nmt::nccl_version() + " loads";
+  } catch (const std::exception&) {
+    nccl = "no NCCL library found";
+  }
+  fmt::print("data parallel: {}; {}\n", attnlab::nmt::mpi_built() ? "MPI built" : "MPI not built", nccl);
   return 0;
 }
 
@@ -85,6 +105,7 @@ int main(int argc, char** argv) {
     if (command == "run") return attnlab::app::command_run(args);
     if (command == "check") return attnlab::app::command_check(args);
     if (command == "report") return attnlab::app::command_report(args);
+    if (command == "status") return attnlab::app::command_status(args);
     if (command == "version" || command == "--version") return command_version();
     if (command == "help" || command == "--help" || command == "-h") {
       std::fputs(kUsage, stdout);

@@ -105,6 +105,7 @@ class SuiteReader {
       s->accept("seeds");
       suite.run_dir = expanded(*s, "run_dir", "");
       suite.reference = expanded(*s, "reference", "");
+      if (auto slurm = s->table("slurm")) suite.slurm = read_slurm(*slurm);
       s->finish();
     }
     if (!suite.run_dir.empty() && !fs::path(suite.run_dir).is_absolute() && !dir_.empty())
@@ -129,6 +130,30 @@ class SuiteReader {
     const std::string value = t.get_string(key, fallback);
     if (!t.has(key)) return value;
     return vars_.expand(value, fmt::format("{}: {}", t.position(key), t.path(key)));
+  }
+
+  SlurmSettings read_slurm(TableReader& t) {
+    SlurmSettings o;
+    o.partition = expanded(t, "partition", "");
+    o.account = expanded(t, "account", "");
+    o.qos = expanded(t, "qos", "");
+    o.time = expanded(t, "time", "");
+    o.gres = expanded(t, "gres", "");
+    o.mem = expanded(t, "mem", "");
+    o.gpus = t.get_int("gpus", 0);
+    o.cpus = t.get_int("cpus", 0);
+    o.max_running = t.get_int("max_running", 0);
+    for (const char* key : {"gpus", "cpus", "max_running"})
+      if (t.has(key) && t.get_int(key, 0) < 0)
+        throw Error(fmt::format("{}: {} must be >= 0", t.position(key), t.path(key)));
+    for (const char* key : {"sbatch", "setup"}) {
+      if (!t.has(key)) continue;
+      std::vector<std::string> lines = t.get_strings(key);
+      for (std::string& line : lines) line = vars_.expand(line, fmt::format("{}: {}", t.position(key), t.path(key)));
+      (std::string_view(key) == "sbatch" ? o.sbatch : o.setup) = std::move(lines);
+    }
+    t.finish();
+    return o;
   }
 
   void read_vars(TableReader& root) {

@@ -10,6 +10,7 @@
 #include "attnlab/nmt/checkpoint/average.h"
 #include "attnlab/nmt/data/corpus.h"
 #include "attnlab/nmt/eval/evaluation.h"
+#include "attnlab/nmt/io/folder_lock.h"
 #include "attnlab/nmt/data/prepared_data.h"
 #include "attnlab/nmt/suite/suite_results.h"
 #include "attnlab/nmt/train/trainer.h"
@@ -27,7 +28,10 @@ std::string row_key(const SuiteRow& row) { return row.name + "@" + std::to_strin
 RowResult run_row(const Suite& suite, const SuiteRow& row, const Registry& registry, bool progress,
                   const std::function<void(const std::string&)>& log) {
   const ExperimentConfig& c = row.config;
+  // The row's folder is this process's from training to result.json.
+  const FolderLock lock = FolderLock::acquire(c.run_dir, fmt::format("row {} (seed {}): run folder", row.name, row.seed));
   TrainOptions options;
+  options.run_dir_locked = true;
   options.progress = progress;
   if (log && !progress) options.log = log;
   const TrainResult trained = train(c, registry, options);
@@ -107,6 +111,11 @@ SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const Su
     if (fs::exists(fs::path(row->config.run_dir) / "result.json")) {
       log(fmt::format("{} (seed {}): finished earlier, skipped ({})", row->name, row->seed, row->config.run_dir));
       set_status(*row, RowStatus::kDone, "");
+      ++summary.skipped;
+    } else if (auto holder = FolderLock::holder(row->config.run_dir)) {
+      // Trained by another process (a scheduler's task, another `attnlab run`): not a second writer.
+      log(fmt::format("{} (seed {}): running in another process (pid {} on {}), skipped", row->name, row->seed,
+                      holder->pid, holder->host));
       ++summary.skipped;
     } else {
       todo.push_back(row);

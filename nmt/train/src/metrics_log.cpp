@@ -6,6 +6,7 @@
 namespace attnlab::nmt {
 
 MetricsLog::MetricsLog(const std::string& path, std::int64_t resume_step) : path_(path) {
+  if (path.empty()) return;
   std::vector<std::string> kept;
   if (resume_step > 0 && std::filesystem::exists(path)) {
     std::ifstream in(path);
@@ -24,8 +25,10 @@ MetricsLog::MetricsLog(const std::string& path, std::int64_t resume_step) : path
 }
 
 void MetricsLog::write(const nlohmann::json& entry) {
-  out_ << entry.dump() << '\n';
-  out_.flush();
+  if (!path_.empty()) {
+    out_ << entry.dump() << '\n';
+    out_.flush();
+  }
   if (entry.value("kind", "") == "dev") dev_history_.push_back(entry["dev_ppl"].get<double>());
 }
 

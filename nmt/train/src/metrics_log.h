@@ -12,7 +12,8 @@ namespace attnlab::nmt {
 class MetricsLog {
  public:
   // Keeps the entries up to `resume_step` (a resumed run drops what the interrupted run logged
-  // after its last checkpoint) and appends from there.
+  // after its last checkpoint) and appends from there. An empty path writes nothing (the ranks
+  // other than 0 of a data-parallel run).
   MetricsLog(const std::string& path, std::int64_t resume_step);
   void write(const nlohmann::json& entry);
   // The dev perplexities logged so far, for early stopping after a resume.

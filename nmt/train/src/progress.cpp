@@ -18,20 +18,28 @@ std::string duration_str(double s) {
 }
 
 Progress::Progress(const TrainingConfig& training, std::int64_t first_step, Clock::time_point start, bool live,
-                   LogFn log, MetricsLog& metrics)
+                   LogFn log, MetricsLog& metrics, int ranks)
     : training_(training),
       first_step_(first_step),
       start_(start),
       last_status_(Clock::now()),
       live_(live),
       log_(std::move(log)),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      ranks_(ranks) {}
+
+double Progress::compute_share() const {
+  const double elapsed = seconds_since(start_);
+  return elapsed > 0 ? std::clamp(1.0 - total_exchange_ / elapsed, 0.0, 1.0) : 1.0;
+}
 
 std::optional<double> Progress::after_step(std::int64_t step, const StepTotals& totals) {
   const TrainingConfig& tc = training_;
   window_loss_ += totals.loss_sum;
   window_tokens_ += static_cast<double>(totals.tokens);
   total_tokens_ += totals.tokens;
+  window_exchange_ += totals.exchange_seconds;
+  total_exchange_ += totals.exchange_seconds;
   if (live_ && seconds_since(last_status_) > 0.2) {
     // A live status line between the permanent log lines.
     const double elapsed = seconds_since(start_);
@@ -49,12 +57,20 @@ std::optional<double> Progress::after_step(std::int64_t step, const StepTotals& 
   const double rate = static_cast<double>(total_tokens_) / std::max(elapsed, 1e-9);
   const double per_step = elapsed / static_cast<double>(step - first_step_);
   const double loss = window_loss_ / std::max(window_tokens_, 1.0);
-  log_(fmt::format("step {}/{} | loss {:.4f} | lr {:.3e} | {:.0f} tok/s | {} elapsed | ETA {}", step, tc.max_steps,
-                   loss, totals.lr, rate, duration_str(elapsed),
+  const double window_seconds = elapsed - window_start_;
+  // In a data-parallel run: how much of the window went to summing gradients over the ranks.
+  const std::string exchange =
+      ranks_ > 1 ? fmt::format(" | {} ranks, exchange {:.1f}%", ranks_,
+                               100.0 * window_exchange_ / std::max(window_seconds, 1e-9))
+                 : std::string();
+  log_(fmt::format("step {}/{} | loss {:.4f} | lr {:.3e} | {:.0f} tok/s{} | {} elapsed | ETA {}", step, tc.max_steps,
+                   loss, totals.lr, rate, exchange, duration_str(elapsed),
                    duration_str(per_step * static_cast<double>(tc.max_steps - step))));
-  metrics_.write({{"kind", "train"}, {"step", step}, {"loss", loss}, {"lr", totals.lr}, {"tokens_per_second", rate},
-                  {"elapsed", elapsed}, {"window_seconds", elapsed - window_start_}});
-  window_loss_ = window_tokens_ = 0.0;
+  nlohmann::json entry = {{"kind", "train"}, {"step", step}, {"loss", loss}, {"lr", totals.lr},
+                          {"tokens_per_second", rate}, {"elapsed", elapsed}, {"window_seconds", window_seconds}};
+  if (ranks_ > 1) entry["ranks"] = ranks_, entry["exchange_seconds"] = window_exchange_;
+  metrics_.write(entry);
+  window_loss_ = window_tokens_ = window_exchange_ = 0.0;
   window_start_ = elapsed;
   return loss;
 }

@@ -23,13 +23,16 @@ std::string duration_str(double seconds);  // "42s", "3m07s", "1h05m"; "?" when 
 class Progress {
  public:
   // `live`: draw the status line (stderr is a terminal and nobody else takes the lines).
+  // `ranks`: processes of a data-parallel run (1: a single process).
   Progress(const TrainingConfig& training, std::int64_t first_step, Clock::time_point start, bool live,
-           LogFn log, MetricsLog& metrics);
+           LogFn log, MetricsLog& metrics, int ranks = 1);
 
   // After each step. Returns the mean loss of the window it closed, when it logged.
   std::optional<double> after_step(std::int64_t step, const StepTotals& totals);
 
   std::int64_t total_tokens() const { return total_tokens_; }
+  // The share of the time since the start not spent summing over the ranks (1 in one process).
+  double compute_share() const;
 
  private:
   const TrainingConfig& training_;
@@ -38,7 +41,9 @@ class Progress {
   bool live_;
   LogFn log_;
   MetricsLog& metrics_;
+  int ranks_;
   double window_loss_ = 0.0, window_tokens_ = 0.0, window_start_ = 0.0;
+  double window_exchange_ = 0.0, total_exchange_ = 0.0;
   std::int64_t total_tokens_ = 0;
 };
 

@@ -10,7 +10,9 @@
 
 #include "attnlab/nmt/checkpoint/checkpoint_store.h"
 #include "attnlab/nmt/data/prepared_data.h"
+#include "attnlab/nmt/dist/communicator.h"
 #include "attnlab/nmt/eval/evaluate.h"
+#include "attnlab/nmt/io/folder_lock.h"
 #include "attnlab/precision.h"
 #include "attnlab/threads.h"
 #include "metrics_log.h"
@@ -38,8 +40,15 @@ LogFn make_log(const TrainOptions& options, bool tty) {
 
 // Continues from the newest readable checkpoint of the run folder, if there is one.
 void resume(detail::TrainingState& state, const CheckpointStore& store, const Vocabulary& vocab, TrainResult& result,
-            const LogFn& log) {
+            const LogFn& log, Communicator& comm) {
   LatestCheckpoint latest = store.latest();
+  // Every rank reads the same folder; they must all continue from one step.
+  double steps[2] = {latest ? static_cast<double>(latest.checkpoint->step) : 0.0, 1.0};
+  comm.allreduce_sum(steps);
+  ATTNLAB_CHECK(steps[0] == steps[1] * (latest ? static_cast<double>(latest.checkpoint->step) : 0.0),
+                "the ranks found different checkpoints in {} (this rank: step {}); is the run folder on a file "
+                "system every rank sees?",
+                store.folder().string(), latest ? latest.checkpoint->step : 0);
   if (!latest) return;
   for (const auto& w : latest.warnings) log("warning: " + w);
   const Checkpoint& ck = *latest.checkpoint;
@@ -101,35 +110,56 @@ void install_stop_signal_handlers() {
 TrainResult train(const ExperimentConfig& config, const Registry& registry, const TrainOptions& options) {
   const auto start = Clock::now();
   const bool tty = ::isatty(STDERR_FILENO) != 0;
-  const LogFn log = make_log(options, tty);
   const TrainingConfig& tc = config.training;
 
-  // The device first: a missing GPU is reported before the run folder or the data are touched.
-  const Device device = Device::parse(config.device);
+  // The device first: a missing GPU is reported before the run folder or the data are touched. In
+  // a data-parallel CUDA run each rank takes the GPU of its local rank.
+  const LaunchInfo launch = detect_launch();
+  Device device = Device::parse(config.device);
+  if (launch.size > 1 && device.is_cuda()) device = Device::cuda(launch.local_rank);
   check_device_available(device);
+  const std::unique_ptr<Communicator> comm = make_communicator(device);
+  // Rank 0 owns the run folder: it alone writes config, logs, metrics and checkpoints.
+  const bool root = comm->is_root();
+  const LogFn log = root ? make_log(options, tty) : LogFn([](const std::string&) {});
   const PrecisionGuard precision(precision_from_name(tc.precision));
   const std::string resolved = to_toml(config, /*include_eval=*/false);
-  detail::claim_run_dir(config, resolved);
-  detail::write_eval_settings(config);
+  std::optional<FolderLock> lock;
+  if (root) {
+    if (!options.run_dir_locked) lock.emplace(FolderLock::acquire(config.run_dir, "run folder"));
+    detail::claim_run_dir(config, resolved);
+    detail::write_eval_settings(config);
+  }
   if (config.threads > 0) set_num_threads(static_cast<int>(config.threads));
   for (const std::string& notice : validate_plugins(config, registry)) log("note: " + notice);
 
+  // Rank 0 first: it trains the vocabulary and fills the cache the others then read.
+  if (!root) comm->barrier();
   PreparedData data = prepare_data(config, log);
-  detail::copy_vocabulary(config.run_dir, data.vocab);
-  detail::TrainingState state(config, registry, data, device);
+  if (root) {
+    detail::copy_vocabulary(config.run_dir, data.vocab);
+    comm->barrier();
+  }
+  detail::TrainingState state(config, registry, data, device, *comm);
   Transformer& model = state.model();
   CheckpointStore store(config.run_dir, static_cast<int>(tc.keep_checkpoints));
   TrainResult result;
   result.parameters = model.parameter_count();
-  resume(state, store, data.vocab, result, log);
-  MetricsLog metrics((fs::path(config.run_dir) / "metrics.jsonl").string(), state.step());
+  resume(state, store, data.vocab, result, log, *comm);
+  MetricsLog metrics(root ? (fs::path(config.run_dir) / "metrics.jsonl").string() : std::string(), state.step());
   log(model_line(state, result.parameters, model, device, tc.precision));
+  if (comm->size() > 1)
+    log(fmt::format("data parallel: {}; a step is {} ranks x {} batch(es) of <= {} tokens per side (effective "
+                    "batch <= {} tokens)",
+                    comm->describe(), comm->size(), tc.accumulate, tc.batch_tokens,
+                    comm->size() * tc.accumulate * tc.batch_tokens));
   metrics.write({{"kind", "start"}, {"step", state.step()}, {"parameters", result.parameters}, {"resumed", state.step() > 0}});
 
   SavePolicy policy(tc.checkpoint_every, tc.checkpoint_every_seconds);
   const std::string plugins = detail::plugins_json(config, model.attention().choice, registry);
   std::int64_t last_saved = state.step();
   const auto save = [&] {
+    if (!root) return;
     Checkpoint ck = state.snapshot();
     ck.config = resolved;
     ck.plugins = plugins;
@@ -142,21 +172,29 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
 
   detail::DevTracker dev(metrics.dev_history());
   g_stop.store(false);
-  detail::Progress progress(tc, state.step(), start, tty && options.progress && !options.log, log, metrics);
+  detail::Progress progress(tc, state.step(), start, root && tty && options.progress && !options.log, log, metrics,
+                            comm->size());
   model.train();
-  // The training loop: one optimizer step, then what is due after it.
+  // The training loop: one optimizer step, then what is due after it. The ranks stop together:
+  // a signal or the time limit on any rank stops all of them before the same step.
   while (state.step() < tc.max_steps) {
-    if (g_stop.load() || (tc.max_seconds > 0 && detail::seconds_since(start) >= tc.max_seconds)) {
-      result.interrupted = g_stop.load();
+    double stop[2] = {g_stop.load() ? 1.0 : 0.0,
+                      tc.max_seconds > 0 && detail::seconds_since(start) >= tc.max_seconds ? 1.0 : 0.0};
+    comm->allreduce_sum(stop);
+    if (stop[0] > 0 || stop[1] > 0) {
+      result.interrupted = stop[0] > 0;
       break;
     }
     const detail::StepTotals totals = state.step_once();
     const std::int64_t step = state.step();
     if (auto loss = progress.after_step(step, totals)) result.train_loss = *loss;
     if (data.dev && (step % tc.eval_every == 0 || step == tc.max_steps)) {
-      result.dev_ppl = evaluate_dev(model, *data.dev, tc, device, step, log, metrics);
-      dev.record(*result.dev_ppl);
-      if (tc.early_stopping > 0 && dev.evals_without_gain() >= tc.early_stopping) {
+      // Rank 0 evaluates; its early-stopping decision is every rank's.
+      if (root) {
+        result.dev_ppl = evaluate_dev(model, *data.dev, tc, device, step, log, metrics);
+        dev.record(*result.dev_ppl);
+      }
+      if (comm->any(tc.early_stopping > 0 && dev.evals_without_gain() >= tc.early_stopping)) {
         log(fmt::format("early stopping: no dev improvement in {} evaluations", dev.evals_without_gain()));
         result.early_stopped = true;
         save();
@@ -176,6 +214,11 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
   result.best_dev_ppl = dev.best();
   result.seconds = detail::seconds_since(start);
   result.tokens_per_second = static_cast<double>(progress.total_tokens()) / std::max(result.seconds, 1e-9);
+  if (comm->size() > 1 && state.step() > result.resumed_from)
+    log(fmt::format("data parallel over {} ranks: {:.0f} target tokens/s in total, {:.0f} per rank; scaling "
+                    "efficiency {:.1f}% (the share of step time outside the gradient exchange)",
+                    comm->size(), result.tokens_per_second, result.tokens_per_second / comm->size(),
+                    100.0 * progress.compute_share()));
   return result;
 }
 

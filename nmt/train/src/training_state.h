@@ -7,6 +7,7 @@
 
 #include "attnlab/device.h"
 #include "attnlab/nmt/checkpoint/checkpoint.h"
+#include "attnlab/nmt/dist/communicator.h"
 #include "attnlab/nmt/data/batching.h"
 #include "attnlab/nmt/data/prepared_data.h"
 #include "attnlab/nmt/experiment/experiment.h"
@@ -21,19 +22,27 @@ struct StepTotals {
   double loss_sum = 0.0;      // label-smoothed loss summed over the target tokens
   std::int64_t tokens = 0;    // target tokens of the accumulated batches
   double lr = 0.0;            // the learning rate the step was taken with
+  double exchange_seconds = 0.0;  // spent summing over the ranks (0 in a single process)
 };
 
 // Built exactly as trained_model_config, init_seed, dropout_seed and training_batching describe
 // (trainer.h). Not copyable: the model holds its dropout generator by reference.
+//
+// Data parallel over the ranks of `comm`: one optimizer step takes accumulate * ranks batches of
+// the one batch sequence every rank walks; rank r computes batches r*accumulate .. (r+1)*accumulate-1
+// of them, and the gradients are summed over the ranks before the update. Each batch's dropout
+// stream depends only on (seed, step, batch of the step), so N ranks draw the masks one process
+// with accumulate * N draws: the two trainings are the same.
 class TrainingState {
  public:
   TrainingState(const ExperimentConfig& config, const Registry& registry, const PreparedData& data,
-                const Device& device);
+                const Device& device, Communicator& comm);
   TrainingState(const TrainingState&) = delete;
   TrainingState& operator=(const TrainingState&) = delete;
 
-  // Forward and backward over `accumulate` batches (the loss is the mean over all their target
-  // tokens), then one Adam step at the schedule's rate for the new step number.
+  // Forward and backward over this rank's batches of the step (the loss is the mean over the target
+  // tokens of all the step's batches, on every rank), the gradients summed over the ranks, then one
+  // Adam step at the schedule's rate for the new step number. The totals are the whole step's.
   StepTotals step_once();
 
   // Model, moments, dropout stream, batch position and step from a checkpoint of this run.
@@ -46,8 +55,13 @@ class TrainingState {
   std::int64_t step() const { return step_; }
 
  private:
+  // Sums the gradients of every parameter over the ranks (a parameter without one gets zeros).
+  void sum_gradients_over_ranks();
+
   const TrainingConfig& training_;
   Device device_;
+  Communicator& comm_;
+  std::uint64_t dropout_seed_;
   Generator init_, dropout_rng_;
   Transformer model_;
   AdamOptimizer optimizer_;

@@ -272,7 +272,7 @@ TEST_CASE("suite mistakes name file line column and key") {
                        contains("syntax.toml:5:17: TOML syntax error"), Error);
   CHECK_THROWS_WITH_AS(load("suitekey.toml", "[suite]\nnmae = \"x\"\n"),
                        contains("suitekey.toml:2:1: suite.nmae: unknown key (valid keys here: base, name, reference, "
-                                "run_dir, seeds); did you mean 'name'?"),
+                                "run_dir, seeds, slurm); did you mean 'name'?"),
                        Error);
   CHECK_THROWS_WITH_AS(load("rowkey.toml", suite_text("\n[rows.A1]\n\"model.headz\" = 1\n")),
                        contains("rowkey.toml:6:1: rows.A1: model.headz: unknown key (valid keys here: "), Error);

@@ -3,6 +3,8 @@
 // and grids (cartesian products, with tied values), each row trained with one or more seeds.
 //
 //   [suite]   name, base (an experiment file the suite starts from), seeds, run_dir, reference
+//   [suite.slurm]  partition, account, qos, time, gpus, gres, cpus, mem, max_running, sbatch,
+//             setup: what `attnlab run --slurm` asks Slurm for, per row (docs/scaling.md)
 //   [vars]    strings substituted as ${name} in every string value (and from the environment)
 //   [base]    experiment tables ([base.model], [base.training], ...) applied over the base file
 //   [rows.<name>]  dotted overrides ("model.heads" = 1) and optional paper = { ppl, bleu, params }
@@ -38,11 +40,25 @@ struct SuiteRow {
   std::string position;
 };
 
+// [suite.slurm]: the resources of each row's Slurm task; empty / 0 leaves Slurm's default.
+struct SlurmSettings {
+  std::string partition, account, qos;
+  std::string time;                  // the row's time limit, as sbatch takes it ("12:00:00", "2-00:00:00")
+  std::int64_t gpus = 0;             // GPUs per row (--gres=gpu:N)
+  std::string gres;                  // or a generic resource as written ("gpu:a100:1")
+  std::int64_t cpus = 0;             // CPUs per row (--cpus-per-task); also the row's threads
+  std::string mem;                   // memory per row ("32G")
+  std::int64_t max_running = 0;      // rows running at once (the array's %N throttle)
+  std::vector<std::string> sbatch;   // further sbatch options, one per line ("--constraint=h100")
+  std::vector<std::string> setup;    // shell lines run before each row (module load, environment)
+};
+
 struct Suite {
   std::string name;
   std::string source_file;
   std::string run_dir;            // default runs/<name>; rows live in <run_dir>/<row>-s<seed>-<hash>
   std::string reference;          // e.g. "Vaswani et al. 2017, Table 3"
+  SlurmSettings slurm;            // [suite.slurm]
   std::vector<SuiteRow> rows;     // base first, then rows in file order, then grid rows
 };
 

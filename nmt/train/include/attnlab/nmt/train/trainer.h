@@ -7,6 +7,9 @@
 //
 // On the CPU with a fixed seed and thread count, a run interrupted at any point (Ctrl-C, kill -9,
 // power loss) and started again ends with exactly the weights of an uninterrupted run.
+//
+// Launched by mpirun or srun as N ranks, it trains data parallel (dist/communicator.h): rank 0
+// owns the run folder, and N ranks with accumulate = A train as one process with accumulate = N * A.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -25,6 +28,9 @@ struct TrainOptions {
   std::int64_t stop_after_step = 0;
   // Called with every line the trainer prints (defaults to stderr when progress is on).
   std::function<void(const std::string&)> log;
+  // The caller already holds the run folder's lock (FolderLock); otherwise train() takes it and
+  // refuses a folder another process is writing.
+  bool run_dir_locked = false;
 };
 
 struct TrainResult {

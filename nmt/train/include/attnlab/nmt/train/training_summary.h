@@ -21,6 +21,8 @@ struct TrainingSummary {
   std::int64_t last_step = 0;
   double seconds = 0.0;
   double tokens_per_second = 0.0;
+  // Seconds per step of the latest invocation, from its last two log lines (0: not yet known).
+  double seconds_per_step = 0.0;
   std::vector<CurvePoint> train_loss, dev_ppl;
 };
 

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# A suite as a Slurm job array on a real one-node cluster that this test starts itself (munged,
+# slurmctld and slurmd on localhost, their configuration and state in the scratch folder):
+#  1. `attnlab run --slurm --dry-run` prints the array script and submits nothing;
+#  2. `attnlab run --slurm` runs every row; one row's task is cancelled (scancel) mid-row;
+#     `attnlab status` shows the half-finished suite; submitting again sends only that row,
+#     which resumes from its checkpoint: nothing lost, no step trained twice;
+#  3. every row ends with the folder (row hash) and the results of a local `attnlab run`.
+# usage: slurm_suite.sh ATTNLAB_PROGRAM
+source "$(dirname "$0")/scratch.sh"
+for tool in munged slurmctld slurmd sbatch squeue scancel; do
+  command -v $tool >/dev/null || { echo "$tool not installed (Debian: slurm-wlm munge)"; exit 1; }
+done
+
+# --- the cluster ------------------------------------------------------------------------------
+cluster=$work/cluster
+mkdir -p "$cluster"/{munge,state,spool,log}
+chmod 700 "$cluster/munge"
+head -c 1024 /dev/urandom >"$cluster/munge/munge.key"
+chmod 400 "$cluster/munge/munge.key"
+stop_cluster() {
+  for pidfile in "$cluster"/slurmd.pid "$cluster"/slurmctld.pid "$cluster"/munge/munged.pid; do
+    [ -s "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
+  done
+  sleep 0.5
+  rm -rf "$work"
+}
+trap stop_cluster EXIT
+munged --force --socket="$cluster/munge/socket" --key-file="$cluster/munge/munge.key" \
+  --pid-file="$cluster/munge/munged.pid" --seed-file="$cluster/munge/seed" --log-file="$cluster/log/munged.log"
+node=$(hostname -s)
+user=$(id -un)
+port=$((20000 + RANDOM % 20000))
+export SLURM_CONF=$cluster/slurm.conf
+cat >"$SLURM_CONF" <<CONF
+ClusterName=attnlabtest
+SlurmctldHost=$node(127.0.0.1)
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
+AuthType=auth/munge
+AuthInfo=socket=$cluster/munge/socket
+CredType=cred/munge
+SlurmUser=$user
+SlurmdUser=$user
+StateSaveLocation=$cluster/state
+SlurmdSpoolDir=$cluster/spool
+SlurmctldPidFile=$cluster/slurmctld.pid
+SlurmdPidFile=$cluster/slurmd.pid
+SlurmctldLogFile=$cluster/log/slurmctld.log
+SlurmdLogFile=$cluster/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+ReturnToService=2
+KillWait=10
+NodeName=$node NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
+PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+CONF
+slurmctld -f "$SLURM_CONF"
+slurmd -f "$SLURM_CONF"
+for _ in $(seq 100); do sinfo --noheader -o %T 2>/dev/null | grep -qx idle && break; sleep 0.2; done
+sinfo --noheader -o %T | grep -qx idle || { echo "the node did not come up"; tail "$cluster"/log/*.log; exit 1; }
+echo "one-node Slurm cluster up: $(sinfo --version)"
+
+wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
+  local limit=$1 what=$2
+  shift 2
+  for _ in $(seq $((limit * 10))); do "$@" && return 0; sleep 0.1; done
+  echo "timed out after ${limit}s waiting for $what"
+  squeue
+  tail -n 5 "$cluster"/log/slurmctld.log
+  exit 1
+}
+queue_empty() { [ -z "$(squeue --noheader)" ]; }
+
+# --- the suite, locally and on the cluster ----------------------------------------------------
+suite() {
+  printf '[suite]\nname = "smoke"\n[suite.slurm]\ncpus = 1\ntime = "00:30:00"\n'
+  printf '[base.experiment]\nthreads = 1\n'
+  tiny_suite_base
+  cat <<'TOML'
+[base.training]
+batch_tokens = 500
+max_steps = 60
+warmup_steps = 20
+eval_every = 60
+checkpoint_every = 10
+checkpoint_every_seconds = 0
+[base.eval]
+beam = 1
+[rows.narrow]
+"model.d_ff" = 32
+[rows.long]
+"training.max_steps" = 400
+"training.eval_every" = 200
+TOML
+}
+mkdir local slurm
+suite >local/suite.toml
+suite >slurm/suite.toml
+(cd local && "$attnlab" run suite.toml --quiet >run.log 2>&1) || { cat local/run.log; exit 1; }
+
+cd slurm
+"$attnlab" run suite.toml --slurm --dry-run >dry.txt 2>dry.log
+grep -q '^#SBATCH --array=0-2$' dry.txt || { echo "dry run: no 3-task array"; cat dry.txt; exit 1; }
+grep -q '^#SBATCH --cpus-per-task=1$' dry.txt || { echo "dry run: [suite.slurm] cpus ignored"; exit 1; }
+[ ! -e runs/smoke/slurm ] || { echo "the dry run wrote the run folder"; exit 1; }
+[ -z "$(squeue --noheader)" ] || { echo "the dry run submitted"; exit 1; }
+
+"$attnlab" run suite.toml --slurm >submit.txt 2>submit.log || { cat submit.txt submit.log; exit 1; }
+job=$(sed -n 's/.*Slurm job array \([0-9]*\) .*/\1/p' submit.txt)
+[ -n "$job" ] || { echo "no job id"; cat submit.txt; exit 1; }
+long_task=$(awk -F'\t' '$4 == "long@1" {print $2}' runs/smoke/slurm/jobs.tsv)
+checkpoint() { compgen -G "runs/smoke/long-s1-*/checkpoints/step-00000040.safetensors" >/dev/null; }
+wait_for 300 "the long row's step-40 checkpoint" checkpoint
+"$attnlab" status runs/smoke >status-running.txt
+scancel "${job}_${long_task}"
+wait_for 300 "the other rows to finish" queue_empty
+"$attnlab" status runs/smoke >status-half.txt || true
+cat status-running.txt status-half.txt
+grep -Eq '^long +1 +running ' status-running.txt || { echo "status did not show the long row running"; exit 1; }
+grep -Eq '^long +1 +stopped ' status-half.txt || { echo "status did not show the cancelled row stopped"; exit 1; }
+grep -Eq '^base +1 +done ' status-half.txt || { echo "status did not show base done"; exit 1; }
+! compgen -G "runs/smoke/long-s1-*/result.json" >/dev/null || { echo "the cancelled row finished anyway"; exit 1; }
+
+"$attnlab" run suite.toml --slurm >resubmit.txt 2>resubmit.log || { cat resubmit.txt resubmit.log; exit 1; }
+grep -q "1 row(s) submitted" resubmit.txt || { echo "resubmission sent more than the cancelled row"; cat resubmit.log; exit 1; }
+grep -q "^base (seed 1): done" resubmit.log || { cat resubmit.log; exit 1; }
+wait_for 300 "the resubmitted row" queue_empty
+"$attnlab" status runs/smoke >status-done.txt
+cat status-done.txt
+grep -q "3 row(s): 3 done" status-done.txt || { echo "not every row finished"; cat runs/smoke/long-s1-*/run.log; exit 1; }
+grep -q "resumed from .*step-" runs/smoke/long-s1-*/run.log || { echo "the long row did not resume"; cat runs/smoke/long-s1-*/run.log; exit 1; }
+grep -q '"resumed":true' runs/smoke/long-s1-*/metrics.jsonl || { echo "no resumed start in metrics.jsonl"; exit 1; }
+# Each step trained once: the log's train steps rise strictly, every one of 1..400 present.
+steps=$(grep '"kind":"train"' runs/smoke/long-s1-*/metrics.jsonl | sed 's/.*"step":\([0-9]*\).*/\1/')
+[ "$(echo "$steps" | sort -n | uniq | wc -l)" -eq "$(echo "$steps" | wc -l)" ] || { echo "a step was logged twice"; exit 1; }
+[ "$(echo "$steps" | tail -n 1)" -eq 400 ] || { echo "the long row did not reach step 400"; exit 1; }
+cd ..
+
+# --- the same rows and results as the local run ----------------------------------------------
+for dir in local/runs/smoke/*-s1-*/; do
+  name=$(basename "$dir")
+  [ -f "slurm/runs/smoke/$name/result.json" ] || { echo "row folder $name (its hash) missing from the Slurm run"; exit 1; }
+  for key in steps dev_ppl bleu; do
+    a=$(grep -o "\"$key\": *[^,}]*" "$dir/result.json")
+    b=$(grep -o "\"$key\": *[^,}]*" "slurm/runs/smoke/$name/result.json")
+    [ "$a" = "$b" ] || { echo "$name: $a locally, $b on Slurm"; exit 1; }
+  done
+done
+echo "Slurm array: every row as in a local run, the cancelled row resumed, nothing ran twice"
