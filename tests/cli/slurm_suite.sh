@@ -5,9 +5,12 @@
 #  2. `attnlab run --slurm` runs every row; one row's task is cancelled (scancel) mid-row;
 #     `attnlab status` shows the half-finished suite; submitting again sends only that row,
 #     which resumes from its checkpoint: nothing lost, no step trained twice;
-#  3. every row ends with the folder (row hash) and the results of a local `attnlab run`.
-# usage: slurm_suite.sh ATTNLAB_PROGRAM
+#  3. every row ends with the folder (row hash) and the results of a local `attnlab run`;
+#  4. `srun --mpi=pmix -n 2 attnlab train` trains data parallel (MPI through Slurm's PMIx) and ends
+#     with the weights of one process with accumulate = 2, bit for bit.
+# usage: slurm_suite.sh ATTNLAB_PROGRAM CHECKPOINT_DIFF
 source "$(dirname "$0")/scratch.sh"
+checkpoint_diff=$2
 for tool in munged slurmctld slurmd sbatch squeue scancel; do
   command -v $tool >/dev/null || { echo "$tool not installed (Debian: slurm-wlm munge)"; exit 1; }
 done
@@ -152,4 +155,14 @@ for dir in local/runs/smoke/*-s1-*/; do
     [ "$a" = "$b" ] || { echo "$name: $a locally, $b on Slurm"; exit 1; }
   done
 done
-echo "Slurm array: every row as in a local run, the cancelled row resumed, nothing ran twice"
+
+# --- one row data parallel on two tasks of a job step ------------------------------------------
+"$attnlab" version | grep -q "MPI built" || { echo "this attnlab has no MPI: the srun part cannot run"; exit 1; }
+tiny_experiment dp experiment.threads=1 training.max_steps=40 training.eval_every=40 training.accumulate=2 >acc2.toml
+tiny_experiment dp experiment.threads=1 training.max_steps=40 training.eval_every=40 training.accumulate=1 >ranks2.toml
+"$attnlab" train acc2.toml --run-dir acc2 >acc2.log 2>&1 || { cat acc2.log; exit 1; }
+srun --mpi=pmix -n 2 "$attnlab" train ranks2.toml --run-dir srun2 >srun2.log 2>&1 || { cat srun2.log; exit 1; }
+grep -q "data parallel: MPI (Open MPI" srun2.log || { echo "srun did not train data parallel"; cat srun2.log; exit 1; }
+"$checkpoint_diff" acc2/checkpoints/step-00000040.safetensors srun2/checkpoints/step-00000040.safetensors ||
+  { echo "srun -n 2 differs from accumulate = 2"; exit 1; }
+echo "Slurm array: every row as in a local run, the cancelled row resumed, nothing ran twice; srun -n 2 equals accumulate = 2"
