@@ -143,6 +143,9 @@ grep -q '"resumed":true' runs/smoke/long-s1-*/metrics.jsonl || { echo "no resume
 steps=$(grep '"kind":"train"' runs/smoke/long-s1-*/metrics.jsonl | sed 's/.*"step":\([0-9]*\).*/\1/')
 [ "$(echo "$steps" | sort -n | uniq | wc -l)" -eq "$(echo "$steps" | wc -l)" ] || { echo "a step was logged twice"; exit 1; }
 [ "$(echo "$steps" | tail -n 1)" -eq 400 ] || { echo "the long row did not reach step 400"; exit 1; }
+# The report reads a suite run by Slurm as one run locally.
+"$attnlab" report runs/smoke >report.txt
+for row in base narrow long; do grep -q "^$row .*done" report.txt || { echo "row $row missing from the report"; cat report.txt; exit 1; }; done
 cd ..
 
 # --- the same rows and results as the local run ----------------------------------------------

@@ -136,6 +136,9 @@ Report collect_suite(const std::string& run_dir, const ReportOptions& options) {
     run.status = s.status;
     run.error = s.error;
     const fs::path result_path = fs::path(run.dir) / "result.json";
+    // A row's result.json is the truth: rows finished by another process (a Slurm task, a later
+    // `attnlab run --row`) are done whatever suite.json said when it was written.
+    if (file_exists(result_path)) run.status = RowStatus::kDone, run.error.clear();
     if (run.status == RowStatus::kDone) {
       if (file_exists(result_path)) {
         try {

@@ -536,8 +536,9 @@ TEST_CASE("report without a base result keeps rows and explains the missing test
   TempDir dir("report_nobase");
   build_fake_run(dir);
   SuiteState s = read_suite_state(dir.file("suite.json"));
+  // The base row not finished: pending, no result.json.
   for (auto& r : s.rows)
-    if (r.name == "base") r.status = RowStatus::kPending;
+    if (r.name == "base") r.status = RowStatus::kPending, std::filesystem::remove(dir.path() / r.dir / "result.json");
   write_suite_state(dir.file("suite.json"), s);
   const Report report = build_report(dir.path().string());
   const ReportRow& a1 = row_named(report, "A1");
@@ -546,6 +547,20 @@ TEST_CASE("report without a base result keeps rows and explains the missing test
   CHECK(contains(render_report(report, ReportFormat::kTerminal), "A1: no bootstrap test: base row: the base row has no result"));
   CHECK(parse_report_format("md") == ReportFormat::kMarkdown);
   CHECK(contains(testing::error_of([] { parse_report_format("pdf"); }), "unknown report format 'pdf'"));
+}
+
+TEST_CASE("a row finished by another process counts as done whatever suite.json said") {
+  TempDir dir("report_done_elsewhere");
+  build_fake_run(dir);
+  // suite.json as a submitter wrote it before the rows ran: everything pending or failed.
+  SuiteState s = read_suite_state(dir.file("suite.json"));
+  for (auto& r : s.rows) r.status = r.name == "A1" ? RowStatus::kFailed : RowStatus::kPending;
+  write_suite_state(dir.file("suite.json"), s);
+  const Report report = build_report(dir.path().string());
+  const ReportRow& a1 = row_named(report, "A1");
+  CHECK(a1.delta_ppl.has_value());
+  CHECK(a1.failed == 0);
+  CHECK(a1.pending == 0);
 }
 
 }  // namespace attnlab::nmt
