@@ -155,7 +155,7 @@ int command_run(const Args& args) {
 
   if (!only_row.empty()) {
     for (auto& row : suite.rows) {
-      if (row.name + "@" + std::to_string(row.seed) != only_row) continue;
+      if (nmt::row_key(row) != only_row) continue;
       if (!device.empty()) row.config.device = Device::parse(device).str();
       // Why the row failed, for `attnlab status` (no parent records it under a scheduler).
       const std::string error_file = row.config.run_dir + "/row-error.txt";

@@ -36,7 +36,8 @@ int command_train(const Args& args) {
   const Registry& registry = load_plugins(config.plugin_paths);
 
   nmt::install_stop_signal_handlers();
-  if (nmt::detect_launch().rank == 0) fmt::print(stderr, "training {} into {}\n", config.name, config.run_dir);
+  const bool root = nmt::detect_launch().rank == 0;  // rank 0 of a data-parallel job reports
+  if (root) fmt::print(stderr, "training {} into {}\n", config.name, config.run_dir);
   nmt::TrainResult r;
   try {
     r = nmt::train(config, registry);
@@ -46,7 +47,7 @@ int command_train(const Args& args) {
     nmt::abort_parallel_job(1);
     return 1;
   }
-  if (nmt::detect_launch().rank != 0) return r.interrupted ? 130 : 0;  // rank 0 reports
+  if (!root) return r.interrupted ? 130 : 0;
   fmt::print("{}: {} steps in {:.1f} s ({:.0f} target tokens/s), train loss {:.4f}", config.name, r.steps, r.seconds,
              r.tokens_per_second, r.train_loss);
   if (r.dev_ppl) fmt::print(", dev ppl {:.3f}", *r.dev_ppl);

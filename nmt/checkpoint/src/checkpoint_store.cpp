@@ -42,18 +42,22 @@ std::filesystem::path CheckpointStore::path_for(std::int64_t step) const {
   return folder_ / fmt::format("step-{:08d}.safetensors", step);
 }
 
-std::vector<std::int64_t> CheckpointStore::list() const {
+std::vector<std::int64_t> checkpoint_steps(const std::filesystem::path& run_dir) {
+  const std::filesystem::path folder = run_dir / "checkpoints";
   std::vector<std::int64_t> steps;
+  if (!std::filesystem::exists(folder)) return steps;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(folder_, ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
     if (is_atomic_temp_file(entry.path()) || !entry.is_regular_file()) continue;
     if (auto step = step_of(entry.path().filename().string())) steps.push_back(*step);
   }
-  ATTNLAB_CHECK(!ec, "CheckpointStore: cannot list '{}': {}", folder_.string(), ec.message());
+  ATTNLAB_CHECK(!ec, "CheckpointStore: cannot list '{}': {}", folder.string(), ec.message());
   std::sort(steps.begin(), steps.end());
   steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
   return steps;
 }
+
+std::vector<std::int64_t> CheckpointStore::list() const { return checkpoint_steps(folder_.parent_path()); }
 
 std::filesystem::path CheckpointStore::save(std::int64_t step, const Checkpoint& checkpoint) {
   ATTNLAB_CHECK(checkpoint.step == step,

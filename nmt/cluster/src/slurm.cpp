@@ -29,8 +29,6 @@ std::string shell_quote(const std::string& text) {
   return out + "'";
 }
 
-std::string row_key(const SuiteRow& row) { return row.name + "@" + std::to_string(row.seed); }
-
 std::string timestamp() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -124,7 +122,8 @@ std::string sbatch_script(const Suite& suite, const std::vector<const SuiteRow*>
   return text;
 }
 
-std::optional<std::vector<SlurmTask>> queued_slurm_tasks(const std::string& suite_name, const std::string& run_dir) {
+std::optional<std::map<std::string, SlurmTask>> queued_slurm_tasks(const std::string& suite_name,
+                                                                   const std::string& run_dir) {
   if (!find_program("squeue")) return std::nullopt;
   ProcessResult r;
   try {
@@ -135,15 +134,14 @@ std::optional<std::vector<SlurmTask>> queued_slurm_tasks(const std::string& suit
   }
   if (r.exit_code != 0) return std::nullopt;
   const std::map<std::string, std::string> jobs = read_jobs(run_dir);
-  std::vector<SlurmTask> tasks;
+  std::map<std::string, SlurmTask> tasks;
   std::stringstream lines(r.out);
   for (std::string line; std::getline(lines, line);) {
     std::stringstream fields(line);
     SlurmTask t;
     if (!std::getline(fields, t.id, '|') || !std::getline(fields, t.state, '|')) continue;
     std::getline(fields, t.reason, '|');
-    if (auto it = jobs.find(t.id); it != jobs.end()) t.row_dir = (fs::path(run_dir) / it->second).string();
-    tasks.push_back(t);
+    if (auto it = jobs.find(t.id); it != jobs.end()) tasks[it->second] = t;
   }
   return tasks;
 }
@@ -152,11 +150,7 @@ SlurmSubmission submit_to_slurm(const Suite& suite, const SlurmSubmitOptions& op
   SlurmSubmission submission;
   std::optional<FolderLock> lock;  // one submitter of the suite at a time
   if (!options.dry_run) lock.emplace(FolderLock::acquire(suite.run_dir, "suite folder"));
-  const auto queue = queued_slurm_tasks(suite.name, suite.run_dir);
-  std::map<std::string, const SlurmTask*> queued;  // row folder -> its task
-  if (queue)
-    for (const SlurmTask& t : *queue)
-      if (!t.row_dir.empty()) queued[fs::path(t.row_dir).filename().string()] = &t;
+  const auto queued = queued_slurm_tasks(suite.name, suite.run_dir).value_or(std::map<std::string, SlurmTask>{});
 
   std::vector<const SuiteRow*> todo;
   for (const SuiteRow& row : suite.rows) {
@@ -166,8 +160,8 @@ SlurmSubmission submit_to_slurm(const Suite& suite, const SlurmSubmitOptions& op
     const std::string folder = fs::path(row.config.run_dir).filename().string();
     if (fs::exists(fs::path(row.config.run_dir) / "result.json")) d.reason = "done";
     else if (auto it = queued.find(folder); it != queued.end())
-      d.reason = fmt::format("{} (Slurm task {})", it->second->state == "PENDING" ? "queued" : "in Slurm",
-                             it->second->id);
+      d.reason = fmt::format("{} (Slurm task {})", it->second.state == "PENDING" ? "queued" : "in Slurm",
+                             it->second.id);
     else if (auto holder = FolderLock::holder(row.config.run_dir))
       d.reason = fmt::format("running (pid {} on {})", holder->pid, holder->host);
     else todo.push_back(&row);

@@ -1,7 +1,6 @@
 #include "attnlab/nmt/cluster/status.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "attnlab/error.h"
+#include "attnlab/nmt/checkpoint/checkpoint_store.h"
 #include "attnlab/nmt/cluster/slurm.h"
 #include "attnlab/nmt/experiment/experiment.h"
 #include "attnlab/nmt/io/folder_lock.h"
@@ -41,18 +41,6 @@ std::string first_line_of(const fs::path& path) {
   return line;
 }
 
-// The step of the newest checkpoint file (validity unchecked: status reads names only).
-std::int64_t newest_checkpoint_step(const fs::path& row_dir) {
-  std::int64_t newest = 0;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(row_dir / "checkpoints", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.starts_with("step-") && name.ends_with(".safetensors"))
-      newest = std::max<std::int64_t>(newest, std::atoll(name.c_str() + 5));
-  }
-  return newest;
-}
-
 std::int64_t max_steps_of(const fs::path& row_dir) {
   const fs::path config = row_dir / "config.toml";
   if (!fs::exists(config)) return 0;
@@ -61,13 +49,6 @@ std::int64_t max_steps_of(const fs::path& row_dir) {
   } catch (const std::exception&) {
     return 0;
   }
-}
-
-std::string duration_text(double s) {
-  const auto total = static_cast<std::int64_t>(s + 0.5);
-  if (total >= 3600) return fmt::format("{}h{:02}m", total / 3600, total % 3600 / 60);
-  if (total >= 60) return fmt::format("{}m{:02}s", total / 60, total % 60);
-  return fmt::format("{}s", total);
 }
 
 RowProgress row_progress(const std::string& name, std::uint64_t seed, const std::string& dir, std::int64_t max_steps) {
@@ -80,7 +61,7 @@ RowProgress row_progress(const std::string& name, std::uint64_t seed, const std:
 }
 
 // The row's phase from its folder, the folder lock and the queue.
-void inspect(RowProgress& r, const std::map<std::string, const SlurmTask*>& queue, const std::string& failure) {
+void inspect(RowProgress& r, const std::map<std::string, SlurmTask>& queue, const std::string& failure) {
   const fs::path dir(r.dir);
   if (r.max_steps == 0) r.max_steps = max_steps_of(dir);
   const TrainingSummary summary = read_training_summary(dir / "metrics.jsonl");
@@ -89,10 +70,10 @@ void inspect(RowProgress& r, const std::map<std::string, const SlurmTask*>& queu
   const auto task = queue.find(dir.filename().string());
   const std::string task_text =
       task == queue.end() ? std::string()
-                          : fmt::format("Slurm task {}{}", task->second->id,
-                                        task->second->reason.empty() || task->second->reason == "None"
+                          : fmt::format("Slurm task {}{}", task->second.id,
+                                        task->second.reason.empty() || task->second.reason == "None"
                                             ? std::string()
-                                            : fmt::format(" ({})", task->second->reason));
+                                            : fmt::format(" ({})", task->second.reason));
   if (fs::exists(dir / "result.json")) {
     r.phase = RowPhase::kDone;
     try {
@@ -111,7 +92,7 @@ void inspect(RowProgress& r, const std::map<std::string, const SlurmTask*>& queu
       r.eta_seconds = summary.seconds_per_step * static_cast<double>(r.max_steps - r.step);
   } else if (task != queue.end()) {
     // In the queue, or started by Slurm and not yet holding its folder.
-    r.phase = task->second->state == "PENDING" ? RowPhase::kQueued : RowPhase::kRunning;
+    r.phase = task->second.state == "PENDING" ? RowPhase::kQueued : RowPhase::kRunning;
     r.where = task_text;
   } else if (fs::exists(dir / "row-error.txt") || !failure.empty()) {
     r.phase = RowPhase::kFailed;
@@ -120,7 +101,7 @@ void inspect(RowProgress& r, const std::map<std::string, const SlurmTask*>& queu
   } else if (fs::exists(dir / "metrics.jsonl") || fs::exists(dir / "checkpoints")) {
     // Where it resumes: its newest checkpoint (the log may be a few steps behind it).
     r.phase = RowPhase::kStopped;
-    r.step = std::max(r.step, newest_checkpoint_step(dir));
+    if (const auto steps = checkpoint_steps(dir); !steps.empty()) r.step = std::max(r.step, steps.back());
     r.log_tail = last_lines(dir / "run.log", 3);
   }
 }
@@ -168,10 +149,7 @@ StatusReport read_status(const std::string& target) {
   }
   const auto queue = queued_slurm_tasks(report.name, report.run_dir);
   report.slurm = queue.has_value();
-  std::map<std::string, const SlurmTask*> by_folder;
-  if (queue)
-    for (const SlurmTask& t : *queue)
-      if (!t.row_dir.empty()) by_folder[fs::path(t.row_dir).filename().string()] = &t;
+  const std::map<std::string, SlurmTask> by_folder = queue.value_or(std::map<std::string, SlurmTask>{});
   for (RowProgress& r : report.rows) {
     const std::string folder = fs::path(r.dir).filename().string();
     inspect(r, by_folder, failures.count(folder) ? failures[folder] : std::string());
@@ -196,7 +174,7 @@ std::string format_status(const StatusReport& report) {
     const std::string step = r.max_steps > 0 ? fmt::format("{}/{}", r.step, r.max_steps)
                                              : (r.step > 0 ? std::to_string(r.step) : std::string("-"));
     out += fmt::format("{:<{}}  {:>4}  {:<11}  {:>13}  {:>7}  {:>8}  {:>6}  {}\n", r.name, name_width, r.seed,
-                       row_phase_name(r.phase), step, r.eta_seconds ? duration_text(*r.eta_seconds) : "-",
+                       row_phase_name(r.phase), step, r.eta_seconds ? duration_str(*r.eta_seconds) : "-",
                        r.dev_ppl ? fmt::format("{:.3f}", *r.dev_ppl) : "-",
                        r.bleu ? fmt::format("{:.2f}", *r.bleu) : "-", r.where);
     if (!r.error.empty()) out += fmt::format("    error: {}\n", r.error);

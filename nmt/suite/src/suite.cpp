@@ -418,6 +418,8 @@ class SuiteReader {
 
 Suite load_suite(const std::string& path) { return SuiteReader(path).read(); }
 
+std::string row_key(const SuiteRow& row) { return row.name + "@" + std::to_string(row.seed); }
+
 std::string row_dir(const Suite& suite, const SuiteRow& row) {
   return (fs::path(suite.run_dir) / fmt::format("{}-s{}-{}", row.name, row.seed, row.hash)).string();
 }

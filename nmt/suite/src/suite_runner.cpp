@@ -21,7 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string row_key(const SuiteRow& row) { return row.name + "@" + std::to_string(row.seed); }
 
 }  // namespace
 

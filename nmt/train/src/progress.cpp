@@ -5,17 +5,11 @@
 
 #include <fmt/core.h>
 
+#include "attnlab/nmt/train/training_summary.h"
+
 namespace attnlab::nmt::detail {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-std::string duration_str(double s) {
-  if (!std::isfinite(s) || s < 0) return "?";
-  const auto total = static_cast<std::int64_t>(s + 0.5);
-  if (total >= 3600) return fmt::format("{}h{:02}m", total / 3600, total % 3600 / 60);
-  if (total >= 60) return fmt::format("{}m{:02}s", total / 60, total % 60);
-  return fmt::format("{}s", total);
-}
 
 Progress::Progress(const TrainingConfig& training, std::int64_t first_step, Clock::time_point start, bool live,
                    LogFn log, MetricsLog& metrics, int ranks)

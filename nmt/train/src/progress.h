@@ -18,7 +18,6 @@ using Clock = std::chrono::steady_clock;
 using LogFn = std::function<void(const std::string&)>;
 
 double seconds_since(Clock::time_point t);
-std::string duration_str(double seconds);  // "42s", "3m07s", "1h05m"; "?" when unknown
 
 class Progress {
  public:

@@ -1,6 +1,5 @@
 #include "training_state.h"
 
-#include <chrono>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -8,6 +7,7 @@
 #include "attnlab/autograd.h"
 #include "attnlab/nmt/train/trainer.h"
 #include "attnlab/ops.h"
+#include "progress.h"
 
 namespace attnlab::nmt::detail {
 
@@ -23,10 +23,6 @@ std::uint64_t splitmix64(std::uint64_t x) {
 // The dropout stream of batch `k` of optimizer step `step`: the same on whichever rank computes it.
 std::uint64_t batch_dropout_seed(std::uint64_t seed, std::int64_t step, std::int64_t k) {
   return splitmix64(splitmix64(seed ^ static_cast<std::uint64_t>(step)) ^ static_cast<std::uint64_t>(k));
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 }  // namespace
@@ -66,7 +62,7 @@ StepTotals TrainingState::step_once() {
     totals.loss_sum += ce.loss_sum.item();
   }
   if (ranks > 1) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     sum_gradients_over_ranks();
     comm_.allreduce_sum(std::span<double>(&totals.loss_sum, 1));
     totals.exchange_seconds = seconds_since(start);

@@ -1,19 +1,28 @@
 #include "attnlab/nmt/train/training_summary.h"
 
+#include <cmath>
 #include <fstream>
-#include <optional>
-#include <utility>
 #include <string>
 
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 namespace attnlab::nmt {
+
+std::string duration_str(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  const auto total = static_cast<std::int64_t>(s + 0.5);
+  if (total >= 3600) return fmt::format("{}h{:02}m", total / 3600, total % 3600 / 60);
+  if (total >= 60) return fmt::format("{}m{:02}s", total / 60, total % 60);
+  return fmt::format("{}s", total);
+}
 
 TrainingSummary read_training_summary(const std::filesystem::path& metrics_jsonl) {
   TrainingSummary s;
   std::ifstream in(metrics_jsonl, std::ios::binary);
   double segment = 0.0;  // the elapsed time of the current invocation
-  std::optional<std::pair<std::int64_t, double>> previous;  // (step, elapsed) of its last log line
+  std::int64_t previous_step = -1;  // the step and elapsed time of its last log line (-1: none yet)
+  double previous_elapsed = 0.0;
   for (std::string line; std::getline(in, line);) {
     if (line.empty()) continue;
     const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -23,13 +32,13 @@ TrainingSummary read_training_summary(const std::filesystem::path& metrics_jsonl
     if (kind == "start") {
       s.seconds += segment;
       segment = 0.0;
-      previous.reset();
+      previous_step = -1;
       s.parameters = j.value("parameters", s.parameters);
     } else if (kind == "train") {
       segment = j.value("elapsed", segment);
-      if (previous && step > previous->first && segment > previous->second)
-        s.seconds_per_step = (segment - previous->second) / static_cast<double>(step - previous->first);
-      previous = std::pair(step, segment);
+      if (previous_step >= 0 && step > previous_step && segment > previous_elapsed)
+        s.seconds_per_step = (segment - previous_elapsed) / static_cast<double>(step - previous_step);
+      previous_step = step, previous_elapsed = segment;
       s.tokens_per_second = j.value("tokens_per_second", s.tokens_per_second);
       s.last_step = std::max(s.last_step, step);
       if (j.contains("loss") && j["loss"].is_number()) s.train_loss.push_back({step, j["loss"].get<double>()});

@@ -22,6 +22,11 @@ struct LatestCheckpoint {
   explicit operator bool() const { return checkpoint.has_value(); }
 };
 
+// Steps of the checkpoint files in <run_dir>/checkpoints, ascending (temporary files and other
+// names ignored; validity not checked; empty when the folder does not exist). Reads names only:
+// for readers that must not create or change anything (`attnlab status`).
+std::vector<std::int64_t> checkpoint_steps(const std::filesystem::path& run_dir);
+
 class CheckpointStore {
  public:
   // Creates <run_dir>/checkpoints if needed. keep_last >= 1.

@@ -9,6 +9,7 @@
 // <run_dir>/slurm/<job>_<task>.out  what Slurm itself printed for a task (the row's own log is
 //                                   <row dir>/run.log)
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,16 +52,17 @@ SlurmSubmission submit_to_slurm(const Suite& suite, const SlurmSubmitOptions& op
 std::string slurm_job_name(const Suite& suite);
 std::string slurm_job_name(const std::string& suite_name, const std::string& run_dir);
 
-// A task of the suite's arrays as Slurm sees it now (squeue), joined with jobs.tsv.
+// A task of the suite's arrays as Slurm sees it now (squeue).
 struct SlurmTask {
   std::string id;       // "41_2"
   std::string state;    // "PENDING", "RUNNING", ...
   std::string reason;   // squeue's reason ("Resources", "Priority", "None")
-  std::string row_dir;  // the row folder it runs ("" when jobs.tsv does not know the task)
 };
 
-// The suite's tasks still in Slurm's queue; nullopt when squeue is not installed or fails (no
+// The suite's tasks still in Slurm's queue, by the name of the row folder each runs (from
+// jobs.tsv; tasks it does not know are left out); nullopt when squeue is not installed or fails (no
 // controller reachable): callers then go by the run folders alone.
-std::optional<std::vector<SlurmTask>> queued_slurm_tasks(const std::string& suite_name, const std::string& run_dir);
+std::optional<std::map<std::string, SlurmTask>> queued_slurm_tasks(const std::string& suite_name,
+                                                                   const std::string& run_dir);
 
 }  // namespace attnlab::nmt

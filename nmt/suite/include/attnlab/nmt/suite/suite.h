@@ -69,6 +69,9 @@ Suite load_suite(const std::string& path);
 // The row folder: <suite.run_dir>/<row.name>-s<seed>-<hash>.
 std::string row_dir(const Suite& suite, const SuiteRow& row);
 
+// "NAME@SEED": how `attnlab run SUITE --row` names one (row, seed) of a suite.
+std::string row_key(const SuiteRow& row);
+
 // ---- results, written by `attnlab run`, read by `attnlab report` ----
 // <suite.run_dir>/suite.json          the expanded suite: rows with name, seed, hash, dir, settings,
 //                                     paper values, and status ("pending", "done", "failed") and

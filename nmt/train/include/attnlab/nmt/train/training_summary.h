@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace attnlab::nmt {
@@ -25,6 +26,10 @@ struct TrainingSummary {
   double seconds_per_step = 0.0;
   std::vector<CurvePoint> train_loss, dev_ppl;
 };
+
+// A duration as the trainer's log and `attnlab status` print it: "42s", "3m07s", "1h05m"; "?" when
+// negative or not finite.
+std::string duration_str(double seconds);
 
 // An empty summary when the file does not exist.
 TrainingSummary read_training_summary(const std::filesystem::path& metrics_jsonl);
