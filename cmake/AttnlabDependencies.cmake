@@ -15,6 +15,7 @@ pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)  # content hashes a
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)  # Unicode-property regexes (BLEU intl tokenizer)
 find_package(ZLIB REQUIRED)                                  # .gz corpora
 find_package(nlohmann_json 3 REQUIRED)                       # checkpoint metadata, metrics
+find_package(CLI11 2 REQUIRED)                                # the command line (typed, checked options)
 
 if(ATTNLAB_BUILD_TESTS)
   find_package(doctest REQUIRED)

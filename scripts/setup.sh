@@ -10,7 +10,7 @@ packages=(
   libboost-dev
   libtomlplusplus-dev
   libsentencepiece-dev sentencepiece
-  libxxhash-dev zlib1g-dev nlohmann-json3-dev
+  libxxhash-dev zlib1g-dev nlohmann-json3-dev libcli11-dev
   libpcre2-dev
   libopenmpi-dev openmpi-bin   # data-parallel training (mpirun, srun)
   slurm-wlm munge              # suites as Slurm job arrays; the tests start a one-node cluster

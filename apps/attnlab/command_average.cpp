@@ -1,5 +1,6 @@
-// attnlab average RUN_DIR --last N [--out FILE]: averages a run's last N checkpoints.
+// attnlab average RUN_DIR [--last N] [--out FILE]: averages a run's last N checkpoints.
 #include <filesystem>
+#include <memory>
 
 #include <fmt/core.h>
 
@@ -8,27 +9,26 @@
 
 namespace attnlab::app {
 
-int command_average(const Args& args) {
-  constexpr const char* kUsage = "usage: attnlab average RUN_DIR [--last N] [--out FILE]";
-  std::string run_dir, out;
-  std::size_t last = 5;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--last" || args[i] == "--out") {
-      if (i + 1 >= args.size()) throw Error(fmt::format("{} needs a value\n{}", args[i], kUsage));
-      (args[i] == "--last" ? (void)(last = std::stoul(args[i + 1])) : (void)(out = args[i + 1]));
-      ++i;
-    } else if (run_dir.empty() && !args[i].starts_with("--")) {
-      run_dir = args[i];
-    } else {
-      throw Error(fmt::format("unknown argument '{}'\n{}", args[i], kUsage));
-    }
-  }
-  if (run_dir.empty()) throw Error(kUsage);
-  if (out.empty()) out = nmt::average_last_path(run_dir, last).string();
-  const auto files = nmt::average_last(run_dir, last, out);
-  fmt::print("averaged {} checkpoints (steps {} .. {}) into {}\n", files.size(), files.front().filename().string(),
-             files.back().filename().string(), out);
-  return 0;
+Command average_command(CLI::App& root) {
+  struct Flags {
+    std::string run_dir, out;
+    std::int64_t last = 5;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* app = root.add_subcommand(
+      "average", "average the last N checkpoints of a run (the paper: 5 for base, 20 for big)");
+  app->add_option("RUN_DIR", f->run_dir, "the run folder")->required();
+  app->add_option("--last", f->last, "how many checkpoints")->check(whole_number(1))->type_name("N");
+  app->add_option("--out", f->out, "the averaged checkpoint (default: beside the run's checkpoints)")
+      ->type_name("FILE");
+  return {app, [f] {
+            const auto last = static_cast<std::size_t>(f->last);
+            const std::string out = f->out.empty() ? nmt::average_last_path(f->run_dir, last).string() : f->out;
+            const auto files = nmt::average_last(f->run_dir, last, out);
+            fmt::print("averaged {} checkpoints (steps {} .. {}) into {}\n", files.size(),
+                       files.front().filename().string(), files.back().filename().string(), out);
+            return 0;
+          }};
 }
 
 }  // namespace attnlab::app

@@ -1,8 +1,10 @@
 // attnlab bleu: corpus BLEU (and chrF) of a hypothesis file against reference files, printed like
 // sacreBLEU's text output with its signature.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <istream>
+#include <memory>
 #include <optional>
 
 #include <fmt/core.h>
@@ -14,12 +16,6 @@
 
 namespace attnlab::app {
 namespace {
-
-constexpr const char* kBleuUsage =
-    "usage: attnlab bleu --ref REF [--ref REF2 ...] [HYP] [--tokenize 13a|intl|char|none] [--lowercase]\n"
-    "                    [--smooth exp|floor|add-k|none] [--smooth-value X] [--effective-order]\n"
-    "                    [--max-ngram-order N] [--compound-split] [--chrf] [--score-only]\n"
-    "  HYP defaults to standard input";
 
 // One segment per line; the trailing "\n" of each line is dropped (as sacreBLEU reads files).
 std::vector<std::string> read_lines(std::istream& in) {
@@ -35,47 +31,129 @@ std::vector<std::string> read_file_lines(const std::string& path) {
   return read_lines(in);
 }
 
-}  // namespace
-
-int command_bleu(const Args& args) {
+struct BleuFlags {
   nmt::BleuConfig bleu;
   std::vector<std::string> ref_paths;
-  std::optional<std::string> hyp_path;
-  bool chrf = false, score_only = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw Error(fmt::format("{} needs a value\n{}", a, kBleuUsage));
-      return args[++i];
-    };
-    if (a == "--ref" || a == "-r") ref_paths.push_back(value());
-    else if (a == "--tokenize" || a == "-tok") bleu.tokenize = nmt::parse_bleu_tokenizer(value());
-    else if (a == "--lowercase" || a == "-lc") bleu.lowercase = true;
-    else if (a == "--smooth") bleu.smooth = nmt::parse_bleu_smooth(value());
-    else if (a == "--smooth-value") bleu.smooth_value = std::stod(value());
-    else if (a == "--effective-order") bleu.effective_order = true;
-    else if (a == "--max-ngram-order") bleu.max_ngram_order = std::stoi(value());
-    else if (a == "--compound-split") bleu.compound_split = true;
-    else if (a == "--chrf") chrf = true;
-    else if (a == "--score-only" || a == "-b") score_only = true;
-    else if (a == "--help" || a == "-h") {
-      fmt::print("{}\n", kBleuUsage);
-      return 0;
-    } else if (!a.empty() && a[0] == '-' && a != "-") throw Error(fmt::format("unknown option '{}'\n{}", a, kBleuUsage));
-    else if (hyp_path) throw Error(fmt::format("more than one hypothesis file ('{}', '{}')\n{}", *hyp_path, a, kBleuUsage));
-    else hyp_path = a;
+  std::string hyp_path = "-";
+  std::string tokenize = "13a", smooth = "exp";
+  std::optional<double> smooth_value;
+  bool chrf = false, score_only = false, skip_unreferenced = false;
+  std::int64_t num_refs = 1;
+};
+
+int run_bleu(BleuFlags& f);
+
+// sacreBLEU -nr N: each line holds N references separated by tabs (exactly N fields).
+std::vector<std::vector<std::string>> split_references(const std::vector<std::string>& lines, std::size_t n,
+                                                       const std::string& path) {
+  std::vector<std::vector<std::string>> streams(n);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::size_t start = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+      const std::size_t tab = r + 1 < n ? lines[i].find('\t', start) : std::string::npos;
+      if (r + 1 < n && tab == std::string::npos)
+        throw Error(fmt::format("{}:{}: expected {} tab-separated references, found {}", path, i + 1, n, r + 1));
+      streams[r].push_back(lines[i].substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+      start = tab + 1;
+    }
   }
-  if (ref_paths.empty()) throw Error(fmt::format("at least one --ref REF is required\n{}", kBleuUsage));
+  return streams;
+}
+
+// Empty after sacreBLEU's rstrip().
+bool blank(const std::string& s) { return s.find_first_not_of(" \t\r\n\f\v") == std::string::npos; }
+
+// --skip-unreferenced: removes the segments whose every reference is blank; returns how many.
+std::size_t drop_unreferenced(std::vector<std::string>& hyps, std::vector<std::vector<std::string>>& refs) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < hyps.size(); ++i) {
+    const bool referenced = std::any_of(refs.begin(), refs.end(), [&](const auto& stream) { return !blank(stream[i]); });
+    if (!referenced) continue;
+    if (kept != i) {
+      hyps[kept] = std::move(hyps[i]);
+      for (auto& stream : refs) stream[kept] = std::move(stream[i]);
+    }
+    ++kept;
+  }
+  const std::size_t dropped = hyps.size() - kept;
+  hyps.resize(kept);
+  for (auto& stream : refs) stream.resize(kept);
+  return dropped;
+}
+
+}  // namespace
+
+Command bleu_command(CLI::App& root) {
+  auto f = std::make_shared<BleuFlags>();
+  CLI::App* app = root.add_subcommand(
+      "bleu", "corpus BLEU of HYP against one or more reference files as sacreBLEU 2.6.0 computes it, with its "
+              "signature (an empty reference line is an empty reference, as in sacreBLEU)");
+  repeated(app->add_option("--ref,-r", f->ref_paths, "a reference file, one segment per line (repeatable)"))
+      ->required()
+      ->type_name("REF");
+  app->add_option("--num-refs,-n", f->num_refs,
+                  "references per line of one --ref file, tab-separated (sacreBLEU's -nr); an empty field is an "
+                  "empty reference")
+      ->check(whole_number(1, 1000))
+      ->type_name("N");
+  app->add_flag("--skip-unreferenced", f->skip_unreferenced,
+                "leave out segments whose every reference is empty (sacreBLEU scores them against the empty "
+                "reference; this changes the score)");
+  app->add_option("HYP", f->hyp_path, "the hypotheses (default, or -: standard input)");
+  app->add_option("--tokenize", f->tokenize, "sacreBLEU's tokenizer")->check(one_of({"13a", "intl", "char", "none"}));
+  app->add_flag("--lowercase", f->bleu.lowercase, "case-insensitive");
+  app->add_option("--smooth", f->smooth, "smoothing")->check(one_of({"exp", "floor", "add-k", "none"}));
+  app->add_option("--smooth-value", f->smooth_value, "the floor or add-k value")->check(real_number(0.0))->type_name("X");
+  app->add_flag("--effective-order", f->bleu.effective_order, "sentence-BLEU's effective order");
+  app->add_option("--max-ngram-order", f->bleu.max_ngram_order, "longest n-gram")->check(whole_number(1, 100))->type_name("N");
+  app->add_flag("--compound-split", f->bleu.compound_split, "paper-style WMT14 tokenized BLEU (splits ##AT##-##AT##)");
+  app->add_flag("--chrf", f->chrf, "also chrF2");
+  app->add_flag("--score-only,-b", f->score_only, "print the score alone");
+  return {app, [f] { return run_bleu(*f); }};
+}
+
+// sacreBLEU's short spellings (-tok 13a, -lc) become the long options before parsing.
+std::vector<std::string> sacrebleu_spellings(std::vector<std::string> args) {
+  for (auto& a : args) {
+    if (a == "-tok") a = "--tokenize";
+    else if (a == "-lc") a = "--lowercase";
+  }
+  return args;
+}
+
+namespace {
+
+int run_bleu(BleuFlags& f) {
+  nmt::BleuConfig& bleu = f.bleu;
+  bleu.tokenize = nmt::parse_bleu_tokenizer(f.tokenize);
+  bleu.smooth = nmt::parse_bleu_smooth(f.smooth);
+  bleu.smooth_value = f.smooth_value;
   bleu.validate();
+  const std::vector<std::string>& ref_paths = f.ref_paths;
+  const std::string hyp_name = f.hyp_path == "-" ? std::string("stdin") : f.hyp_path;
+  const bool chrf = f.chrf, score_only = f.score_only;
 
   std::vector<std::vector<std::string>> refs;
-  for (const std::string& p : ref_paths) refs.push_back(read_file_lines(p));
-  const std::vector<std::string> hyps =
-      (!hyp_path || *hyp_path == "-") ? read_lines(std::cin) : read_file_lines(*hyp_path);
+  std::vector<std::string> ref_names;  // of each stream, for messages
+  if (f.num_refs > 1) {
+    if (ref_paths.size() != 1)
+      throw Error(fmt::format("--num-refs {} splits one --ref file at tabs; {} were given", f.num_refs, ref_paths.size()));
+    refs = split_references(read_file_lines(ref_paths[0]), static_cast<std::size_t>(f.num_refs), ref_paths[0]);
+    for (std::size_t r = 0; r < refs.size(); ++r) ref_names.push_back(fmt::format("{} (field {})", ref_paths[0], r + 1));
+  } else {
+    for (const std::string& p : ref_paths) refs.push_back(read_file_lines(p));
+    ref_names = ref_paths;
+  }
+  std::vector<std::string> hyps = f.hyp_path == "-" ? read_lines(std::cin) : read_file_lines(f.hyp_path);
   for (std::size_t r = 0; r < refs.size(); ++r) {
     if (refs[r].size() != hyps.size())
       throw Error(fmt::format("the hypothesis ({}) has {} lines but reference '{}' has {}",
-                              hyp_path.value_or("stdin"), hyps.size(), ref_paths[r], refs[r].size()));
+                              hyp_name, hyps.size(), ref_names[r], refs[r].size()));
+  }
+  if (f.skip_unreferenced) {
+    const std::size_t skipped = drop_unreferenced(hyps, refs);
+    fmt::print(stderr, "left out {} of {} segment(s) whose every reference is empty (--skip-unreferenced)\n", skipped,
+               hyps.size() + skipped);
   }
 
   const nmt::BleuScore score = nmt::corpus_bleu(hyps, refs, bleu);
@@ -91,4 +169,5 @@ int command_bleu(const Args& args) {
   return 0;
 }
 
+}  // namespace
 }  // namespace attnlab::app

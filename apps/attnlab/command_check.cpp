@@ -5,6 +5,7 @@
 // missing, 1 errors.
 #include <filesystem>
 #include <algorithm>
+#include <memory>
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -66,18 +67,23 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 
 }  // namespace
 
-int command_check(const Args& args) {
-  std::string file, format = "text";
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--format" && i + 1 < args.size()) format = args[++i];
-    else if (!a.starts_with("--") && file.empty()) file = a;
-    else throw Error(fmt::format("unknown argument '{}' (usage: attnlab check SUITE.toml [--format text|markdown|csv])", a));
-  }
-  if (file.empty()) throw Error("usage: attnlab check SUITE.toml [--format text|markdown|csv]");
-  if (format != "text" && format != "markdown" && format != "csv")
-    throw Error(fmt::format("--format: expected text, markdown or csv, got '{}'", format));
+int run_check(const std::string& file, const std::string& format);
 
+Command check_command(CLI::App& root) {
+  struct Flags {
+    std::string file, format = "text";
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* app = root.add_subcommand(
+      "check", "resolve and validate every row of an experiment suite (plugins, options, what the attention plugin "
+               "serves, its fallback); print each row's settings, dimensions and parameter count; list missing data "
+               "files. Exit 0: valid, 3: valid but data missing, 1: errors");
+  app->add_option("SUITE", f->file, "the suite's (or one experiment's) TOML file")->required();
+  app->add_option("--format", f->format, "table format")->check(one_of({"text", "markdown", "csv"}));
+  return {app, [f] { return run_check(f->file, f->format); }};
+}
+
+int run_check(const std::string& file, const std::string& format) {
   const nmt::Suite suite = nmt::load_suite(file);
   std::vector<std::string> plugin_paths;
   for (const auto& row : suite.rows)

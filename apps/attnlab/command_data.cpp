@@ -1,5 +1,7 @@
 // attnlab data synth: writes the built-in synthetic parallel corpus; attnlab data batches: what
 // attnlab train trains on (data_batches.cpp).
+#include <memory>
+
 #include <fmt/core.h>
 
 #include "attnlab/commands.h"
@@ -8,29 +10,25 @@
 
 namespace attnlab::app {
 
-int command_data(const Args& args) {
-  if (!args.empty() && args[0] == "batches") return data_batches(Args(args.begin() + 1, args.end()));
-  if (args.empty() || args[0] != "synth")
-    throw Error("usage: attnlab data synth --out DIR [--train N] [--dev N] [--test N] [--seed S]\n"
-                "       attnlab data batches EXPERIMENT.toml --steps N --out DIR");
-  std::string out;
-  std::int64_t train = 20000, dev = 500, test = 500, seed = 1;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (i + 1 >= args.size()) throw Error(fmt::format("{} needs a value", a));
-    const std::string& v = args[++i];
-    if (a == "--out") out = v;
-    else if (a == "--train") train = std::stoll(v);
-    else if (a == "--dev") dev = std::stoll(v);
-    else if (a == "--test") test = std::stoll(v);
-    else if (a == "--seed") seed = std::stoll(v);
-    else throw Error(fmt::format("unknown option '{}' (options: --out, --train, --dev, --test, --seed)", a));
-  }
-  if (out.empty()) throw Error("attnlab data synth: --out DIR is required");
-  nmt::write_synthetic_corpus(out, static_cast<std::size_t>(train), static_cast<std::size_t>(dev),
-                              static_cast<std::size_t>(test), static_cast<std::uint64_t>(seed));
-  fmt::print("wrote {} / {} / {} synthetic pairs to {}/{{train,dev,test}}.{{src,tgt}}\n", train, dev, test, out);
-  return 0;
+Command data_synth_command(CLI::App& data) {
+  struct Flags {
+    std::string out;
+    std::int64_t train = 20000, dev = 500, test = 500, seed = 1;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* app = data.add_subcommand("synth", "write the built-in synthetic parallel corpus");
+  app->add_option("--out", f->out, "the folder for {train,dev,test}.{src,tgt}")->required()->type_name("DIR");
+  app->add_option("--train", f->train, "training pairs")->check(whole_number(1))->type_name("N");
+  app->add_option("--dev", f->dev, "dev pairs")->check(whole_number(1))->type_name("N");
+  app->add_option("--test", f->test, "test pairs")->check(whole_number(1))->type_name("N");
+  app->add_option("--seed", f->seed, "the generator's seed")->check(whole_number(0))->type_name("S");
+  return {app, [f] {
+            nmt::write_synthetic_corpus(f->out, static_cast<std::size_t>(f->train), static_cast<std::size_t>(f->dev),
+                                        static_cast<std::size_t>(f->test), static_cast<std::uint64_t>(f->seed));
+            fmt::print("wrote {} / {} / {} synthetic pairs to {}/{{train,dev,test}}.{{src,tgt}}\n", f->train, f->dev,
+                       f->test, f->out);
+            return 0;
+          }};
 }
 
 }  // namespace attnlab::app

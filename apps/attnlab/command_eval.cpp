@@ -2,6 +2,7 @@
 // the evaluation settings of the run's experiment (RUN/eval.toml, the [eval] table kept by
 // attnlab train: BLEU mode, beam, alpha, checkpoint averaging); flags override them.
 #include <filesystem>
+#include <memory>
 
 #include <fmt/core.h>
 
@@ -16,48 +17,62 @@ namespace attnlab::app {
 
 namespace fs = std::filesystem;
 
-int command_eval(const Args& args) {
-  constexpr const char* kUsage =
-      "usage: attnlab eval RUN_DIR_OR_CHECKPOINT [--test] [--source F --target F] [--beam N] [--alpha A] "
-      "[--bleu sacrebleu|tokenized|paper-wmt14] [--lowercase] [--average N] [--hypotheses FILE] [--device D]";
+namespace {
+
+struct EvalFlags {
   std::string path, source, target, hyp_out, device = "cpu";
-  bool test = false;
-  std::optional<std::int64_t> beam, average;
-  std::optional<double> alpha;
+  bool test = false, lowercase = false;
+  BeamFlags beam;
+  std::optional<std::int64_t> average;
   std::optional<std::string> bleu;
-  bool lowercase = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw Error(fmt::format("{} needs a value\n{}", a, kUsage));
-      return args[++i];
-    };
-    if (a == "--test") test = true;
-    else if (a == "--lowercase") lowercase = true;
-    else if (a == "--source") source = value();
-    else if (a == "--target") target = value();
-    else if (a == "--beam") beam = std::stoll(value());
-    else if (a == "--alpha") alpha = std::stod(value());
-    else if (a == "--bleu") bleu = value();
-    else if (a == "--average") average = std::stoll(value());
-    else if (a == "--hypotheses") hyp_out = value();
-    else if (a == "--device") device = value();
-    else if (path.empty() && !a.starts_with("--")) path = a;
-    else throw Error(fmt::format("unknown argument '{}'\n{}", a, kUsage));
-  }
-  if (path.empty()) throw Error(kUsage);
-  const Device target_device = Device::parse(device);
+};
+
+int run_eval(const EvalFlags& f);
+
+}  // namespace
+
+Command eval_command(CLI::App& root) {
+  auto f = std::make_shared<EvalFlags>();
+  CLI::App* app = root.add_subcommand(
+      "eval", "perplexity per wordpiece (with and without label smoothing) and BLEU of a run, with the run's [eval] "
+              "settings (flags override them); recorded in the run folder for attnlab report");
+  app->add_option("RUN_OR_CHECKPOINT", f->path, "a run folder or one checkpoint file")->required();
+  app->add_flag("--test", f->test, "the run's test set instead of its dev set");
+  auto* source = app->add_option("--source", f->source, "another source file")->type_name("FILE");
+  auto* target = app->add_option("--target", f->target, "its reference translations")->type_name("FILE");
+  source->needs(target);
+  target->needs(source);
+  add_beam_options(*app, f->beam);
+  app->add_option("--bleu", f->bleu, "BLEU mode")->check(one_of({"sacrebleu", "tokenized", "paper-wmt14"}));
+  app->add_flag("--lowercase", f->lowercase, "case-insensitive BLEU");
+  app->add_option("--average", f->average, "average the run's last N checkpoints first (0: none)")
+      ->check(whole_number(0))
+      ->type_name("N");
+  app->add_option("--hypotheses", f->hyp_out, "also write the translations to FILE")->type_name("FILE");
+  add_device_option(*app, f->device);
+  return {app, [f] { return run_eval(*f); }};
+}
+
+namespace {
+
+int run_eval(const EvalFlags& f) {
+  std::string source = f.source, target = f.target;
+  const std::string& path = f.path;
+  const bool test = f.test;
+  const std::string& hyp_out = f.hyp_out;
+  const Device target_device = Device::parse(f.device);
   check_device_available(target_device);  // before reading the model
   // The run's evaluation settings, then the flags.
   const bool is_run = fs::is_directory(path);
   const fs::path run_dir = is_run ? fs::path(path) : fs::path(path).parent_path().parent_path();
   const std::optional<nmt::EvalConfig> kept = nmt::read_run_eval(run_dir.string());
   nmt::EvalConfig eval = kept.value_or(nmt::EvalConfig{});
-  if (beam) eval.beam = *beam;
-  if (alpha) eval.alpha = *alpha;
-  if (bleu) eval.bleu = *bleu;
-  if (lowercase) eval.lowercase = true;
-  if (average) eval.average_last = *average;
+  if (f.beam.beam) eval.beam = *f.beam.beam;
+  if (f.beam.alpha) eval.alpha = *f.beam.alpha;
+  if (f.beam.max_length_offset) eval.max_length_offset = *f.beam.max_length_offset;
+  if (f.bleu) eval.bleu = *f.bleu;
+  if (f.lowercase) eval.lowercase = true;
+  if (f.average) eval.average_last = *f.average;
   std::string checkpoint = path;
   if (is_run && eval.average_last > 1) {
     const auto n = static_cast<std::size_t>(eval.average_last);
@@ -119,4 +134,5 @@ int command_eval(const Args& args) {
   return 0;
 }
 
+}  // namespace
 }  // namespace attnlab::app

@@ -1,7 +1,7 @@
 // attnlab plugins: list what the loader finds (with what each attention plugin serves), or check
 // one library with the conformance kit, optionally against a reference attention plugin.
 #include <algorithm>
-#include <cmath>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -44,43 +44,45 @@ void print_plugins(const Registry& registry) {
   }
 }
 
-// --tolerance X: a positive number (the conformance kit's largest difference, relative to 1 + |value|).
-double parse_tolerance(const std::string& text) {
-  double value = 0.0;
-  std::size_t used = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !(value > 0.0) || !std::isfinite(value))
-    throw Error(fmt::format("--tolerance must be a positive number, e.g. 5e-2 (got '{}')", text));
-  return value;
-}
-
 }  // namespace
 
-int command_plugins(const Args& args) {
+int run_plugins(const std::vector<std::string>& paths, const std::string& check_file,
+                const ConformanceOptions& conformance);
+
+Command plugins_command(CLI::App& root) {
+  struct Flags {
+    std::vector<std::string> paths;
+    std::string check_file, device = "cpu";
+    ConformanceOptions conformance;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* app = root.add_subcommand(
+      "plugins", "list every plugin found (family, name, version, file, description, options, and what each "
+                 "attention plugin serves); --check FILE runs the conformance kit on one plugin library");
+  repeated(app->add_option("--path", f->paths, "a further folder to search (repeatable)"))->type_name("DIR");
+  auto* check = app->add_option("--check", f->check_file, "load this plugin library and run the conformance kit on it")
+                    ->type_name("FILE");
+  app->add_option("--reference", f->conformance.reference,
+                  "also compare the attention plugin with this one (e.g. scaled_dot), built with the same seed")
+      ->type_name("ATTENTION")
+      ->needs(check);
+  add_device_option(*app, f->device, "the device the checks run on")->needs(check);
+  app->add_option("--tolerance", f->conformance.tolerance,
+                  "the attention checks' largest difference, relative to 1 + |value| (default: the dtype's)")
+      ->check(real_number(0.0, false))
+      ->type_name("X")
+      ->needs(check);
+  return {app, [f] {
+            ConformanceOptions conformance = f->conformance;
+            conformance.device = Device::parse(f->device);
+            return run_plugins(f->paths, f->check_file, conformance);
+          }};
+}
+
+int run_plugins(const std::vector<std::string>& paths, const std::string& check_file,
+                const ConformanceOptions& conformance) {
   PluginLoader loader;
-  std::string check_file;
-  ConformanceOptions conformance;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const bool valued = args[i] == "--path" || args[i] == "--check" || args[i] == "--reference" ||
-                        args[i] == "--device" || args[i] == "--tolerance";
-    if (valued && i + 1 >= args.size()) throw Error(fmt::format("{} needs a value", args[i]));
-    if (args[i] == "--path") loader.add_search_path(args[++i]);
-    else if (args[i] == "--check") check_file = args[++i];
-    else if (args[i] == "--reference") conformance.reference = args[++i];
-    else if (args[i] == "--device") conformance.device = Device::parse(args[++i]);
-    else if (args[i] == "--tolerance") conformance.tolerance = parse_tolerance(args[++i]);
-    else
-      throw Error(fmt::format("unknown option '{}' (options: --path DIR, --check FILE [--reference ATTENTION] "
-                              "[--device cpu|cuda:N] [--tolerance X])",
-                              args[i]));
-  }
-  const auto given = [&](std::string_view option) { return std::find(args.begin(), args.end(), option) != args.end(); };
-  if (check_file.empty() && (given("--reference") || given("--device") || given("--tolerance")))
-    throw Error("--reference, --device and --tolerance go with --check FILE");
+  for (const auto& p : paths) loader.add_search_path(p);
   Registry& registry = Registry::global();
 
   if (check_file.empty()) {

@@ -1,5 +1,6 @@
 // attnlab report: the table (and learning curves) of a suite run folder written by `attnlab run`.
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -11,40 +12,37 @@
 #include "attnlab/nmt/report/report.h"
 
 namespace attnlab::app {
-namespace {
 
-constexpr const char* kReportUsage =
-    "usage: attnlab report RUN_DIR [--format terminal|markdown|csv|latex|html] [--output FILE]\n"
-    "                      [--ref DEV_REFERENCE] [--bootstrap-samples N] [--bootstrap-seed S]\n"
-    "  RUN_DIR holds suite.json and one folder per row and seed (written by attnlab run)";
+int run_report(const std::string& run_dir, const std::string& output, nmt::ReportFormat format,
+               const nmt::ReportOptions& options);
 
-}  // namespace
+Command report_command(CLI::App& root) {
+  struct Flags {
+    std::string run_dir, output, format = "terminal";
+    nmt::ReportOptions options;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* app = root.add_subcommand(
+      "report", "the table of a suite run: settings, parameters, steps, time, dev perplexity, BLEU (mean and std over "
+                "seeds), changes and a paired bootstrap test against the base row, the paper's values; html adds "
+                "learning curves");
+  app->add_option("RUN_DIR", f->run_dir, "the suite's run folder (suite.json and one folder per row and seed)")
+      ->required();
+  app->add_option("--format,-f", f->format, "output format")
+      ->check(one_of({"terminal", "text", "markdown", "md", "csv", "latex", "tex", "html"}));
+  app->add_option("--output,-o", f->output, "write to FILE (default: standard output)")->type_name("FILE");
+  app->add_option("--ref", f->options.dev_reference, "the dev references for the bootstrap test")->type_name("FILE");
+  app->add_option("--bootstrap-samples", f->options.bootstrap_samples, "paired bootstrap resamples")
+      ->check(whole_number(1, 1000000))
+      ->type_name("N");
+  app->add_option("--bootstrap-seed", f->options.bootstrap_seed, "the resampling seed")
+      ->check(whole_number(0))
+      ->type_name("S");
+  return {app, [f] { return run_report(f->run_dir, f->output, nmt::parse_report_format(f->format), f->options); }};
+}
 
-int command_report(const Args& args) {
-  std::string run_dir, output;
-  nmt::ReportFormat format = nmt::ReportFormat::kTerminal;
-  nmt::ReportOptions options;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw Error(fmt::format("{} needs a value\n{}", a, kReportUsage));
-      return args[++i];
-    };
-    if (a == "--format" || a == "-f") format = nmt::parse_report_format(value());
-    else if (a == "--output" || a == "-o") output = value();
-    else if (a == "--ref") options.dev_reference = value();
-    else if (a == "--bootstrap-samples") options.bootstrap_samples = std::stoi(value());
-    else if (a == "--bootstrap-seed") options.bootstrap_seed = std::stoull(value());
-    else if (a == "--help" || a == "-h") {
-      fmt::print("{}\n", kReportUsage);
-      return 0;
-    } else if (!a.empty() && a[0] == '-') throw Error(fmt::format("unknown option '{}'\n{}", a, kReportUsage));
-    else if (!run_dir.empty()) throw Error(fmt::format("more than one run folder ('{}', '{}')\n{}", run_dir, a, kReportUsage));
-    else run_dir = a;
-  }
-  if (run_dir.empty()) throw Error(fmt::format("a run folder is required\n{}", kReportUsage));
-  if (options.bootstrap_samples < 1) throw Error("--bootstrap-samples must be at least 1");
-
+int run_report(const std::string& run_dir, const std::string& output, nmt::ReportFormat format,
+               const nmt::ReportOptions& options) {
   const nmt::Report report = nmt::build_report(run_dir, options);
   const std::string text = nmt::render_report(report, format);
   if (output.empty() || output == "-") {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <climits>
 #include <filesystem>
+#include <memory>
 #include <set>
-#include <sstream>
 
 #include <fmt/core.h>
 
@@ -19,14 +19,6 @@
 namespace attnlab::app {
 namespace {
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 std::string self_path() {
   char buf[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -36,11 +28,11 @@ std::string self_path() {
 
 // attnlab run SUITE --slurm: the rows that need work as one job array.
 int submit_slurm(const std::string& file, const std::vector<std::string>& rows, const nmt::SlurmSettings& flags,
-                 const std::vector<std::string>& set_flags, bool dry_run) {
+                 const CLI::App& app, bool dry_run) {
   nmt::Suite suite = nmt::load_suite(file);
   nmt::SlurmSubmitOptions o;
   o.settings = suite.slurm;
-  auto given = [&](const char* flag) { return std::find(set_flags.begin(), set_flags.end(), flag) != set_flags.end(); };
+  auto given = [&](const char* flag) { return app.count(flag) > 0; };
   if (given("--partition")) o.settings.partition = flags.partition;
   if (given("--account")) o.settings.account = flags.account;
   if (given("--qos")) o.settings.qos = flags.qos;
@@ -76,66 +68,68 @@ int submit_slurm(const std::string& file, const std::vector<std::string>& rows, 
   return 0;
 }
 
-}  // namespace
-
-int command_run(const Args& args) {
-  constexpr const char* kUsage =
-      "usage: attnlab run SUITE.toml [--rows A1,E] [--jobs N] [--devices cuda:0,cuda:1] [--quiet]\n"
-      "       attnlab run SUITE.toml --slurm [--dry-run] [--rows A1,E] [--partition P] [--account A] [--qos Q]\n"
-      "                  [--time T] [--gpus N] [--gres G] [--cpus N] [--mem M] [--max-running N]\n"
-      "                  [--sbatch OPTION]... [--setup LINE]...";
+struct RunFlags {
   std::string file, only_row, device;
   nmt::SuiteRunOptions options;
   bool slurm = false, dry_run = false;
-  nmt::SlurmSettings flags;  // the command line's Slurm settings, over [suite.slurm]
-  std::vector<std::string> set_flags;
-  auto count = [](const std::string& flag, const std::string& text, std::int64_t min) {
-    std::size_t used = 0;
-    std::int64_t n = 0;
-    try {
-      n = std::stoll(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != text.size() || text.empty() || n < min)
-      throw Error(fmt::format("{} takes a whole number >= {}, got '{}'", flag, min, text));
-    return n;
-  };
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw Error(fmt::format("{} needs a value\n{}", a, kUsage));
-      set_flags.push_back(a);
-      return args[++i];
-    };
-    if (a == "--rows") options.rows = split_list(value());
-    else if (a == "--jobs") options.jobs = count(a, value(), 1);
-    else if (a == "--devices") options.devices = split_list(value());
-    else if (a == "--quiet") options.progress = false;
-    else if (a == "--slurm") slurm = true;
-    else if (a == "--dry-run") dry_run = true;
-    else if (a == "--partition") flags.partition = value();
-    else if (a == "--account") flags.account = value();
-    else if (a == "--qos") flags.qos = value();
-    else if (a == "--time") flags.time = value();
-    else if (a == "--gpus") flags.gpus = count(a, value(), 0);
-    else if (a == "--gres") flags.gres = value();
-    else if (a == "--cpus") flags.cpus = count(a, value(), 0);
-    else if (a == "--mem") flags.mem = value();
-    else if (a == "--max-running") flags.max_running = count(a, value(), 0);
-    else if (a == "--sbatch") flags.sbatch.push_back(value());
-    else if (a == "--setup") flags.setup.push_back(value());
-    else if (a == "--row") only_row = value();      // internal: one row, in a child process
-    else if (a == "--device") device = value();     // internal: that row's device
-    else if (file.empty() && !a.starts_with("--")) file = a;
-    else throw Error(fmt::format("unknown argument '{}'\n{}", a, kUsage));
-  }
-  if (file.empty()) throw Error(kUsage);
-  for (const std::string& f : set_flags)
-    if (!slurm && f != "--rows" && f != "--jobs" && f != "--devices" && f != "--row" && f != "--device")
-      throw Error(fmt::format("{} is a Slurm option: add --slurm\n{}", f, kUsage));
-  if (dry_run && !slurm) throw Error(fmt::format("--dry-run goes with --slurm\n{}", kUsage));
-  if (slurm) return submit_slurm(file, options.rows, flags, set_flags, dry_run);
+  nmt::SlurmSettings slurm_flags;  // the command line's Slurm settings, over [suite.slurm]
+  CLI::App* app = nullptr;
+};
+
+int run_suite_command(RunFlags& f);
+
+}  // namespace
+
+Command run_command(CLI::App& root) {
+  auto f = std::make_shared<RunFlags>();
+  CLI::App* app = f->app = root.add_subcommand(
+      "run", "train and evaluate every row of a suite (finished rows are skipped, an interrupted row resumes, a "
+             "changed row is retrained); with --slurm, submit the rows that need work as one Slurm job array");
+  app->add_option("SUITE", f->file, "the suite's TOML file")->required();
+  app->add_option("--rows", f->options.rows, "only these rows (comma-separated names)")
+      ->delimiter(',')
+      ->type_name("ROWS");
+  app->add_option("--jobs", f->options.jobs, "rows trained at once, each in its own process")
+      ->check(whole_number(1, 1024))
+      ->type_name("N");
+  app->add_option("--devices", f->options.devices, "devices handed to the rows in turn (comma-separated)")
+      ->delimiter(',')
+      ->check(device_name())
+      ->type_name("DEVICES");
+  app->add_flag("--quiet", [o = &f->options](std::int64_t) { o->progress = false; }, "no progress lines");
+  // One row in a child process (--jobs, Slurm tasks): not for people.
+  app->add_option("--row", f->only_row, "")->group("");
+  add_device_option(*app, f->device, "")->group("");
+  // Slurm: the command line over [suite.slurm].
+  auto* slurm = app->add_flag("--slurm", f->slurm, "submit as a Slurm job array (options below override [suite.slurm])");
+  auto& s = f->slurm_flags;
+  const char* group = "Slurm (with --slurm)";
+  app->add_flag("--dry-run", f->dry_run, "print the sbatch script, submit nothing")->needs(slurm)->group(group);
+  app->add_option("--partition", s.partition, "partition")->needs(slurm)->group(group);
+  app->add_option("--account", s.account, "account")->needs(slurm)->group(group);
+  app->add_option("--qos", s.qos, "quality of service")->needs(slurm)->group(group);
+  app->add_option("--time", s.time, "time limit per task (Slurm's format, e.g. 1-00:00:00)")->needs(slurm)->group(group);
+  app->add_option("--gpus", s.gpus, "GPUs per task")->check(whole_number(0, 1024))->needs(slurm)->group(group);
+  app->add_option("--gres", s.gres, "generic resources per task")->needs(slurm)->group(group);
+  app->add_option("--cpus", s.cpus, "CPUs per task")->check(whole_number(0, 1 << 20))->needs(slurm)->group(group);
+  app->add_option("--mem", s.mem, "memory per task (e.g. 16G)")->needs(slurm)->group(group);
+  app->add_option("--max-running", s.max_running, "tasks running at once (0: no limit)")
+      ->check(whole_number(0, 1 << 20))
+      ->needs(slurm)
+      ->group(group);
+  repeated(app->add_option("--sbatch", s.sbatch, "a further #SBATCH option (repeatable)"))->needs(slurm)->group(group);
+  repeated(app->add_option("--setup", s.setup, "a shell line run before the task (repeatable)"))->needs(slurm)->group(group);
+  return {app, [f] { return run_suite_command(*f); }};
+}
+
+namespace {
+
+int run_suite_command(RunFlags& f) {
+  const std::string& file = f.file;
+  const std::string& only_row = f.only_row;
+  const std::string& device = f.device;
+  nmt::SuiteRunOptions& options = f.options;
+  if (f.slurm) return submit_slurm(file, options.rows, f.slurm_flags, *f.app, f.dry_run);
   for (const auto& d : options.devices) check_device_available(Device::parse(d));
   if (!device.empty()) check_device_available(Device::parse(device));
   nmt::Suite suite = nmt::load_suite(file);
@@ -189,4 +183,5 @@ int command_run(const Args& args) {
   return s.failed > 0 ? 4 : 0;
 }
 
+}  // namespace
 }  // namespace attnlab::app

@@ -1,5 +1,7 @@
 // attnlab train EXPERIMENT.toml: trains one configuration into its run folder, resuming when the
 // folder already holds checkpoints of the same configuration.
+#include <memory>
+
 #include <fmt/core.h>
 
 #include "attnlab/commands.h"
@@ -8,24 +10,38 @@
 
 namespace attnlab::app {
 
-int command_train(const Args& args) {
-  std::string file;
+namespace {
+
+struct TrainFlags {
+  std::string file, run_dir, device;
   std::optional<std::int64_t> steps;
-  std::string run_dir, device;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw Error(fmt::format("{} needs a value", a));
-      return args[++i];
-    };
-    if (a == "--steps") steps = std::stoll(value());
-    else if (a == "--run-dir") run_dir = value();
-    else if (a == "--device") device = value();
-    else if (!a.starts_with("--") && file.empty()) file = a;
-    else throw Error(fmt::format("unknown argument '{}' (usage: attnlab train EXPERIMENT.toml [--steps N] "
-                                 "[--run-dir DIR] [--device cpu|cuda:N])", a));
-  }
-  if (file.empty()) throw Error("usage: attnlab train EXPERIMENT.toml [--steps N] [--run-dir DIR] [--device D]");
+};
+
+int run_train(const TrainFlags& f);
+
+}  // namespace
+
+Command train_command(CLI::App& root) {
+  auto f = std::make_shared<TrainFlags>();
+  CLI::App* app = root.add_subcommand(
+      "train", "train one configuration into its run folder (resumes an interrupted run); under mpirun -np N or "
+               "srun -n N: data parallel over N processes");
+  app->add_option("EXPERIMENT", f->file, "the experiment's TOML file")->required();
+  app->add_option("--steps", f->steps, "train to this many steps (over training.max_steps)")
+      ->check(whole_number(1))
+      ->type_name("N");
+  app->add_option("--run-dir", f->run_dir, "the run folder (over the experiment's)")->type_name("DIR");
+  add_device_option(*app, f->device, "the device to train on (over the experiment's)");
+  return {app, [f] { return run_train(*f); }};
+}
+
+namespace {
+
+int run_train(const TrainFlags& f) {
+  const std::string& file = f.file;
+  const std::optional<std::int64_t>& steps = f.steps;
+  const std::string& run_dir = f.run_dir;
+  const std::string& device = f.device;
   nmt::ExperimentConfig config = nmt::load_experiment(file);
   if (steps) config.training.max_steps = *steps;
   if (!run_dir.empty()) config.run_dir = run_dir;
@@ -55,4 +71,5 @@ int command_train(const Args& args) {
   return r.interrupted ? 130 : 0;
 }
 
+}  // namespace
 }  // namespace attnlab::app

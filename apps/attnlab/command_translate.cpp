@@ -1,6 +1,7 @@
 // attnlab translate / attnlab score: inference with a trained model.
 #include <fstream>
 #include <iostream>
+#include <memory>
 
 #include <fmt/core.h>
 
@@ -13,32 +14,19 @@ namespace {
 
 struct InferenceArgs {
   std::string checkpoint, input = "-", output = "-", source, target, device = "cpu";
-  nmt::BeamOptions beam;
+  BeamFlags beam;
   std::int64_t batch_tokens = 4096;
   std::vector<std::string> plugin_paths;
 };
 
-InferenceArgs parse(const Args& args, const char* usage) {
-  InferenceArgs a;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& k = args[i];
-    if (i + 1 >= args.size()) throw Error(fmt::format("{} needs a value\n{}", k, usage));
-    const std::string& v = args[++i];
-    if (k == "--checkpoint") a.checkpoint = v;
-    else if (k == "--input") a.input = v;
-    else if (k == "--output") a.output = v;
-    else if (k == "--source") a.source = v;
-    else if (k == "--target") a.target = v;
-    else if (k == "--device") a.device = v;
-    else if (k == "--beam") a.beam.beam = std::stoll(v);
-    else if (k == "--alpha") a.beam.alpha = std::stod(v);
-    else if (k == "--max-length-offset") a.beam.max_length_offset = std::stoll(v);
-    else if (k == "--batch-tokens") a.batch_tokens = std::stoll(v);
-    else if (k == "--plugin-path") a.plugin_paths.push_back(v);
-    else throw Error(fmt::format("unknown option '{}'\n{}", k, usage));
-  }
-  if (a.checkpoint.empty()) throw Error(fmt::format("--checkpoint RUN_DIR_OR_FILE is required\n{}", usage));
-  return a;
+// The options translate and score share.
+void add_model_options(CLI::App& app, InferenceArgs& a) {
+  app.add_option("--checkpoint", a.checkpoint, "a run folder (its newest checkpoint) or one checkpoint file")
+      ->required()
+      ->type_name("RUN_OR_FILE");
+  app.add_option("--output", a.output, "where the output goes (- : standard output)")->type_name("FILE");
+  add_device_option(app, a.device);
+  add_plugin_path_option(app, a.plugin_paths);
 }
 
 nmt::LoadedModel load(const InferenceArgs& a) {
@@ -71,28 +59,41 @@ std::vector<std::string> read_text_lines(const std::string& path) {
   return lines;
 }
 
-int command_translate(const Args& args) {
-  constexpr const char* kUsage =
-      "usage: attnlab translate --checkpoint RUN_DIR_OR_FILE [--input FILE|-] [--output FILE|-] [--beam 4] "
-      "[--alpha 0.6] [--max-length-offset 50] [--batch-tokens 4096] [--device cpu]";
-  const InferenceArgs a = parse(args, kUsage);
-  nmt::LoadedModel model = load(a);
-  write_lines_to(a.output, nmt::translate(model, read_text_lines(a.input), a.beam, a.batch_tokens));
-  return 0;
+Command translate_command(CLI::App& root) {
+  auto a = std::make_shared<InferenceArgs>();
+  CLI::App* app = root.add_subcommand("translate", "translate text (standard input to standard output by default) with beam search");
+  add_model_options(*app, *a);
+  app->add_option("--input", a->input, "the source sentences, one per line (- : standard input)")->type_name("FILE");
+  add_beam_options(*app, a->beam);
+  app->add_option("--batch-tokens", a->batch_tokens, "source tokens per decoding batch")
+      ->check(whole_number(1))
+      ->type_name("N");
+  return {app, [a] {
+            nmt::BeamOptions beam;
+            if (a->beam.beam) beam.beam = *a->beam.beam;
+            if (a->beam.alpha) beam.alpha = *a->beam.alpha;
+            if (a->beam.max_length_offset) beam.max_length_offset = *a->beam.max_length_offset;
+            nmt::LoadedModel model = load(*a);
+            write_lines_to(a->output, nmt::translate(model, read_text_lines(a->input), beam, a->batch_tokens));
+            return 0;
+          }};
 }
 
-int command_score(const Args& args) {
-  constexpr const char* kUsage =
-      "usage: attnlab score --checkpoint RUN_DIR_OR_FILE --source FILE --target FILE [--output FILE|-] [--device D]";
-  const InferenceArgs a = parse(args, kUsage);
-  if (a.source.empty() || a.target.empty()) throw Error(fmt::format("--source and --target are required\n{}", kUsage));
-  nmt::LoadedModel model = load(a);
-  const auto corpus = nmt::read_parallel(a.source, a.target);
-  std::vector<std::string> out;
-  for (const auto& s : nmt::score_pairs(model, corpus.src, corpus.tgt))
-    out.push_back(fmt::format("{:.6f}\t{}", s.log_prob, s.tokens));
-  write_lines_to(a.output, out);
-  return 0;
+Command score_command(CLI::App& root) {
+  auto a = std::make_shared<InferenceArgs>();
+  CLI::App* app = root.add_subcommand("score", "per-sentence log-probabilities (and token counts) of given translations");
+  add_model_options(*app, *a);
+  app->add_option("--source", a->source, "source sentences")->required()->type_name("FILE");
+  app->add_option("--target", a->target, "their translations")->required()->type_name("FILE");
+  return {app, [a] {
+            nmt::LoadedModel model = load(*a);
+            const auto corpus = nmt::read_parallel(a->source, a->target);
+            std::vector<std::string> out;
+            for (const auto& s : nmt::score_pairs(model, corpus.src, corpus.tgt))
+              out.push_back(fmt::format("{:.6f}\t{}", s.log_prob, s.tokens));
+            write_lines_to(a->output, out);
+            return 0;
+          }};
 }
 
 }  // namespace attnlab::app

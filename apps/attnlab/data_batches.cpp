@@ -10,6 +10,7 @@
 //   DIR/vocab.model          the SentencePiece model the ids belong to
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -25,23 +26,24 @@ namespace attnlab::app {
 
 namespace fs = std::filesystem;
 
-int data_batches(const Args& args) {
-  constexpr const char* kUsage = "usage: attnlab data batches EXPERIMENT.toml --steps N --out DIR";
-  std::string file, out;
-  std::int64_t steps = 0;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if ((a == "--steps" || a == "--out") && i + 1 < args.size()) {
-      const std::string& v = args[++i];
-      if (a == "--out") out = v;
-      else steps = std::stoll(v);
-    } else if (!a.starts_with("--") && file.empty()) {
-      file = a;
-    } else {
-      throw Error(fmt::format("unknown argument '{}'\n{}", a, kUsage));
-    }
-  }
-  if (file.empty() || out.empty() || steps < 1) throw Error(kUsage);
+int data_batches(const std::string& file, std::int64_t steps, const std::string& out);
+
+Command data_batches_command(CLI::App& data) {
+  struct Flags {
+    std::string file, out;
+    std::int64_t steps = 0;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* app = data.add_subcommand(
+      "batches", "the first N steps' batches, initial weights and recipe of a run, for training the same in another "
+                 "implementation (tools/pytorch_reference_train.py)");
+  app->add_option("EXPERIMENT", f->file, "the experiment's TOML file")->required();
+  app->add_option("--steps", f->steps, "how many steps")->required()->check(whole_number(1))->type_name("N");
+  app->add_option("--out", f->out, "the folder to write")->required()->type_name("DIR");
+  return {app, [f] { return data_batches(f->file, f->steps, f->out); }};
+}
+
+int data_batches(const std::string& file, std::int64_t steps, const std::string& out) {
   const nmt::ExperimentConfig config = nmt::load_experiment(file);
   const Registry& registry = load_plugins(config.plugin_paths);
   for (const std::string& notice : nmt::validate_plugins(config, registry)) fmt::print(stderr, "note: {}\n", notice);

@@ -15,7 +15,10 @@ class CpuAllocator final : public Allocator {
   void* allocate(std::size_t bytes) override {
     const std::size_t rounded = (bytes + 63) / 64 * 64;
     void* ptr = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
-    ATTNLAB_CHECK(ptr != nullptr, "cpu: out of memory allocating {} bytes", bytes);
+    if (ptr == nullptr)
+      throw OutOfMemory(fmt::format("cpu: out of memory allocating {} bytes ({} in use by tensors); lower "
+                                    "training.batch_tokens or [eval] batch_tokens, or run a smaller model",
+                                    bytes, in_use_.load()));
     const std::size_t now = in_use_ += bytes;
     for (std::size_t peak = peak_.load(); now > peak && !peak_.compare_exchange_weak(peak, now);) {
     }

@@ -54,13 +54,17 @@ void* CachingAllocator::allocate_raw(std::size_t bytes) {
   if (ptr == nullptr) {
     // Out of memory: give the cache back and try once more.
     ++stats_.oom_retries;
+    const std::size_t cached = stats_.bytes_cached, reserved = stats_.bytes_reserved;
     release_cache();
     ptr = backend_.allocate(bytes);
     if (ptr == nullptr)
-      throw Error(fmt::format("{}: out of memory allocating {} ({} bytes requested); {} in use by tensors, "
-                              "{} still reserved after returning the cache",
-                              options_.name, human_bytes(bytes), bytes, human_bytes(stats_.bytes_in_use),
-                              human_bytes(stats_.bytes_reserved)));
+      throw OutOfMemory(fmt::format(
+          "{}: out of memory allocating {} ({} bytes requested); {} in use by tensors, {} reserved of which {} was "
+          "cached (returned to the device before one more try), {} still reserved after that; peak in use {}. "
+          "Lower training.batch_tokens (tokens per batch; training.accumulate keeps the effective batch) or "
+          "[eval] batch_tokens, or run a smaller model",
+          options_.name, human_bytes(bytes), bytes, human_bytes(stats_.bytes_in_use), human_bytes(reserved),
+          human_bytes(cached), human_bytes(stats_.bytes_reserved), human_bytes(stats_.peak_bytes_in_use)));
   }
   ++stats_.raw_allocations;
   stats_.bytes_reserved += bytes;

@@ -12,8 +12,12 @@ namespace attnlab {
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (auto d : shape.dims()) ATTNLAB_CHECK(d >= 0, "cannot create a tensor of shape {}", shape.str());
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage =
-      std::make_shared<Storage>(device, static_cast<std::size_t>(shape.numel()) * dtype_size(dtype));
+  try {
+    impl->storage =
+        std::make_shared<Storage>(device, static_cast<std::size_t>(shape.numel()) * dtype_size(dtype));
+  } catch (const OutOfMemory& e) {  // the tensor it was for, then the allocator's account
+    throw OutOfMemory(fmt::format("a {} {} tensor of shape {}: {}", device.str(), dtype_name(dtype), shape.str(), e.what()));
+  }
   impl->shape = shape;
   impl->dtype = dtype;
   return Tensor(std::move(impl));

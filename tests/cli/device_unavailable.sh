@@ -48,6 +48,6 @@ expect_refusal run-devices.log "$attnlab" run suite.toml --devices "cpu,$gpu"
 # A malformed device name is a different error.
 status=0
 "$attnlab" train exp.toml --device gpu0 >bad.log 2>&1 || status=$?
-[ "$status" -eq 1 ] && grep -q "invalid device 'gpu0' (expected cpu, cuda or cuda:N)" bad.log ||
+[ "$status" -eq 2 ] && grep -q -- "--device: invalid device 'gpu0' (expected cpu, cuda or cuda:N)" bad.log ||
   { echo "bad device name not reported"; cat bad.log; exit 1; }
 echo "unavailable devices refused before any work ($gpu)"

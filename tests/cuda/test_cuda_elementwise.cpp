@@ -174,7 +174,8 @@ TEST_CASE("cuda dtype conversion matches the cpu") {
       {DType::f32, DType::bf16}, {DType::bf16, DType::f32}, {DType::f32, DType::f64}, {DType::f64, DType::f32},
       {DType::f64, DType::bf16}, {DType::f32, DType::i32},  {DType::f64, DType::i64}, {DType::i32, DType::f32},
       {DType::i64, DType::f64},  {DType::bf16, DType::f64}, {DType::i32, DType::i64}};
-  for (const auto& [from, to] : pairs) {
+  for (const auto& pair : pairs) {
+    const DType from = pair.first, to = pair.second;  // (clang < 16 cannot capture structured bindings)
     CAPTURE(dtype_name(from));
     CAPTURE(dtype_name(to));
     const Tensor src = x.to(from);

@@ -96,9 +96,10 @@ TEST_CASE("ffn relu with linear_relu trains to the same losses as linear then re
       const double b = unfused.step(x, target, false, t);
       CHECK(a == b);
     }
-    for (const auto& [name, p] : fused.params) {
+    for (const auto& param : fused.params) {
+      const std::string& name = param.first;  // (clang < 16 cannot capture structured bindings)
       CAPTURE(name);
-      CHECK_TENSOR_NEAR(p, unfused.params.at(name), testing::Tolerance{0.0, 0.0});
+      CHECK_TENSOR_NEAR(param.second, unfused.params.at(name), testing::Tolerance{0.0, 0.0});
     }
   }
 }

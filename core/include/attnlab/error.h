@@ -19,6 +19,13 @@ class DeviceError : public Error {
   using Error::Error;
 };
 
+// Thrown when a device (or the host) cannot give the memory a tensor needs. The message names the
+// size, what the allocator held and had cached, and what to lower (training.batch_tokens).
+class OutOfMemory : public Error {
+ public:
+  using Error::Error;
+};
+
 [[noreturn]] void throw_error(std::string message);
 
 }  // namespace attnlab

@@ -60,6 +60,9 @@ PreparedData prepare_data(const ExperimentConfig& c, const std::function<void(co
       },
       &info);
   out.train = std::make_shared<const EncodedCorpus>(std::move(train));
+  ATTNLAB_CHECK(out.train->size() > 0,
+                "no training pairs: every pair of '{}' / '{}' was left out by the length filter (data.max_length = {}, "
+                "data.max_length_ratio = {})", out.train_source, out.train_target, d.max_length, d.max_length_ratio);
   log(fmt::format("train: {} pairs, {} source and {} target pieces ({})", out.train->size(),
                   out.train->src_token_count(), out.train->tgt_token_count(),
                   info.hit ? "encoded cache" : "encoded now: " + info.miss_reason));

@@ -121,7 +121,14 @@ Vocabulary Vocabulary::train_or_load(const std::vector<std::string>& training_fi
                 options.vocab_size);
   std::vector<std::vector<std::string>> lines;
   lines.reserve(training_files.size());
-  for (const std::string& file : training_files) lines.push_back(read_lines(file));
+  for (const std::string& file : training_files) {
+    lines.push_back(read_lines(file));
+    const bool has_text = std::any_of(lines.back().begin(), lines.back().end(), [](const std::string& line) {
+      return line.find_first_not_of(" \t\r\f\v") != std::string::npos;
+    });
+    ATTNLAB_CHECK(has_text, "the training text '{}' is empty ({} lines, none with text): there is nothing to train "
+                  "the vocabulary (or a model) on", file, lines.back().size());
+  }
 
   // Deterministic settings: every sentence in file order, no shuffling unless sampling is asked for
   // (then seeded), fixed ids. The model comes back as bytes and is written atomically below.

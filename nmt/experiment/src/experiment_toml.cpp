@@ -13,8 +13,9 @@ toml::table plugin_table(const PluginChoice& choice) {
   t.insert("name", choice.name);
   // A fallback equal to the plugin itself changes nothing, so it does not change the identity.
   if (!choice.fallback.empty() && choice.fallback != choice.name) t.insert("fallback", choice.fallback);
-  for (const auto& [key, value] : choice.options)
-    std::visit([&](const auto& v) { t.insert(key, v); }, value);
+  // (Not a structured binding: clang before 16 cannot capture one in the lambda.)
+  for (const auto& option : choice.options)
+    std::visit([&](const auto& v) { t.insert(option.first, v); }, option.second);
   return t;
 }
 

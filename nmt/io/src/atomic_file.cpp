@@ -10,11 +10,12 @@
 #include <string>
 
 #include "attnlab/error.h"
+#include "attnlab/nmt/io/write_faults.h"
 
 namespace attnlab::nmt {
 namespace {
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() { return describe_errno(errno); }
 
 void fsync_folder(const std::filesystem::path& folder) {
   const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -49,32 +50,38 @@ void write_file_atomically(const std::filesystem::path& path,
       path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
   const std::filesystem::path temp = atomic_temp_path(path);
   std::FILE* file = std::fopen(temp.c_str(), "wbx");  // x: fail if it exists
-  ATTNLAB_CHECK(file != nullptr, "write_file_atomically: cannot create temporary file '{}': {}",
-                temp.string(), errno_text());
+  ATTNLAB_CHECK(file != nullptr, "writing '{}' failed: cannot create the temporary file '{}': {}; the file is unchanged",
+                path.string(), temp.string(), errno_text());
   auto abandon = [&] {
     if (file != nullptr) std::fclose(file);
     file = nullptr;
     std::error_code ignored;
     std::filesystem::remove(temp, ignored);
   };
+  // Every failure names the file being replaced (left as it was) and the system error.
+  const std::string target = path.string();
   try {
+    std::size_t written = 0;
     const ByteSink sink = [&](const void* data, std::size_t size) {
       if (size == 0) return;
-      ATTNLAB_CHECK(std::fwrite(data, 1, size, file) == size,
-                    "write_file_atomically: writing '{}' failed: {}", temp.string(), errno_text());
+      if (const auto injected = injected_write_error(path, written + size)) {
+        errno = *injected;
+        throw Error(fmt::format("writing '{}' failed: {}; the file is unchanged", target, errno_text()));
+      }
+      ATTNLAB_CHECK(std::fwrite(data, 1, size, file) == size, "writing '{}' failed: {}; the file is unchanged",
+                    target, errno_text());
+      written += size;
     };
     writer(sink);
-    ATTNLAB_CHECK(std::fflush(file) == 0, "write_file_atomically: flushing '{}' failed: {}",
-                  temp.string(), errno_text());
-    ATTNLAB_CHECK(::fsync(::fileno(file)) == 0, "write_file_atomically: fsync of '{}' failed: {}",
-                  temp.string(), errno_text());
+    ATTNLAB_CHECK(std::fflush(file) == 0, "writing '{}' failed: {}; the file is unchanged", target, errno_text());
+    ATTNLAB_CHECK(::fsync(::fileno(file)) == 0, "writing '{}' failed (fsync): {}; the file is unchanged", target,
+                  errno_text());
     const int rc = std::fclose(file);
     file = nullptr;
-    ATTNLAB_CHECK(rc == 0, "write_file_atomically: closing '{}' failed: {}", temp.string(),
-                  errno_text());
+    ATTNLAB_CHECK(rc == 0, "writing '{}' failed (close): {}; the file is unchanged", target, errno_text());
     ATTNLAB_CHECK(std::rename(temp.c_str(), path.c_str()) == 0,
-                  "write_file_atomically: renaming '{}' to '{}' failed: {}", temp.string(),
-                  path.string(), errno_text());
+                  "writing '{}' failed: renaming '{}' over it: {}; the file is unchanged", target, temp.string(),
+                  errno_text());
   } catch (...) {
     abandon();
     throw;

@@ -161,8 +161,7 @@ namespace {
 BleuStats segment_stats(std::string_view hypothesis, const std::vector<std::string_view>& references,
                         const BleuConfig& config, std::size_t line) {
   const int order = config.max_ngram_order;
-  if (references.empty())
-    throw Error(fmt::format("BLEU: segment {} has no reference (every reference line is empty)", line));
+  if (references.empty()) throw Error(fmt::format("BLEU: segment {} has no reference", line));
   check_utf8(hypothesis, fmt::format("BLEU hypothesis line {}", line));
 
   // Reference n-grams: the maximum count of each n-gram over the references.
@@ -225,9 +224,7 @@ BleuStats segment_stats(std::string_view hypothesis, const std::vector<std::stri
 BleuStats sentence_bleu_stats(std::string_view hypothesis, const std::vector<std::string>& references,
                               const BleuConfig& config) {
   config.validate();
-  std::vector<std::string_view> refs;
-  for (const std::string& r : references)
-    if (!r.empty()) refs.push_back(r);
+  const std::vector<std::string_view> refs(references.begin(), references.end());
   return segment_stats(hypothesis, refs, config, 1);
 }
 
@@ -247,8 +244,7 @@ BleuStats corpus_bleu_stats(const std::vector<std::string>& hypotheses,
   std::vector<std::string_view> refs;
   for (std::size_t i = 0; i < hypotheses.size(); ++i) {
     refs.clear();
-    for (const auto& stream : references)
-      if (!stream[i].empty()) refs.push_back(stream[i]);
+    for (const auto& stream : references) refs.push_back(stream[i]);  // "" is an empty reference, as in sacreBLEU
     const BleuStats s = segment_stats(hypotheses[i], refs, config, i + 1);
     ref_counts.insert(s.num_refs);
     sum.sys_len += s.sys_len;

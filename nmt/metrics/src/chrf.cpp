@@ -154,11 +154,9 @@ ChrfScore corpus_chrf(const std::vector<std::string>& hypotheses,
   for (std::size_t i = 0; i < hypotheses.size(); ++i) {
     std::vector<SegmentNgrams> refs;
     for (std::size_t r = 0; r < references.size(); ++r) {
-      const std::string& ref = references[r][i];
-      if (ref.empty()) continue;
+      const std::string& ref = references[r][i];  // "" is an empty reference, as in sacreBLEU
       refs.push_back(extract(prep(ref, fmt::format("chrF reference {} line {}", r + 1, i + 1)), config));
     }
-    if (refs.empty()) throw Error(fmt::format("chrF: segment {} has no reference (every reference line is empty)", i + 1));
     const SegmentNgrams hyp = extract(prep(hypotheses[i], fmt::format("chrF hypothesis line {}", i + 1)), config);
     double best_f = -1.0;
     best.clear();

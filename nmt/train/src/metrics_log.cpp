@@ -1,7 +1,13 @@
 #include "metrics_log.h"
 
+#include <cerrno>
 #include <filesystem>
+#include <span>
 #include <vector>
+
+#include "attnlab/error.h"
+#include "attnlab/nmt/io/atomic_file.h"
+#include "attnlab/nmt/io/write_faults.h"
 
 namespace attnlab::nmt {
 
@@ -19,15 +25,21 @@ MetricsLog::MetricsLog(const std::string& path, std::int64_t resume_step) : path
       kept.push_back(line);
     }
   }
-  out_.open(path, std::ios::trunc);
-  for (const auto& line : kept) out_ << line << '\n';
-  out_.flush();
+  // The kept lines replace the file in one step (an interruption here leaves the old one), then
+  // new lines are appended.
+  std::string text;
+  for (const auto& line : kept) text += line + '\n';
+  write_file_atomically(path, std::as_bytes(std::span<const char>(text.data(), text.size())));
+  out_.open(path, std::ios::app);
+  ATTNLAB_CHECK(out_.good(), "cannot open '{}' for appending: {}", path, describe_errno(errno));
 }
 
 void MetricsLog::write(const nlohmann::json& entry) {
   if (!path_.empty()) {
+    errno = 0;
     out_ << entry.dump() << '\n';
     out_.flush();
+    ATTNLAB_CHECK(out_.good(), "writing '{}' failed: {}", path_, describe_errno(errno != 0 ? errno : EIO));
   }
   if (entry.value("kind", "") == "dev") dev_history_.push_back(entry["dev_ppl"].get<double>());
 }

@@ -2,12 +2,17 @@
 // and the atomic file write under them.
 #include <doctest/doctest.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "attnlab/nmt/io/atomic_file.h"
 #include "attnlab/nmt/io/checksum.h"
+#include "attnlab/nmt/io/write_faults.h"
 #include "attnlab/nmt/checkpoint/safetensors.h"
 #include "nmt/checkpoint_test_util.h"
 
@@ -235,7 +240,52 @@ TEST_CASE("write_file_atomically leaves the old file when the writer fails") {
   CHECK(files == 1);
   CHECK_THROWS_WITH_AS(write_file_atomically(dir / "no/such/folder/f.bin",
                                              [](const ByteSink&) {}),
-                       doctest::Contains("cannot create temporary file"), Error);
+                       doctest::Contains("cannot create the temporary file"), Error);
+}
+
+// ATTNLAB_FAULT_WRITE for the duration of a scope.
+struct FaultWrite {
+  explicit FaultWrite(const char* spec) { ::setenv("ATTNLAB_FAULT_WRITE", spec, 1); }
+  ~FaultWrite() { ::unsetenv("ATTNLAB_FAULT_WRITE"); }
+};
+
+TEST_CASE("a full disk during an atomic write names the file and errno and leaves the old file") {
+  ScratchDir dir;
+  const auto path = dir / "step-00000040.safetensors";
+  write_file_atomically(path, [](const ByteSink& sink) { sink("old", 3); });
+  {
+    const FaultWrite fault("step-00000040:ENOSPC:4");  // the first 4 bytes go through, then no space
+    CHECK_THROWS_WITH_AS(write_file_atomically(path,
+                                               [](const ByteSink& sink) {
+                                                 sink("new ", 4);
+                                                 sink("version", 7);
+                                               }),
+                         doctest::Contains(fmt::format("writing '{}' failed: No space left on device (ENOSPC, errno "
+                                                       "28); the file is unchanged",
+                                                       path.string())
+                                               .c_str()),
+                         Error);
+    // Other files are written as usual.
+    write_file_atomically(dir / "other.json", [](const ByteSink& sink) { sink("{}", 2); });
+  }
+  CHECK(read_bytes(path) == std::vector<unsigned char>{'o', 'l', 'd'});
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    CHECK_FALSE(is_atomic_temp_file(e.path()));
+    ++files;
+  }
+  CHECK(files == 2);
+  {
+    const FaultWrite fault("step-00000040:EIO");
+    CHECK_THROWS_WITH_AS(write_file_atomically(path, [](const ByteSink& sink) { sink("x", 1); }),
+                         doctest::Contains("Input/output error (EIO, errno 5)"), Error);
+  }
+  {
+    const FaultWrite fault("step-00000040:ENOMEM");
+    CHECK_THROWS_WITH_AS(write_file_atomically(path, [](const ByteSink& sink) { sink("x", 1); }),
+                         doctest::Contains("ERROR must be ENOSPC, EDQUOT, EIO, EROFS or EACCES"), Error);
+  }
+  CHECK(describe_errno(ENOSPC) == "No space left on device (ENOSPC, errno 28)");
 }
 
 TEST_CASE("temporary names of atomic writes are recognised") {

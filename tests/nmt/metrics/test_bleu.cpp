@@ -120,13 +120,33 @@ TEST_CASE("score string and signature match sacreBLEU's text output") {
         "nrefs:1|case:mixed|eff:no|tok:none+compound-split|smooth:exp|version:2.6.0");
 }
 
-TEST_CASE("a variable number of references per segment gives nrefs var") {
-  std::vector<std::vector<std::string>> refs = kRefs;
-  refs[1][2] = "";  // sacreBLEU drops empty references
-  const BleuScore s = corpus_bleu(kHyps, refs, BleuConfig{});
-  CHECK(s.num_refs == -1);
-  refs[0][2] = "";
-  CHECK(error_of([&] { corpus_bleu(kHyps, refs, BleuConfig{}); }).find("segment 3") != std::string::npos);
+TEST_CASE("an empty reference line is an empty reference, as sacreBLEU scores it") {
+  // Segment 2's reference is "": its hypothesis n-grams count (0 of 2, 0 of 1), its length 0.
+  const std::vector<std::string> hyps = {"the cat sat on the mat", "a dog"};
+  const std::vector<std::vector<std::string>> refs = {{"the cat sat on the mat", ""}};
+  const BleuScore s = corpus_bleu(hyps, refs, BleuConfig{});
+  CHECK(s.num_refs == 1);
+  CHECK(s.format() == "BLEU = 88.91 75.0/83.3/100.0/100.0 (BP = 1.000 ratio = 1.333 hyp_len = 8 ref_len = 6)");
+  // The same against no empty line: segment 1 alone is a perfect match.
+  CHECK(corpus_bleu({hyps[0]}, {{refs[0][0]}}, BleuConfig{}).score == doctest::Approx(100.0));
+  // chrF: the empty reference adds nothing (sacreBLEU counts no hypothesis n-grams against it).
+  CHECK(corpus_chrf({"abc", "xyz"}, {{"abc", ""}}).score == doctest::Approx(100.0));
+  CHECK(corpus_chrf({"xyz"}, {{""}}).score == 0.0);
+}
+
+TEST_CASE("an empty reference takes part in the closest reference length") {
+  // Lengths 6 and 0 against a 2-token hypothesis: 0 is closer, so no brevity penalty.
+  BleuConfig config;
+  config.effective_order = true;
+  const BleuScore s = corpus_bleu({"a b"}, {{"a b c d e f"}, {""}}, config);
+  CHECK(s.ref_len == 0);
+  CHECK(s.bp == 1.0);
+  CHECK(s.score == doctest::Approx(100.0));
+  CHECK(s.num_refs == 2);
+  const BleuScore one = corpus_bleu({"a b"}, {{"a b c d e f"}}, config);
+  CHECK(one.ref_len == 6);
+  CHECK(one.score == doctest::Approx(100.0 * std::exp(1.0 - 3.0)));
+  CHECK(error_of([&] { sentence_bleu_stats("a", {}, config); }) == "BLEU: segment 1 has no reference");
 }
 
 TEST_CASE("paper-style WMT14 BLEU splits compounds before scoring") {

@@ -397,7 +397,9 @@ TEST_CASE("table3 parameter counts agree with the paper") {
     if (r.paper && r.paper->params_m) paper[r.name] = *r.paper->params_m;
   }
   CHECK(paper.size() == 11);
-  for (const auto& [name, p] : paper) {
+  for (const auto& entry : paper) {
+    const std::string& name = entry.first;  // (clang < 16 cannot capture structured bindings)
+    const double p = entry.second;
     INFO(name << ": ours " << ours[name] << "M, paper " << p << "M");
     // The paper's vocabulary (about 37000) and bias layout are not exactly known: within 7%.
     CHECK(std::abs(ours[name] - p) <= 0.07 * p);

@@ -86,13 +86,15 @@ std::string bleu_signature(const BleuConfig& config, int num_refs);
 // The segment as the scorer sees it: lowercased, stripped, tokenized, compound-split.
 std::string bleu_preprocess(std::string_view segment, const BleuConfig& config);
 
-// Statistics of one hypothesis against its references (raw text, preprocessed here). Empty
-// references are ignored as in sacreBLEU; all empty throws attnlab::Error.
+// Statistics of one hypothesis against its references (raw text, preprocessed here). An empty
+// string is an empty reference (length 0, no n-grams), as sacreBLEU scores "" (only Python's None
+// means "no reference" there); no reference at all throws attnlab::Error.
 BleuStats sentence_bleu_stats(std::string_view hypothesis, const std::vector<std::string>& references,
                               const BleuConfig& config);
 
 // Sums of the segment statistics. `references` holds reference streams, each as long as
-// `hypotheses`; a stream of another length throws attnlab::Error naming both counts.
+// `hypotheses`; a stream of another length throws attnlab::Error naming both counts. Empty lines
+// are empty references (sentence_bleu_stats).
 BleuStats corpus_bleu_stats(const std::vector<std::string>& hypotheses,
                             const std::vector<std::vector<std::string>>& references, const BleuConfig& config);
 

@@ -1,0 +1,94 @@
+// The command line's validators and shared options (cli.h).
+#include "attnlab/cli.h"
+
+#include <charconv>
+#include <cmath>
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include "attnlab/device.h"
+
+namespace attnlab::app {
+
+CLI::Validator whole_number(std::int64_t min, std::int64_t max) {
+  const bool unbounded = max == std::numeric_limits<std::int64_t>::max();
+  const std::string accepts = unbounded ? fmt::format("a whole number >= {}", min)
+                                        : fmt::format("a whole number from {} to {}", min, max);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        std::int64_t value = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec != std::errc() || end != text.data() + text.size() || text.empty() || value < min || value > max)
+          return fmt::format("expects {}, got '{}'", accepts, text);
+        return {};
+      },
+      unbounded ? fmt::format(">={}", min) : fmt::format("{}..{}", min, max));
+}
+
+CLI::Validator real_number(double min, bool min_allowed) {
+  const std::string accepts = min == 0.0 && !min_allowed ? std::string("a positive number (e.g. 5e-2)")
+                                                         : fmt::format("a number {} {}", min_allowed ? ">=" : ">", min);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double value = 0.0;
+        std::size_t used = 0;
+        try {
+          value = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        const bool in_range = min_allowed ? value >= min : value > min;
+        if (text.empty() || used != text.size() || !std::isfinite(value) || !in_range)
+          return fmt::format("expects {}, got '{}'", accepts, text);
+        return {};
+      },
+      fmt::format("{}{}", min_allowed ? ">=" : ">", min));
+}
+
+CLI::Validator one_of(std::vector<std::string> names) {
+  const std::string list = fmt::format("{}", fmt::join(names, "|"));
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        for (const auto& n : names)
+          if (text == n) return {};
+        return fmt::format("expects one of {}, got '{}'", fmt::join(names, ", "), text);
+      },
+      list);
+}
+
+CLI::Validator device_name() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          (void)Device::parse(text);
+        } catch (const std::exception& e) {
+          return e.what();  // "invalid device 'gpu0' (expected cpu, cuda or cuda:N)"
+        }
+        return {};
+      },
+      "cpu|cuda|cuda:N");
+}
+
+CLI::Option* repeated(CLI::Option* option) { return option->allow_extra_args(false); }
+
+CLI::Option* add_device_option(CLI::App& app, std::string& device, const std::string& what) {
+  return app.add_option("--device", device, what)->check(device_name())->type_name("DEVICE");
+}
+
+CLI::Option* add_plugin_path_option(CLI::App& app, std::vector<std::string>& folders) {
+  return repeated(app.add_option("--plugin-path", folders, "a further folder of plugin libraries (repeatable)")
+                      ->type_name("DIR"));
+}
+
+void add_beam_options(CLI::App& app, BeamFlags& flags) {
+  app.add_option("--beam", flags.beam, "beam size")->check(whole_number(1, 1000))->type_name("N");
+  app.add_option("--alpha", flags.alpha, "length penalty ((5 + length) / 6)^alpha")
+      ->check(real_number(0.0))
+      ->type_name("A");
+  app.add_option("--max-length-offset", flags.max_length_offset, "a translation is at most source length + this")
+      ->check(whole_number(0))
+      ->type_name("N");
+}
+
+}  // namespace attnlab::app
