@@ -264,11 +264,12 @@ TEST_CASE("cudnn graphs bind the tensors the plugin provides") {
                                   uid::seq_len_kv, uid::d_o, uid::d_q, uid::d_k, uid::d_v, uid::softmax_sum,
                                   uid::d_q_accum, uid::one});
   // K enters as K^T: the same memory with the last two strides swapped.
-  const GraphTensor& kt = sdpa_forward_graph(p).tensor(uid::k);
+  // (The graph is kept: tensor() returns a reference into it.)
+  const SdpaGraph f = sdpa_forward_graph(p);
+  const GraphTensor& kt = f.tensor(uid::k);
   CHECK(kt.dims == Dims{2, 2, 8, 4});
   CHECK(kt.strides == Dims{2 * 4 * 8, 4 * 8, 1, 8});
   // the virtual scores are f32, P is cast to bf16 for the second GEMM
-  const SdpaGraph f = sdpa_forward_graph(p);
   CHECK(f.tensor(f.ops.front().y).dtype == GraphDType::f32);
   CHECK(f.tensor(f.ops.back().x).dtype == GraphDType::bf16);
 }

@@ -173,22 +173,27 @@ SafetensorsContent read_safetensors(const std::filesystem::path& path, std::stri
     const auto& shape = value["shape"];
     ATTNLAB_CHECK(shape.is_array(), "{} is corrupt: shape of tensor '{}' is not an array", label,
                   name);
+    // Shape multiplies its extents in int64 from the left, so the product of the non-zero
+    // extents must fit even when another extent makes the tensor empty.
+    constexpr auto kMaxElements = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
     std::vector<std::int64_t> dims;
-    std::uint64_t numel = 1;
-    bool overflow = false;
+    std::uint64_t nonzero_product = 1;
+    bool empty = false;
     for (const auto& d : shape) {
       ATTNLAB_CHECK(d.is_number_unsigned(),
                     "{} is corrupt: shape {} of tensor '{}' has an extent that is not a "
                     "non-negative integer",
                     label, shape.dump(), name);
       const std::uint64_t extent = d.get<std::uint64_t>();
-      overflow = overflow || extent > static_cast<std::uint64_t>(
-                                          std::numeric_limits<std::int64_t>::max());
-      if (!overflow && extent != 0 && numel > std::numeric_limits<std::uint64_t>::max() / extent)
-        overflow = true;
-      if (!overflow) numel *= extent;
+      ATTNLAB_CHECK(extent == 0 || nonzero_product <= kMaxElements / extent,
+                    "{} is corrupt: shape {} of tensor '{}' has more elements than a tensor can "
+                    "hold (2^63 - 1)",
+                    label, shape.dump(), name);
+      if (extent == 0) empty = true;
+      else nonzero_product *= extent;
       dims.push_back(static_cast<std::int64_t>(extent));
     }
+    const std::uint64_t numel = empty ? 0 : nonzero_product;
     const auto& offsets = value["data_offsets"];
     ATTNLAB_CHECK(offsets.is_array() && offsets.size() == 2 && offsets[0].is_number_unsigned() &&
                       offsets[1].is_number_unsigned(),
@@ -204,7 +209,7 @@ SafetensorsContent read_safetensors(const std::filesystem::path& path, std::stri
                   "has only {} bytes",
                   label, name, e.begin, e.end, data_len);
     const std::uint64_t size = dtype_size(e.dtype);
-    ATTNLAB_CHECK(!overflow && numel <= std::numeric_limits<std::uint64_t>::max() / size &&
+    ATTNLAB_CHECK(numel <= std::numeric_limits<std::uint64_t>::max() / size &&
                       numel * size == e.end - e.begin,
                   "{} is corrupt: tensor '{}' is {}{} ({} elements of {} bytes) but its "
                   "data_offsets [{}, {}] span {} bytes",

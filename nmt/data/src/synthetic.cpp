@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <set>
 #include <string_view>
@@ -251,6 +252,11 @@ std::vector<SyntheticPair> generate_synthetic_pairs(std::size_t count, std::uint
 
 void write_synthetic_corpus(const std::string& out_dir, std::size_t train_pairs, std::size_t dev_pairs,
                             std::size_t test_pairs, std::uint64_t seed) {
+  // (A sum that wraps around would generate fewer pairs than the splits then read.)
+  constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
+  ATTNLAB_CHECK(dev_pairs <= kMax - train_pairs && test_pairs <= kMax - train_pairs - dev_pairs,
+                "synthetic corpus: {} + {} + {} pairs do not fit a size (a negative size cast?)", train_pairs,
+                dev_pairs, test_pairs);
   const std::vector<SyntheticPair> pairs = generate_synthetic_pairs(train_pairs + dev_pairs + test_pairs, seed);
   const std::array<std::pair<const char*, std::size_t>, 3> splits = {
       {{"train", train_pairs}, {"dev", dev_pairs}, {"test", test_pairs}}};

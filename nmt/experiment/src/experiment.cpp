@@ -32,6 +32,10 @@ void check_positive(TableReader& t, const std::string& key, std::int64_t value) 
   if (value <= 0) throw Error(fmt::format("{}: {}: must be positive, got {}", t.position(key), t.path(key), value));
 }
 
+void check_non_negative(TableReader& t, const std::string& key, std::int64_t value) {
+  if (value < 0) throw Error(fmt::format("{}: {}: must be >= 0, got {}", t.position(key), t.path(key), value));
+}
+
 void check_rate(TableReader& t, const std::string& key, double value) {
   if (!(value >= 0.0 && value < 1.0))
     throw Error(fmt::format("{}: {}: must be in [0, 1), got {}", t.position(key), t.path(key), value));
@@ -85,6 +89,9 @@ void read_data(TableReader& t, const std::string& base, DataConfig& d) {
     d.synth.test_pairs = s->get_int("test_pairs", d.synth.test_pairs);
     d.synth.seed = static_cast<std::uint64_t>(s->get_int("seed", static_cast<std::int64_t>(d.synth.seed)));
     check_positive(*s, "train_pairs", d.synth.train_pairs);
+    // (The corpus writer takes them as sizes: -5 wrapped around and read past the generated pairs.)
+    check_non_negative(*s, "dev_pairs", d.synth.dev_pairs);
+    check_non_negative(*s, "test_pairs", d.synth.test_pairs);
     s->finish();
   }
   if (!d.synthetic && (d.train_source.empty() || d.train_target.empty()))

@@ -68,6 +68,11 @@ std::string label_error(const std::string& message, const std::string& label, co
   return fmt::format("{}: {}: {}", fallback_position, label, message);
 }
 
+// The most (row, seed) pairs a suite may expand to. Each is a training run, so more is a grid that
+// crosses more axes than meant (2^20 rows from 20 axes of two values), not a sweep; it is also about
+// the largest Slurm array by default (MaxArraySize 1001).
+constexpr std::size_t kMaxRows = 1000;
+
 std::string hash_row(const ExperimentConfig& config, std::uint64_t seed) {
   const std::string text = to_toml(config, /*include_eval=*/false) + fmt::format("\n# seed {}\n", seed);
   return fmt::format("{:016x}", static_cast<std::uint64_t>(XXH3_64bits(text.data(), text.size())));
@@ -120,6 +125,12 @@ class SuiteReader {
     std::vector<RowPlan> plans = plan_rows(root);
     root.finish();
 
+    std::size_t runs = 0;
+    for (const RowPlan& plan : plans) runs += plan.seeds.value_or(seeds).size();
+    if (runs > kMaxRows)
+      throw Error(fmt::format("{}: the suite expands to {} rows (rows and grid points times their seeds), more than "
+                              "the {} a suite may hold",
+                              path_, runs, kMaxRows));
     for (const RowPlan& plan : plans)
       for (std::uint64_t seed : plan.seeds.value_or(seeds)) suite.rows.push_back(resolve(suite, plan, seed));
     return suite;
@@ -252,7 +263,13 @@ class SuiteReader {
       for (const auto& [name, t] : ordered) {
         const std::vector<std::size_t> sizes = grid_sizes(*t, name);
         std::size_t total = 1;
-        for (std::size_t s : sizes) total *= s;
+        for (std::size_t s : sizes) {  // (every size is at least 1; checked before it can overflow)
+          if (total > kMaxRows / s)
+            throw Error(fmt::format("{}: grids.{}: its axes of {} values cross to more than the {} rows a suite "
+                                    "may hold",
+                                    source_position(t->source()), name, fmt::join(sizes, " x "), kMaxRows));
+          total *= s;
+        }
         const int width = total >= 100 ? static_cast<int>(std::to_string(total).size()) : 2;
         std::vector<std::size_t> index(sizes.size(), 0);
         for (std::size_t i = 0; i < total; ++i) {
@@ -307,6 +324,9 @@ class SuiteReader {
                                 where));
       std::vector<std::pair<std::string, const toml::node*>> leaves;
       flatten(*axis, "", leaves);
+      if (leaves.empty())  // only empty tables: an axis of no values would drop the whole grid
+        throw Error(fmt::format("{}: {}: expected a table of key = [values...]", source_position(axis_node.source()),
+                                where));
       std::size_t size = 0;
       std::string first;
       for (const auto& [key, leaf] : leaves) {

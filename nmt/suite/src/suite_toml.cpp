@@ -45,6 +45,9 @@ std::string Variables::expand(const std::string& text, const std::string& where,
       const std::string fallback = inner.substr(sep + 2);
       out += lookup(name, where, stack, &fallback);
     }
+    if (out.size() > kMaxExpandedBytes)
+      throw Error(fmt::format("{}: \"{}\" expands to more than {} bytes (variables that repeat each other?)", where,
+                              text.size() > 80 ? text.substr(0, 77) + "..." : text, kMaxExpandedBytes));
     i = j;
   }
   return out;
@@ -56,10 +59,11 @@ std::string Variables::lookup(const std::string& name, const std::string& where,
     throw Error(fmt::format("{}: variable '{}' refers to itself ({} -> {})", where, name, fmt::join(stack, " -> "),
                             name));
   if (auto it = vars_.find(name); it != vars_.end()) {
+    if (auto done = expanded_.find(name); done != expanded_.end()) return done->second;
     stack.push_back(name);
     std::string value = expand(it->second.value, fmt::format("{}: vars.{}", it->second.position, name), stack);
     stack.pop_back();
-    return value;
+    return expanded_.emplace(name, std::move(value)).first->second;
   }
   if (const char* env = std::getenv(name.c_str())) return env;
   if (fallback) return expand(*fallback, where, stack);

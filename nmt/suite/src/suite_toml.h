@@ -1,6 +1,7 @@
 #pragma once
 // TOML helpers of the suite reader (suite.cpp): variable substitution and table merging that keep
 // every node's source position, so errors in a resolved row still point into the file it came from.
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <string>
@@ -11,14 +12,20 @@
 namespace attnlab::nmt::suite_detail {
 
 // ${name} and ${name:-default} substitution. A name is looked up in `vars` (whose values may use
-// other variables), then in the environment; an unknown name without a default is an error.
+// other variables), then in the environment; an unknown name without a default is an error, and
+// so is an expansion longer than kMaxExpandedBytes (variables that repeat each other double it at
+// every level).
 class Variables {
  public:
+  static constexpr std::size_t kMaxExpandedBytes = std::size_t{64} << 10;
   struct Entry {
     std::string value;
     std::string position;  // file:line:column of the definition
   };
-  void define(const std::string& name, Entry entry) { vars_[name] = std::move(entry); }
+  void define(const std::string& name, Entry entry) {
+    vars_[name] = std::move(entry);
+    expanded_.clear();
+  }
   // Expands `text`; `where` ("file:line:column: key") prefixes errors.
   std::string expand(const std::string& text, const std::string& where) const;
   // Expands every string value under `node` in place; `path` is the node's dotted key.
@@ -29,6 +36,10 @@ class Variables {
   std::string lookup(const std::string& name, const std::string& where, std::vector<std::string>& stack,
                      const std::string* fallback) const;
   std::map<std::string, Entry> vars_;
+  // Each variable's expanded value, once computed: a name used many times, or by many variables,
+  // is expanded once (without this, a chain of variables that each use the next one twice takes
+  // time exponential in its length even when every value is empty).
+  mutable std::map<std::string, std::string> expanded_;
 };
 
 // Moves `node` into `table` under `key` (replacing what was there), keeping its source position.

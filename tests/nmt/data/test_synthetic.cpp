@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "attnlab/error.h"
 #include "attnlab/nmt/data/corpus.h"
 #include "attnlab/nmt/data/synthetic.h"
 #include "nmt_test_util.h"
@@ -32,6 +33,17 @@ bool has(const C& c, const std::string& w) {
 }
 
 }  // namespace
+
+TEST_CASE("synthetic split sizes whose sum wraps around are refused") {
+  // A dev size of -5 cast to size_t: 10 + (2^64 - 5) wrapped to 5 pairs, and the train split read
+  // ten (AddressSanitizer: heap-buffer-overflow).
+  TempDir dir("synth_wrap");
+  const std::size_t minus_five = static_cast<std::size_t>(-5);
+  CHECK_THROWS_WITH_AS(write_synthetic_corpus(dir.path().string(), 10, minus_five, 0, 1),
+                       doctest::Contains("synthetic corpus: 10 + 18446744073709551611 + 0 pairs do not fit a size"),
+                       attnlab::Error);
+  CHECK_THROWS_AS(write_synthetic_corpus(dir.path().string(), 10, 0, minus_five, 1), attnlab::Error);
+}
 
 TEST_CASE("the synthetic corpus is byte-identical for the same seed") {
   TempDir a("synth_a"), b("synth_b"), c("synth_c");

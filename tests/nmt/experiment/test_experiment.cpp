@@ -80,6 +80,19 @@ TEST_CASE("experiment mistakes name file line column and key") {
                        doctest::Contains("t.toml:2:10: experiment.device: invalid device 'gpu'"), Error);
 }
 
+TEST_CASE("synthetic dev and test sizes must not be negative") {
+  // A negative size wrapped around as the corpus writer's size_t: train 10, dev -5 generated 5
+  // pairs and read train pairs past them (AddressSanitizer: heap-buffer-overflow).
+  CHECK_THROWS_WITH_AS(parse_experiment("[data.synthetic]\ntrain_pairs = 10\ndev_pairs = -5\n", "s.toml"),
+                       contains("s.toml:3:13: data.synthetic.dev_pairs: must be >= 0, got -5"), Error);
+  CHECK_THROWS_WITH_AS(parse_experiment("[data.synthetic]\ntrain_pairs = 10\ntest_pairs = -1\n", "s.toml"),
+                       contains("s.toml:3:14: data.synthetic.test_pairs: must be >= 0, got -1"), Error);
+  const ExperimentConfig c =
+      parse_experiment("[data.synthetic]\ntrain_pairs = 10\ndev_pairs = 0\ntest_pairs = 0\n", "s.toml");
+  CHECK(c.data.synth.dev_pairs == 0);
+  CHECK(c.data.synth.test_pairs == 0);
+}
+
 TEST_CASE("plugins named by an experiment are checked against the registry") {
   const Registry& registry = nmt::testing::plugins();
   validate_plugins(parse_experiment(kMinimal, "ok.toml"), registry);

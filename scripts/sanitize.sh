@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The sanitizer job (CI): builds the CPU tree with AddressSanitizer + UndefinedBehaviorSanitizer
+# (clang) into build-asan/ (or $ATTNLAB_ASAN_BUILD_DIR), runs every CTest test under them, then
+# each libFuzzer harness of fuzz/ for $ATTNLAB_FUZZ_SECONDS (default 60) over a fresh copy of its
+# seed corpus. Fails when a test fails or a fuzzer finds something (naming the input that caused it).
+# Extra arguments go to cmake. One fuzzer for longer: scripts/fuzz.sh (fuzz/README.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/sanitizer_env.sh
+fuzz_seconds=${ATTNLAB_FUZZ_SECONDS:-60}
+jobs=${ATTNLAB_JOBS:-$(nproc)}
+
+sanitizer_setup
+t0=$SECONDS
+sanitizer_configure "$@"
+cmake --build "$asan_build_dir" -j "$jobs"
+t1=$SECONDS
+ctest --test-dir "$asan_build_dir" --output-on-failure -j "$jobs"
+t2=$SECONDS
+
+# Every fuzzer runs, so that one job reports every finding.
+failed=()
+for harness in fuzz/corpus/*/; do
+  name=$(basename "$harness")
+  bash scripts/fuzz.sh "$name" "$fuzz_seconds" --fresh || failed+=("$name")
+done
+t3=$SECONDS
+echo "sanitize: configure + build $((t1 - t0)) s, tests $((t2 - t1)) s, fuzzers $((t3 - t2)) s"
+if ((${#failed[@]})); then
+  echo "sanitize: findings in: ${failed[*]}"
+  exit 1
+fi
