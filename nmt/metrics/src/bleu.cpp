@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -240,13 +239,13 @@ BleuStats corpus_bleu_stats(const std::vector<std::string>& hypotheses,
   BleuStats sum;
   sum.correct.assign(static_cast<std::size_t>(config.max_ngram_order), 0);
   sum.total.assign(static_cast<std::size_t>(config.max_ngram_order), 0);
-  std::set<int> ref_counts;
+  // Every segment has one reference per stream ("" is an empty one), so the count is the streams'.
+  sum.num_refs = static_cast<int>(references.size());
   std::vector<std::string_view> refs;
   for (std::size_t i = 0; i < hypotheses.size(); ++i) {
     refs.clear();
     for (const auto& stream : references) refs.push_back(stream[i]);  // "" is an empty reference, as in sacreBLEU
     const BleuStats s = segment_stats(hypotheses[i], refs, config, i + 1);
-    ref_counts.insert(s.num_refs);
     sum.sys_len += s.sys_len;
     sum.ref_len += s.ref_len;
     for (std::size_t n = 0; n < s.correct.size(); ++n) {
@@ -254,7 +253,6 @@ BleuStats corpus_bleu_stats(const std::vector<std::string>& hypotheses,
       sum.total[n] += s.total[n];
     }
   }
-  sum.num_refs = ref_counts.size() == 1 ? *ref_counts.begin() : (ref_counts.empty() ? static_cast<int>(references.size()) : -1);
   return sum;
 }
 
