@@ -27,6 +27,7 @@
 #include "attnlab/nmt/model/transformer.h"
 #include "attnlab/plugin/loader.h"
 #include "attnlab/precision.h"
+#include "attnlab/profile.h"
 
 namespace {
 
@@ -216,6 +217,7 @@ int main(int argc, char** argv) {
       const Batch& batch = batches[static_cast<std::size_t>(step) % batches.size()];
       const nmt::BatchTensors& b = batch.tensors;
       synchronize(device);
+      if (profile::enabled()) profile::mark();
       const auto t0 = Clock::now();
       Tensor logits = model.forward(b.src.to(device), b.tgt_in.to(device)).reshape({-1, vocab});
       auto ce = cross_entropy(logits, b.tgt_out.reshape({-1}).to(device), 0.1, config.pad_id);
@@ -230,7 +232,10 @@ int main(int argc, char** argv) {
       synchronize(device);
       const auto t3 = Clock::now();
       loss = ce.loss_sum.item() / static_cast<double>(b.tgt_tokens);
-      if (!timed) continue;
+      if (!timed) {
+        profile::reset();  // the table covers the timed steps
+        continue;
+      }
       fwd_ms += ms_between(t0, t1);
       bwd_ms += ms_between(t1, t2);
       opt_ms += ms_between(t2, t3);
@@ -250,6 +255,7 @@ int main(int argc, char** argv) {
                opt_ms / n, flops / n / 1e12, achieved_tflops, peak > 0 ? fmt::format("{:.0f}", peak) : "n/a", mfu,
                static_cast<double>(mem.peak_bytes_reserved) / (1024.0 * 1024.0 * 1024.0), loss,
                model.attention().choice.name, opt.fused ? 1 : 0);
+    if (profile::enabled()) fmt::print("\nforward (fwd) and backward (bwd) by op, per step (ATTNLAB_PROFILE=1: each op timed alone)\n{}", profile::table(n));
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_train_step: error: {}\n", e.what());

@@ -29,6 +29,8 @@ STEPS=${STEPS-10}
 PYTHON=${PYTHON:-python3}
 ATTENTIONS=${ATTENTIONS:-scaled_dot}
 FUSED=${FUSED:-1}
+# COMPILE=1 also runs PyTorch with torch.compile (default on a GPU; its warmup steps compile).
+if [[ ${DEVICE} == cuda* ]]; then COMPILE=${COMPILE:-1}; else COMPILE=${COMPILE:-0}; fi
 
 if [[ -x $here/../run.sh ]]; then
   bench=("$here/../run.sh" bench_train_step)
@@ -61,20 +63,34 @@ for m in $MODELS; do
     done
     line[pytorch.$m.$p]=$("$PYTHON" "$here/pytorch_train_step.py" "${common[@]}" --model "$m" --precision "$p")
     echo "${line[pytorch.$m.$p]}"
+    if ((COMPILE)); then
+      line[compile.$m.$p]=$("$PYTHON" "$here/pytorch_train_step.py" "${common[@]}" --model "$m" --precision "$p" \
+                            --compile 2>"${COMPILE_LOG:-/dev/null}" || echo "impl=pytorch-compile failed")
+      echo "${line[compile.$m.$p]}"
+    fi
   done
 done
 echo
-printf '| model | device | threads | precision | attention (fused) | batch | attnlab ms/step | PyTorch ms/step | attnlab tok/s | PyTorch tok/s | attnlab TFLOP/s (MFU) | PyTorch TFLOP/s (MFU) | attnlab / PyTorch (tok/s) |\n'
-printf '|---|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '| model | device | threads | precision | attention (fused) | batch | attnlab ms/step | PyTorch ms/step | attnlab tok/s | PyTorch tok/s | attnlab TFLOP/s (MFU) | PyTorch TFLOP/s (MFU) | attnlab / PyTorch (tok/s) |'
+((COMPILE)) && printf ' torch.compile ms/step | torch.compile tok/s | attnlab / torch.compile (tok/s) |'
+printf '\n|---|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|'
+((COMPILE)) && printf -- '---:|---:|---:|'
+printf '\n'
 for m in $MODELS; do
   for p in $PRECISIONS; do
     for att in $ATTENTIONS; do
       a=${line[attnlab.$m.$p.$att]} t=${line[pytorch.$m.$p]}
       ta=$(field tgt_tok_per_s "$a") tt=$(field tgt_tok_per_s "$t")
-      printf '| %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s (%s) | %s (%s) | %.2f |\n' "$m" "$DEVICE" \
+      printf '| %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s (%s) | %s (%s) | %.2f |' "$m" "$DEVICE" \
         "${THREADS:--}" "$p" "$(field attention "$a")" "$(field fused "$a")" "$(field batch "$a")" \
         "$(field ms_per_step "$a")" "$(field ms_per_step "$t")" "$ta" "$tt" "$(field tflops "$a")" "$(field mfu "$a")" \
         "$(field tflops "$t")" "$(field mfu "$t")" "$(awk -v a="$ta" -v p="$tt" 'BEGIN { print a / p }')"
+      if ((COMPILE)); then
+        c=${line[compile.$m.$p]} tc=$(field tgt_tok_per_s "${line[compile.$m.$p]}")
+        printf ' %s | %s | %s |' "$(field ms_per_step "$c")" "${tc:--}" \
+          "$(awk -v a="$ta" -v p="$tc" 'BEGIN { if (p > 0) printf "%.2f", a / p; else print "-" }')"
+      fi
+      printf '\n'
     done
   done
 done

@@ -16,7 +16,9 @@ with bfloat16 around forward and loss; fp32 master weights and Adam state, as at
 
     python3 bench/pytorch_train_step.py [--model small|base] [--device cpu|cuda:N]
         [--precision fp32|tf32|bf16] [--batch-tokens N | --batch B] [--len T] [--threads N]
-        [--warmup W] [--steps S] [--peak-tflops P]
+        [--warmup W] [--steps S] [--peak-tflops P] [--compile]
+
+--compile runs the model through torch.compile (impl=pytorch-compile in the result line).
 """
 import argparse
 import math
@@ -177,6 +179,8 @@ def main():
     ap.add_argument("--len", type=int, default=32)
     ap.add_argument("--batch-tokens", type=int, default=0)
     ap.add_argument("--peak-tflops", type=float, default=0.0)
+    ap.add_argument("--compile", action="store_true",
+                    help="torch.compile the model (default mode); the warmup steps include the compilation")
     a = ap.parse_args()
     if a.batch_tokens > 0 and a.batch > 0:
         ap.error("give --batch-tokens or --batch, not both")
@@ -193,6 +197,9 @@ def main():
     c = CONFIGS[a.model]
     model = Transformer(c["vocab"], c["enc"], c["dec"], c["d"], c["h"], c["ff"]).to(device)
     model.train()
+    params = sum(p.numel() for p in model.parameters())
+    # The batches all have one shape, so the compiled graph is built once, in the warmup steps.
+    forward = torch.compile(model) if a.compile else model
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     # LambdaLR calls the lambda with the number of scheduler.step() calls so far (0 at first):
     # the k-th optimizer step uses transformer_lr(k), as attnlab.
@@ -208,7 +215,7 @@ def main():
         sync(device)
         t0 = time.perf_counter()
         with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=autocast):
-            logits = model(src, tgt_in).reshape(-1, c["vocab"])
+            logits = forward(src, tgt_in).reshape(-1, c["vocab"])
             loss_sum = F.cross_entropy(logits.float(), tgt_out.reshape(-1), ignore_index=PAD, label_smoothing=0.1,
                                        reduction="sum")
         objective = loss_sum / ntok
@@ -227,13 +234,13 @@ def main():
             fwd, bwd, upd, tokens = fwd + t1 - t0, bwd + t2 - t1, upd + t3 - t2, tokens + ntok
             flops += model_flops(model, c, lengths)
     total = fwd + bwd + upd
-    params = sum(p.numel() for p in model.parameters())
     achieved = flops / total / 1e12
     peak = a.peak_tflops if a.peak_tflops > 0 else (H200_PEAK_TFLOPS[a.precision] if gpu else 0.0)
     mfu = f"{achieved / peak:.3f}" if peak > 0 else "n/a"
     peak_mem = torch.cuda.max_memory_reserved(device) / 2**30 if gpu else 0.0
     dev_name = f"cuda:{device.index or 0}" if gpu else "cpu"
-    print(f"impl=pytorch model={a.model} device={dev_name} precision={a.precision} threads={a.threads} "
+    impl = "pytorch-compile" if a.compile else "pytorch"
+    print(f"impl={impl} model={a.model} device={dev_name} precision={a.precision} threads={a.threads} "
           f"batch={batch}x{a.len} params={params} steps={steps} ms_per_step={1000 * total / steps:.1f} "
           f"tgt_tok_per_s={tokens / total:.0f} fwd_ms={1000 * fwd / steps:.1f} bwd_ms={1000 * bwd / steps:.1f} "
           f"opt_ms={1000 * upd / steps:.1f} model_tflop_per_step={flops / steps / 1e12:.3f} tflops={achieved:.1f} "

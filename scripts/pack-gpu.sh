@@ -115,21 +115,28 @@ if [[ -z ${ATTNLAB_PACK_GCC_RUNTIME:-} && -n $pack_sys_cxx ]]; then
   while read -r need; do grep -qa "$need" "$pack_sys_cxx" || pack_gcc=1; done <"$pack_root/lib/gcc/NEEDS"
 fi
 ((pack_gcc)) && pack_path=$pack_path:$pack_root/lib/gcc
-# CUDA libraries: from the loader's cache, else from the usual toolkit folders, else from the
-# nvidia-* Python wheels that PyTorch installs.
-if ! ldconfig -p 2>/dev/null | grep -q 'libcublasLt\.so\.13 '; then
+# CUDA libraries (cuBLAS, cuDNN), each from the loader's cache, else from the usual toolkit
+# folders, else from the nvidia-* Python wheels that PyTorch installs.
+pack_wheels=
+for pack_need in libcublasLt.so.13 libcudnn.so.9 libcudnn_graph.so.9; do
+  ldconfig -p 2>/dev/null | grep -q "$pack_need " && continue
+  pack_found=0
   for d in ${CUDA_HOME:+$CUDA_HOME/lib64 $CUDA_HOME/lib} /usr/local/cuda/lib64 /usr/local/cuda/lib \
            /usr/local/cuda/targets/x86_64-linux/lib; do
-    [[ -e $d/libcublasLt.so.13 ]] && { pack_path=$pack_path:$d; break; }
+    [[ -e $d/$pack_need ]] || continue
+    [[ :$pack_path: == *:$d:* ]] || pack_path=$pack_path:$d
+    pack_found=1
+    break
   done
-  if ! [[ $pack_path == *cuda* ]] && command -v python3 >/dev/null; then
-    for d in $(python3 -c 'import glob, site; print(" ".join(sorted(set(p for s in site.getsitepackages() for p in glob.glob(s + "/nvidia/*/lib")))))' 2>/dev/null); do
-      pack_path=$pack_path:$d
+  if ((!pack_found)) && command -v python3 >/dev/null; then
+    [[ -n $pack_wheels ]] || pack_wheels=$(python3 -c 'import glob, site; print(" ".join(sorted(set(p for s in site.getsitepackages() for p in glob.glob(s + "/nvidia/*/lib") + glob.glob(s + "/nvidia/*/*/lib")))))' 2>/dev/null)
+    for d in $pack_wheels; do
+      [[ -e $d/$pack_need && :$pack_path: != *:$d:* ]] && pack_path=$pack_path:$d
     done
   fi
-fi
+done
 export LD_LIBRARY_PATH=$pack_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-unset pack_path pack_sys_cxx pack_gcc
+unset pack_path pack_sys_cxx pack_gcc pack_wheels pack_need pack_found
 SH
 
 cat >"$out/run.sh" <<'SH'

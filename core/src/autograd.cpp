@@ -1,13 +1,29 @@
 #include "attnlab/autograd.h"
 
+#include <chrono>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
+#include "attnlab/device.h"
 #include "attnlab/ops/binary.h"
+#include "attnlab/profile.h"
 
 namespace attnlab {
 namespace {
 
 thread_local bool g_grad_enabled = true;
+
+// The profiler's timing (attnlab/profile.h): the device drained before and after.
+using Clock = std::chrono::steady_clock;
+Clock::time_point profile_start(Device device) {
+  synchronize(device);
+  return Clock::now();
+}
+void profile_stop(std::string_view op, Device device, Clock::time_point started) {
+  synchronize(device);
+  profile::add(fmt::format("bwd {}", op), std::chrono::duration<double>(Clock::now() - started).count());
+}
 
 // The sink of a leaf tensor: adds the incoming gradient into its grad().
 class AccumulateGrad final : public Node {
@@ -76,6 +92,10 @@ void record(const std::shared_ptr<Node>& node, const std::vector<const Tensor*>&
     node->output_dtypes.push_back(outputs[i]->dtype());
   }
   if (!outputs.empty()) node->device = outputs[0]->device();
+  if (profile::marked()) {
+    synchronize(node->device);
+    profile::forward_op(node->name());
+  }
 }
 
 void run_backward(const Tensor& root) {
@@ -116,6 +136,8 @@ void run_backward(const Tensor& root, const Tensor& seed) {
     }
   }
 
+  const bool profiling = profile::enabled();
+  profile::unmark();
   // Kahn's order: a node runs once every consumer has delivered its gradient.
   std::unordered_map<Node*, std::vector<Tensor>> grads;
   grads[root_edge.node.get()].resize(static_cast<std::size_t>(root_edge.node->num_outputs));
@@ -127,7 +149,9 @@ void run_backward(const Tensor& root, const Tensor& seed) {
     std::vector<Tensor> node_grads = std::move(grads[node]);
     grads.erase(node);
     node_grads.resize(static_cast<std::size_t>(node->num_outputs));
+    const auto started = profiling ? profile_start(node->device) : Clock::time_point();
     std::vector<Tensor> input_grads = node->backward(node_grads);
+    if (profiling) profile_stop(node->name(), node->device, started);
     node->release();
     node->released = node->single_use();
     node_grads.clear();  // the outputs' gradients are no longer needed
@@ -145,7 +169,13 @@ void run_backward(const Tensor& root, const Tensor& seed) {
         auto& slots = grads[target];
         slots.resize(static_cast<std::size_t>(target->num_outputs));
         Tensor& slot = slots[static_cast<std::size_t>(e.output_nr)];
-        slot = slot.defined() ? add(slot, g) : g;
+        if (!slot.defined()) {
+          slot = g;
+        } else {
+          const auto summed = profiling ? profile_start(g.device()) : Clock::time_point();
+          slot = add(slot, g);
+          if (profiling) profile_stop("(gradient accumulation)", g.device(), summed);
+        }
       }
       if (--pending[target] == 0) ready.push_back(target);
     }

@@ -106,7 +106,7 @@ TEST_CASE("cudnn attention matches scaled_dot built with the same seed") {
                         {"causal queries over a longer key sequence", 13, 29, true, {}},
                         {"causal queries over a longer padded key sequence", 13, 29, true, {29, 25, 20}}};
   for (const auto& c : cases) {
-    CAPTURE(c.name);
+    INFO("case: ", std::string(c.name));
     auto cudnn = build("cudnn", dims, 3), reference = build("scaled_dot", dims, 3);
     const std::int64_t b = 3;
     const Tensor mask = c.lengths.empty() ? Tensor() : suffix_mask(c.lengths, c.tk);

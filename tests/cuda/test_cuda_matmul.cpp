@@ -138,18 +138,28 @@ TEST_CASE("cuda f32 matmul keeps full f32 precision over a long inner axis") {
 
 TEST_CASE("cuda linear bias gradient matches the cpu") {
   if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
-  // The bias gradient sums the output gradient over every row (sum_rows on the device).
-  for (DType dtype : {DType::f32, DType::f64}) {
-    CAPTURE(dtype_name(dtype));
-    const Tensor x = random_tensor({3, 7, 5}, 510, -1, 1, dtype);
-    const Tensor w = random_tensor({11, 5}, 511, -1, 1, dtype);
-    const Tensor bias = random_tensor({11}, 512, -1, 1, dtype);
-    Tensor b_cpu = leaf(bias, Device::cpu()), b_gpu = leaf(bias, kGpu);
-    const Tensor y_cpu = linear(x, w, b_cpu);
-    const Tensor y_gpu = linear(x.to(kGpu), w.to(kGpu), b_gpu);
-    const Tensor g = random_tensor(y_cpu.shape(), 513, -1, 1, dtype);
-    y_cpu.backward(g);
-    y_gpu.backward(g.to(kGpu));
-    CHECK_TENSOR_NEAR(b_gpu.grad().to(Device::cpu()), b_cpu.grad(), tolerance_for(dtype));
+  // The bias gradient sums the output gradient over every row (sum_rows on the device, in slabs
+  // of 64 rows and tiles of 32 columns): one slab and one partial tile; 32 slabs and a full plus
+  // a partial tile; more than 65535 * 64 rows, where the slabs grow to fit the grid.
+  struct Case {
+    std::int64_t rows, in, out;
+  };
+  for (const Case c : {Case{21, 5, 11}, Case{2000, 3, 37}, Case{65535 * 64 + 1000, 2, 3}}) {
+    for (DType dtype : {DType::f32, DType::f64}) {
+      // f64 alone for the 4M rows: a serial f32 sum on the CPU would be the less exact side.
+      if (dtype == DType::f32 && c.rows > 100000) continue;
+      CAPTURE(dtype_name(dtype));
+      CAPTURE(c.rows);
+      const Tensor x = random_tensor({c.rows, c.in}, 510, -1, 1, dtype);
+      const Tensor w = random_tensor({c.out, c.in}, 511, -1, 1, dtype);
+      const Tensor bias = random_tensor({c.out}, 512, -1, 1, dtype);
+      Tensor b_cpu = leaf(bias, Device::cpu()), b_gpu = leaf(bias, kGpu);
+      const Tensor y_cpu = linear(x, w, b_cpu);
+      const Tensor y_gpu = linear(x.to(kGpu), w.to(kGpu), b_gpu);
+      const Tensor g = random_tensor(y_cpu.shape(), 513, -1, 1, dtype);
+      y_cpu.backward(g);
+      y_gpu.backward(g.to(kGpu));
+      CHECK_TENSOR_NEAR(b_gpu.grad().to(Device::cpu()), b_cpu.grad(), tolerance_for(dtype));
+    }
   }
 }

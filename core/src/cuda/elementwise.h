@@ -19,7 +19,7 @@ void binary_forward(int op, DType dtype, const void* a, std::int64_t na, const v
                     void* out, std::int64_t n, cudaStream_t stream);
 void scale_forward(DType dtype, const void* x, double factor, void* out, std::int64_t n, cudaStream_t stream);
 void add_inplace(DType dtype, void* dst, const void* src, std::int64_t n, cudaStream_t stream);
-// in [rows, cols] -> out [cols]: column sums in row order.
+// in [rows, cols] -> out [cols]: column sums, deterministic (cuda/column_sums.cuh).
 void sum_rows(DType dtype, const void* in, std::int64_t rows, std::int64_t cols, void* out, cudaStream_t stream);
 
 // kind: detail::Activation as int (relu, gelu, tanh, silu).

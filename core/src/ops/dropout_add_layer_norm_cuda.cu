@@ -16,10 +16,9 @@ using cuda::block_reduce;
 using cuda::kRowThreads;
 using cuda::SumOp;
 
-// Products that nvcc must not contract into a fused multiply-add with the addition that follows:
-// the unfused ops round v * scale (dropout) and r + that (add) separately, and so does the CPU.
-__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+// Products that nvcc must not contract into a fused multiply-add with the addition that follows
+// use mul_rn (layer_norm_row.cuh): the unfused ops round v * scale (dropout) and r + that (add)
+// separately, and so does the CPU.
 
 // Calls fn(j, keep) once for every column j in [0, d) of the row that starts at flat index base,
 // spread over the block's threads, with keep = [philox::uniform(seed, offset, base + j) >= p]. A
@@ -92,7 +91,7 @@ __global__ void backward_rows_kernel(const T* sum,    // (rows, d)
   const Mask row_mask = dx ? mask : Mask{0.0, 0, 0};  // no Philox blocks when dx is not wanted
   for_each_in_row(base, d, row_mask, [&](std::int64_t j, bool keep) {
     const std::int64_t i = base + j;
-    const T g = gamma ? dy[i] * gamma[j] : dy[i];
+    const T g = gamma ? mul_rn(dy[i], gamma[j]) : dy[i];
     const T shat = (sum[i] - mu) * inv;
     const T dsi = inv * (g - means.a - shat * means.b);
     ds[i] = dsi;

@@ -47,7 +47,7 @@ __global__ void backward_dx_kernel(const T* x,      // (rows, d)
   const T inv = rstd[r];
   const RowGradMeans<T> means = layer_norm_row_grad_means(xr, gr, gamma, mu, inv, d);
   for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
-    const T g = gamma ? gr[j] * gamma[j] : gr[j];
+    const T g = gamma ? mul_rn(gr[j], gamma[j]) : gr[j];
     const T xhat = (xr[j] - mu) * inv;
     dr[j] = inv * (g - means.a - xhat * means.b);
   }

@@ -7,6 +7,13 @@
 
 namespace attnlab::detail {
 
+// A product rounded on its own, never contracted into a following add (nvcc fuses a * b + c
+// into one FMA by default, the CPU rounds a * b first). The backward subtracts the row mean of
+// g = dy * gamma from each g: both must be the same rounded products, else a width-1 row, whose
+// exact answer is 0, gets a rounding residue times rstd.
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+
 // Given the row's mean mu: the variance around it, the statistics (written by thread 0) and
 // y = (x - mean) * rstd * gamma + beta. Each thread reads and then writes only its own columns,
 // so yr may alias xr.
@@ -46,7 +53,7 @@ __device__ __forceinline__ RowGradMeans<T> layer_norm_row_grad_means(const T* xr
                                                                      T inv, std::int64_t d) {
   double a = 0, b = 0;
   for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
-    const double g = gamma ? static_cast<double>(gr[j] * gamma[j]) : static_cast<double>(gr[j]);
+    const double g = static_cast<double>(gamma ? mul_rn(gr[j], gamma[j]) : gr[j]);
     a += g;
     b += g * static_cast<double>((xr[j] - mu) * inv);
   }

@@ -13,12 +13,8 @@
 // there is no GEMM of ours to attach the epilogue to; and the aux mask would be one more buffer
 // per layer while the saved output already holds the mask (y > 0). So: a kernel of our own.
 //
-// The column sums are deterministic: block (bx, by) sums its slab of rows for 32 columns in a
-// fixed order (each thread its rows in order, then the 8 thread rows in order) into
-// partial[by, :], and a second kernel adds the slabs in order. The order differs from the CPU's
-// (rows one after the other), so f32 results agree to rounding, not to the bit.
-//
-// Untested on a GPU so far; tests/cuda compares everything with the CPU.
+// The column sums are deterministic, in the two passes of cuda/column_sums.cuh (as sum_rows, so
+// that db is linear's bias gradient to the bit).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -27,6 +23,7 @@
 #include "cuda/context.h"
 #include "cuda/elementwise.h"
 #include "cuda/kernel_util.cuh"
+#include "cuda/column_sums.cuh"
 #include "cuda/scratch.h"
 #include "ops/linear_relu_cuda.h"
 #include "ops/matmul_cuda.h"
@@ -34,16 +31,11 @@
 namespace attnlab::cuda {
 namespace {
 
-constexpr int kColTile = 32;               // columns per block: threadIdx.x, one warp, coalesced rows
-constexpr int kRowThreads = 8;             // thread rows per block: threadIdx.y
-constexpr std::int64_t kSlabRows = 64;     // rows per block (at least; more when gridDim.y would overflow)
-constexpr std::int64_t kMaxSlabs = 65535;  // gridDim.y limit
-
 // Block (bx, by) covers columns j = 32 bx + tx (tx < 32) of the rows [by slab, min(rows, (by + 1)
 // slab)); thread (tx, ty) takes the rows by slab + ty, + 8, + 16, ... of its column:
 //   dz[r, j] = dy[r, j] * [y[r, j] > 0]
-// With partial not null, the block also writes partial[by, j] = the sum of its dz[., j]: each
-// thread sums its rows in order, then thread row 0 adds the 8 thread sums in ty order.
+// With partial not null, the block also writes partial[by, j] = the sum of its dz[., j]
+// (cuda/column_sums.cuh's pass 1).
 template <typename T>
 __global__ void relu_mask_kernel(const T* y,    // y: (rows, cols), the saved relu output
                                  const T* dy,   // dy: (rows, cols)
@@ -51,13 +43,12 @@ __global__ void relu_mask_kernel(const T* y,    // y: (rows, cols), the saved re
                                  T* dz,                    // dz: (rows, cols)
                                  compute_t<T>* partial) {  // partial: (gridDim.y, cols), or null
   using C = compute_t<T>;
-  __shared__ C sums[kRowThreads][kColTile];
   const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * kColTile + threadIdx.x;
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * slab;
   const std::int64_t r1 = r0 + slab < rows ? r0 + slab : rows;
   C acc = 0;
   if (j < cols) {
-    for (std::int64_t r = r0 + threadIdx.y; r < r1; r += kRowThreads) {
+    for (std::int64_t r = r0 + threadIdx.y; r < r1; r += kSlabThreads) {
       const std::int64_t i = r * cols + j;
       // relu's derivative as activation_cuda.cu writes it: dy * 1 or dy * 0.
       const C g = load(dy, i) * (load(y, i) > C(0) ? C(1) : C(0));
@@ -66,26 +57,7 @@ __global__ void relu_mask_kernel(const T* y,    // y: (rows, cols), the saved re
     }
   }
   if (partial == nullptr) return;  // the same for the whole block: no thread waits below alone
-  sums[threadIdx.y][threadIdx.x] = acc;
-  __syncthreads();
-  if (threadIdx.y == 0 && j < cols) {
-    C s = 0;
-    for (int t = 0; t < kRowThreads; ++t) s += sums[t][threadIdx.x];
-    partial[static_cast<std::int64_t>(blockIdx.y) * cols + j] = s;
-  }
-}
-
-// db[j] = sum over s < slabs of partial[s, j], in s order; one thread per column (grid-stride).
-template <typename T>
-__global__ void sum_slabs_kernel(const compute_t<T>* partial,  // partial: (slabs, cols)
-                                 std::int64_t slabs, std::int64_t cols,
-                                 T* db) {                      // db: (cols)
-  for (std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; j < cols;
-       j += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    compute_t<T> acc = 0;
-    for (std::int64_t s = 0; s < slabs; ++s) acc += partial[s * cols + j];
-    store(db, j, acc);
-  }
+  write_slab_sum(acc, j, cols, partial);
 }
 
 template <typename T>
@@ -96,22 +68,18 @@ void launch_relu_mask(int device_index, const T* y, const T* dy, std::int64_t ro
     if (db) ATTNLAB_CUDA_CHECK(cudaMemsetAsync(db, 0, static_cast<std::size_t>(cols) * sizeof(T), stream));
     return;
   }
-  // Rows per block: kSlabRows, or more so that the slabs fit gridDim.y.
-  const std::int64_t slab = std::max(kSlabRows, (rows + kMaxSlabs - 1) / kMaxSlabs);
-  const std::int64_t slabs = (rows + slab - 1) / slab;
-  const dim3 grid(static_cast<unsigned>((cols + kColTile - 1) / kColTile), static_cast<unsigned>(slabs));
-  const dim3 block(kColTile, kRowThreads);
+  const SlabGrid g = slab_grid(rows, cols);
   if (db == nullptr) {
-    relu_mask_kernel<T><<<grid, block, 0, stream>>>(y, dy, rows, cols, slab, dz, nullptr);
+    relu_mask_kernel<T><<<g.grid, g.block, 0, stream>>>(y, dy, rows, cols, g.slab, dz, nullptr);
     ATTNLAB_CUDA_CHECK_LAUNCH();
     return;
   }
   // The partial sums live until sum_slabs_kernel has read them; the scratch block may go back to
   // the allocator before that, since all of it is ordered on this stream (cuda/scratch.h).
-  const DeviceScratch partial(device_index, static_cast<std::size_t>(slabs * cols) * sizeof(compute_t<T>));
-  relu_mask_kernel<T><<<grid, block, 0, stream>>>(y, dy, rows, cols, slab, dz, partial.as<compute_t<T>>());
+  const DeviceScratch partial(device_index, static_cast<std::size_t>(g.count * cols) * sizeof(compute_t<T>));
+  relu_mask_kernel<T><<<g.grid, g.block, 0, stream>>>(y, dy, rows, cols, g.slab, dz, partial.as<compute_t<T>>());
   ATTNLAB_CUDA_CHECK_LAUNCH();
-  sum_slabs_kernel<T><<<grid_for(cols), kThreads, 0, stream>>>(partial.as<compute_t<T>>(), slabs, cols, db);
+  sum_slabs_kernel<T><<<grid_for(cols), kThreads, 0, stream>>>(partial.as<compute_t<T>>(), g.count, cols, db);
   ATTNLAB_CUDA_CHECK_LAUNCH();
 }
 

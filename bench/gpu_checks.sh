@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Every check and measurement a GPU machine owes the project, one phase after another, each under
+# its own time limit so that one hang or crash costs only its phase, each writing its log into OUT:
+#
+#   info       date, GPU, driver, kernel, glibc, torch; the pack's check.sh, attnlab version, plugins
+#   tests      test_cuda in full (every op against the CPU, the training step CPU vs GPU, the loss
+#              curves in fp32 / tf32 / bf16, the caching allocator, the cudnn graphs)
+#   plugins    attnlab plugins --check for flash and cudnn on cuda:0 against scaled_dot
+#   train      the base row of experiments/table3-multi30k.toml on cuda:0 (bf16), then eval --test,
+#              the report (Markdown, CSV) and the row's metrics.jsonl, packed as OUT/train.tgz
+#   profile    bench_train_step of the base model (bf16, 25000 tokens) with ATTNLAB_PROFILE=1: the
+#              time of each op of the forward and the backward
+#   compare    bench/gpu_compare.sh: base model, bf16, 25000-token batches, attnlab vs PyTorch eager
+#              vs torch.compile
+#   attention  bench/attention_compare.sh: scaled_dot, flash, cudnn and torch SDPA
+#   checks     tests and plugins at the same time (test_cuda's output in OUT/tests.log)
+#   rows       further rows of the Multi30k suite (ROWS, --jobs JOBS on the one GPU), appended
+#              to OUT/train.tgz
+#
+#   bench/gpu_checks.sh OUT [PHASE...]          # default: info tests plugins train compare attention
+#
+# Run from the repository root on the GPU machine, with the folder of scripts/pack-gpu.sh at PACK
+# (default dist/attnlab-gpu) and the shared data folder at ATTNLAB_SHARED (the Multi30k files).
+# TEST_FILES: the test sources whose cases run (default: all of tests/cuda).
+# Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_PLUGINS, T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_ROWS.
+# Writes into OUT: summary.log (everything printed), report.md and report.csv (the suite's report),
+# train.tgz (the suite's run folder without checkpoints), compile.log (torch.compile's messages).
+set -uo pipefail
+out=${1:?usage: bench/gpu_checks.sh OUT [PHASE...]}
+shift
+phases=("$@")
+((${#phases[@]})) || phases=(info tests plugins train compare attention)
+root=$(pwd)
+pack=$(realpath "${PACK:-dist/attnlab-gpu}")
+run=("$pack/run.sh")
+plugins=$pack/lib/attnlab/plugins
+suite=experiments/table3-multi30k.toml
+mkdir -p "$out"
+exec > >(tee -a "$out/summary.log") 2>&1
+
+stamp() { echo "=== $(date -u +%H:%M:%S) $*"; }
+# limited SECONDS COMMAND...: the command under a time limit, with its exit status and time.
+limited() {
+  local limit=$1
+  shift
+  local t0=$SECONDS rc=0
+  timeout -k 10 "$limit" "$@" || rc=$?
+  echo "--- exit $rc after $((SECONDS - t0)) s$( ((rc == 124)) && echo " (time limit $limit s)")"
+  return "$rc"
+}
+
+phase_info() {
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit --format=csv
+  uname -r
+  ldd --version | head -1
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+  nproc
+  "$pack/check.sh"
+  "${run[@]}" attnlab version
+  "${run[@]}" attnlab plugins
+}
+
+# test_cuda one source file at a time, so that a crash hides only its own file's tests.
+phase_tests() {
+  local f
+  for f in ${TEST_FILES:-tests/cuda/*.cpp tests/cuda/*/*.cpp}; do
+    stamp "test_cuda: $f"
+    limited "${T_TESTS:-90}" "${run[@]}" test_cuda --source-file="*${f#tests/}" --duration=true
+  done
+}
+
+phase_plugins() {
+  local p
+  for p in ${CHECK_PLUGINS:-flash cudnn}; do
+    stamp "plugins --check $p"
+    limited "${T_PLUGINS:-90}" "${run[@]}" attnlab plugins --check "$plugins/attnlab_attention_$p.so" \
+      --device cuda:0 --reference scaled_dot
+  done
+}
+
+pack_runs() {
+  # The suite's run folder without checkpoints: result.json, metrics.jsonl, eval records, logs.
+  local dir=runs/table3-multi30k
+  [[ -d $dir ]] || return 0
+  tar czf "$out/train.tgz" --exclude='*.safetensors' --exclude='.cache' --exclude='*.model' "$dir"
+}
+
+report() {
+  local f
+  for f in markdown csv; do
+    "${run[@]}" attnlab report runs/table3-multi30k --format "$f" --output "$out/report.${f/markdown/md}" ||
+      echo "report --format $f failed"
+  done
+  cat "$out/report.md" 2>/dev/null
+}
+
+phase_train() {
+  export ATTNLAB_SHARED=${ATTNLAB_SHARED:-$root/../shared}
+  limited "${T_TRAIN:-240}" "${run[@]}" attnlab run "$suite" --rows base --devices cuda:0
+  local row
+  row=$(dirname "$(find runs/table3-multi30k -path '*base*' -name metrics.jsonl | head -1)")
+  if [[ -d $row ]]; then
+    stamp "eval --test $row"
+    limited "${T_EVAL:-120}" "${run[@]}" attnlab eval "$row" --test --device cuda:0
+  fi
+  report
+  pack_runs
+}
+
+phase_rows() {
+  export ATTNLAB_SHARED=${ATTNLAB_SHARED:-$root/../shared}
+  limited "${T_ROWS:-300}" "${run[@]}" attnlab run "$suite" --rows "${ROWS:-A1,A2,C1,C2,C6,C7,D1,D3}" \
+    --jobs "${JOBS:-4}" --devices cuda:0 --quiet
+  report
+  pack_runs
+}
+
+# The base model's bf16 training step with every op timed alone (ATTNLAB_PROFILE=1): where the
+# time of the forward and the backward goes.
+phase_profile() {
+  (
+    export ATTNLAB_PROFILE=1
+    limited "${T_PROFILE:-120}" "${run[@]}" bench_train_step --model base --device cuda:0 --precision bf16 \
+      --batch-tokens 25000 --warmup 2 --steps 3
+  )
+}
+
+phase_compare() {
+  export COMPILE_LOG=$out/compile.log
+  limited "${T_COMPARE:-300}" bash "$pack/bench/gpu_compare.sh"
+}
+
+phase_attention() {
+  limited "${T_ATTENTION:-150}" bash "$pack/bench/attention_compare.sh"
+}
+
+# checks: tests and plugins at the same time (both only compare results), test_cuda's output in
+# OUT/tests.log.
+phase_checks() {
+  phase_tests >"$out/tests.log" 2>&1 &
+  local pid=$!
+  phase_plugins
+  wait "$pid"
+  tail -n 40 "$out/tests.log"
+}
+
+for p in "${phases[@]}"; do
+  stamp "phase $p"
+  "phase_$p"
+done
+stamp "done"
