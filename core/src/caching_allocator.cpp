@@ -116,8 +116,26 @@ void CachingAllocator::deallocate(void* ptr, std::size_t bytes) {
   }
   const std::size_t block = it->second;
   live_.erase(it);
+  const std::size_t limit = options_.max_cached_bytes;
+  if (limit > 0 && block > limit) {  // never cached: straight back
+    backend_.deallocate(ptr, block);
+    ++stats_.raw_frees;
+    stats_.bytes_reserved -= block;
+    return;
+  }
   cached_.emplace(block, ptr);
   stats_.bytes_cached += block;
+  // Over the limit: the largest cached blocks go back first (the fewest calls for the bytes).
+  while (limit > 0 && stats_.bytes_cached > limit) release_block(std::prev(cached_.end()));
+}
+
+void CachingAllocator::release_block(std::multimap<std::size_t, void*>::iterator it) {
+  if (backend_.synchronize) backend_.synchronize();
+  backend_.deallocate(it->second, it->first);
+  ++stats_.raw_frees;
+  stats_.bytes_reserved -= it->first;
+  stats_.bytes_cached -= it->first;
+  cached_.erase(it);
 }
 
 void CachingAllocator::release_cache() {

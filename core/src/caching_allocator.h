@@ -10,7 +10,7 @@
 //     waste), and otherwise asks the backend;
 //   - when the backend reports out of memory, the cache is returned to it and the allocation
 //     tried once more; a second failure throws an Error naming the sizes;
-//   - empty_cache() returns every cached block;
+//   - empty_cache() returns every cached block; Options::max_cached_bytes bounds the cache;
 //   - with caching off (the env switch ATTNLAB_NO_CACHING_ALLOCATOR=1, for memory checkers such
 //     as compute-sanitizer), every call goes straight to the backend with the exact size.
 //
@@ -48,6 +48,11 @@ class CachingAllocator {
   struct Options {
     std::string name = "device";  // named in errors, e.g. "cuda:0"
     bool caching = true;
+    // At most this many bytes stay cached (0: no limit): a freed block that would exceed it
+    // first makes the largest cached blocks go back to the backend, and a block larger than the
+    // limit goes back itself. For the host, whose allocations do not fail when memory runs short
+    // (the kernel overcommits), so the cache must bound itself.
+    std::size_t max_cached_bytes = 0;
   };
 
   CachingAllocator(Backend backend, Options options);
@@ -74,6 +79,7 @@ class CachingAllocator {
  private:
   void* allocate_raw(std::size_t bytes);  // with the one retry after emptying the cache
   void release_cache();                   // mutex held
+  void release_block(std::multimap<std::size_t, void*>::iterator it);  // one cached block; mutex held
 
   Backend backend_;
   Options options_;

@@ -1,7 +1,9 @@
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
+#include "cpu/exp_rows.h"
 #include "cpu/parallel.h"
 #include "ops/cross_entropy_kernels.h"
 #include "ops/op_util.h"
@@ -52,10 +54,12 @@ void cross_entropy_forward_cpu(const Tensor& logits, const Tensor& targets, doub
           // exponent is <= 0 and the largest term is exactly 1.
           const T m = *std::max_element(x, x + v);
           double sum_exp = 0, sum_x = 0;
-          for (std::int64_t k = 0; k < v; ++k) {
-            sum_exp += static_cast<double>(std::exp(x[k] - m));
-            sum_x += static_cast<double>(x[k]);
+          if constexpr (std::is_same_v<T, float>) {
+            sum_exp = cpu::sum_exp(x, m, v);
+          } else {
+            for (std::int64_t k = 0; k < v; ++k) sum_exp += static_cast<double>(std::exp(x[k] - m));
           }
+          for (std::int64_t k = 0; k < v; ++k) sum_x += static_cast<double>(x[k]);
           const double l = static_cast<double>(m) + std::log(sum_exp);
           pl[n] = static_cast<T>(l);
           // -sum_k q_k (x_k - lse) with sum_k q_k = 1.
@@ -95,7 +99,10 @@ void cross_entropy_backward_cpu(const Tensor& logits, const Tensor& targets, con
           }
           const T* x = px + n * v;
           const T l = pl[n];
-          for (std::int64_t k = 0; k < v; ++k) d[k] = gt * (std::exp(x[k] - l) - smooth);
+          if constexpr (std::is_same_v<T, float>)
+            cpu::exp_affine(x, l, gt, smooth, d, v);
+          else
+            for (std::int64_t k = 0; k < v; ++k) d[k] = gt * (std::exp(x[k] - l) - smooth);
           d[t] -= gt * on_target;
         }
       });

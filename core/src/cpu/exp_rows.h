@@ -1,0 +1,25 @@
+#pragma once
+// The exponentials of the CPU kernels' rows (cross-entropy, softmax), vectorized: libm's expf is
+// a scalar call the compiler cannot vectorize (the core is built for baseline x86-64), and over
+// the [tokens, vocab] logits of a training step it costs more than the rest of the loss.
+//
+// exp_approx(x): x = n ln 2 + r with |r| <= ln 2 / 2, exp(r) by a degree-7 polynomial, times
+// 2^n built from the exponent bits: within 2 ulp of expf for x in [-87.3, 88.7], 0 below,
+// +inf above, NaN for NaN. The row functions are compiled for AVX-512,
+// AVX2 and baseline x86-64 (the loader picks one for the CPU it runs on): results can differ in
+// the last bit between CPUs (fused multiply-adds), never between two runs on one.
+#include <cstdint>
+
+namespace attnlab::cpu {
+
+// sum_k exp(x[k] - shift), accumulated in double (eight partial sums, added in order).
+double sum_exp(const float* x, float shift, std::int64_t n);
+// out[k] = scale * (exp(x[k] - shift) - sub); out may be x.
+void exp_affine(const float* x, float shift, float scale, float sub, float* out, std::int64_t n);
+// out[k] = exp(x[k] - shift), and the sum of out[k] in double (as sum_exp); out may be x.
+double exp_store_sum(const float* x, float shift, float* out, std::int64_t n);
+
+// One value (the tests' reference point).
+float exp_approx(float x);
+
+}  // namespace attnlab::cpu
