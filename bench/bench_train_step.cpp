@@ -188,6 +188,8 @@ int main(int argc, char** argv) {
     const Device device = Device::parse(opt.device);
     check_device_available(device);
     const Precision precision = precision_from_name(opt.precision);
+    if (const std::string why = precision_unavailable_reason(precision, device); !why.empty())
+      throw Error(fmt::format("--precision {} on {}: {}", opt.precision, device.str(), why));
     set_num_threads(opt.threads);
     Registry registry;
     PluginLoader loader(registry);

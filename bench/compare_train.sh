@@ -5,13 +5,15 @@
 #
 #   1. cblas_sgemm alone (bench_gemm, the [4096, 512] x [512, 2048] product of the feed-forward
 #      layer, THREADS threads): the rate the step's arithmetic could run at;
-#   2. for each model, REPEATS times: bench_train_step, then pytorch_train_step.py;
+#   2. for each model, REPEATS times: bench_train_step, then pytorch_train_step.py, then (BF16=1,
+#      the default where the CPU has AVX512_BF16) bench_train_step in bf16 (oneDNN's bf16 GEMMs);
 #   3. the sgemm rate again.
 #
 # Prints each result line and a table per run: ms/step, target tokens/s, model GFLOP/s, the
 # step's MFU against the sgemm rate (model FLOP/s / sgemm FLOP/s), the peak resident memory of
 # each process (its largest RSS, from /usr/bin/time) and the ratio attnlab / PyTorch in target
-# tokens/s (> 1: attnlab is faster). See bench/README.md.
+# tokens/s (> 1: attnlab is faster), and attnlab's bf16 step against its fp32 step. See
+# bench/README.md.
 #
 #   bash bench/compare_train.sh                        # small and base, 2 repeats, 2 threads
 #   MODELS=base REPEATS=3 THREADS=2 BUILD=build PYTHON=/usr/bin/python3 bash bench/compare_train.sh
@@ -28,6 +30,7 @@ for p in bench_train_step bench_gemm; do
 done
 [[ -x /usr/bin/time ]] || { echo "no /usr/bin/time: apt-get install -y time" >&2; exit 1; }
 export OMP_NUM_THREADS=$THREADS
+if [[ -z ${BF16:-} ]]; then grep -qw avx512_bf16 /proc/cpuinfo && BF16=1 || BF16=0; fi
 
 sgemm_rate() {  # GFLOP/s of one cblas_sgemm shape, median of 3
   "$BUILD/bin/bench_gemm" --benchmark_filter='^ffn_up_4096x512x2048/cblas_sgemm/' --benchmark_repetitions=3 \
@@ -58,6 +61,10 @@ for m in $MODELS; do
     line[p.$m.$r]=$(measured "$PYTHON" "$here/pytorch_train_step.py" --device cpu --model "$m" --precision fp32 \
                       --threads "$THREADS" | tr -d '\n')
     echo "${line[p.$m.$r]}"
+    if ((BF16)); then
+      line[b.$m.$r]=$(measured "$BUILD/bin/bench_train_step" --device cpu --model "$m" --precision bf16 --threads "$THREADS" | tr -d '\n')
+      echo "${line[b.$m.$r]}"
+    fi
   done
 done
 after=$(sgemm_rate)
@@ -80,3 +87,17 @@ for m in $MODELS; do
       "$(awk -v a="$(field tgt_tok_per_s "$a")" -v p="$(field tgt_tok_per_s "$p")" 'BEGIN { print a / p }')"
   done
 done
+
+if ((BF16)); then
+  echo
+  echo "| model | run | attnlab fp32 ms/step | attnlab bf16 ms/step | bf16 / fp32 (tok/s) | fp32 loss | bf16 loss | bf16 peak RSS MiB |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+  for m in $MODELS; do
+    for ((r = 1; r <= REPEATS; ++r)); do
+      a=${line[a.$m.$r]} b=${line[b.$m.$r]}
+      printf '| %s | %d | %s | %s | %.2f | %s | %s | %s |\n' "$m" "$r" "$(field ms_per_step "$a")" "$(field ms_per_step "$b")" \
+        "$(awk -v a="$(field tgt_tok_per_s "$a")" -v b="$(field tgt_tok_per_s "$b")" 'BEGIN { print b / a }')" \
+        "$(field loss "$a")" "$(field loss "$b")" "$(field rss_mib "$b")"
+    done
+  done
+fi

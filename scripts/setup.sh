@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libfmt-dev doctest-dev libbenchmark-dev
   libopenblas-openmp-dev
+  libdnnl-dev                  # bf16 GEMMs on the host (oneDNN matmul, AVX512_BF16)
   libboost-dev
   libtomlplusplus-dev
   libsentencepiece-dev sentencepiece

@@ -7,8 +7,11 @@
 //         accumulation); the CPU has no TF32 and computes fp32.
 //   bf16  matmul and linear cast f32 operands to bf16 through the differentiable cast() (its
 //         backward turns the gradient back into f32) and multiply with f32 accumulation into an
-//         f32 output, on every device: the CPU widens the bf16 values to f32 and calls sgemm, so
-//         CPU and GPU do the same arithmetic up to the order of the sums.
+//         f32 output, on every device: on the CPU through oneDNN's bf16 matmul (AVX512_BF16;
+//         core/src/cpu/bf16_gemm.h), or, where the build or the CPU lacks it, by widening the
+//         bf16 values to f32 for sgemm. CPU and GPU do the same arithmetic up to the order of the
+//         sums. Training in bf16 on a CPU without the fast path is refused
+//         (precision_unavailable_reason): it would be slower than fp32.
 //
 // Only f32 operands are affected: f64 products (gradient checks) are always exact. Everything
 // but the GEMMs (softmax, layer norm, the loss, Adam) computes in the tensors' own dtype, except
@@ -18,7 +21,10 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+
+#include "attnlab/device.h"
 
 namespace attnlab {
 
@@ -32,6 +38,11 @@ std::string_view precision_name(Precision precision);
 std::optional<Precision> find_precision(std::string_view name);
 // Parses a name; throws an Error listing the valid names otherwise.
 Precision precision_from_name(std::string_view name);
+
+// Whether `precision` can train on `device` at its speed: bf16 on the CPU needs the host's bf16
+// GEMMs (oneDNN and AVX512_BF16 instructions). "" when it can, else why not. (Without them bf16
+// still computes, widened to f32, slower than fp32: fine for evaluation, not worth training.)
+std::string precision_unavailable_reason(Precision precision, Device device);
 
 // The calling thread's compute precision (fp32 unless a guard is alive).
 Precision compute_precision();

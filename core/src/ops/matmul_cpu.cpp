@@ -1,4 +1,5 @@
-// GEMM kernels on the host: OpenBLAS cblas_sgemm / cblas_dgemm, row-major.
+// GEMM kernels on the host: OpenBLAS cblas_sgemm / cblas_dgemm, row-major; bf16 operands through
+// oneDNN where the build and the CPU have it (cpu/bf16_gemm.h), else widened to f32 for sgemm.
 //
 // Threading: one large product runs as a single BLAS call that OpenBLAS threads itself. A batch
 // of small products (attention's [B*h, T, d_head] matrices) is split over the batch with
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "cpu/bf16_gemm.h"
 #include "cpu/parallel.h"
 #include "ops/matmul_kernels.h"
 #include "ops/op_util.h"
@@ -44,8 +46,18 @@ void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
   }
 }
 
-template <typename T>
-void gemm_typed(const GemmSpec& s, const T* a, const T* b, T* c) {
+// bf16 operands, f32 output: oneDNN (cpu/bf16_gemm.h). Only reached outside parallel regions
+// (runs_sequentially below).
+void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const bf16* a, const bf16* b,
+               float beta, float* c) {
+  cpu::bf16_gemm(ta, tb, m, n, k, reinterpret_cast<const std::uint16_t*>(a), reinterpret_cast<const std::uint16_t*>(b),
+                 beta != 0.0f, c);
+}
+
+// TIn the operands' element type, TOut the output's (f32 for bf16 operands).
+template <typename TIn, typename TOut>
+void gemm_typed(const GemmSpec& s, const TIn* a, const TIn* b, TOut* c) {
+  using T = TOut;
   const std::int64_t a_stride = s.a_shared ? 0 : s.m * s.k;
   const std::int64_t b_stride = s.b_shared ? 0 : s.k * s.n;
   const std::int64_t c_stride = s.reduce ? 0 : s.m * s.n;
@@ -60,7 +72,7 @@ void gemm_typed(const GemmSpec& s, const T* a, const T* b, T* c) {
     // A shared, untransposed b against a batch of untransposed a: the a matrices stacked are one
     // [batch * m, k] matrix, so the whole batch is one GEMM (the linear-layer case).
     if (s.b_shared && !s.a_shared && !s.trans_a && s.batch > 1 && fits_blas_int(s.batch * s.m)) {
-      blas_gemm<T>(false, s.trans_b, s.batch * s.m, s.n, s.k, a, b, beta, c);
+      blas_gemm(false, s.trans_b, s.batch * s.m, s.n, s.k, a, b, beta, c);
       return;
     }
     const std::int64_t macs = s.m * s.n * s.k;
@@ -71,8 +83,8 @@ void gemm_typed(const GemmSpec& s, const T* a, const T* b, T* c) {
         split ? std::max<std::int64_t>(1, kBatchGrainMacs / std::max<std::int64_t>(1, macs)) : s.batch;
     cpu::parallel_for(s.batch, grain, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t i = begin; i < end; ++i) {
-        blas_gemm<T>(s.trans_a, s.trans_b, s.m, s.n, s.k, a + i * a_stride, b + i * b_stride, beta,
-                     c + i * c_stride);
+        blas_gemm(s.trans_a, s.trans_b, s.m, s.n, s.k, a + i * a_stride, b + i * b_stride, beta,
+                  c + i * c_stride);
       }
     });
     return;
@@ -83,14 +95,23 @@ void gemm_typed(const GemmSpec& s, const T* a, const T* b, T* c) {
   // matrices are the flat buffers (the weight gradient of a linear layer).
   if (s.batch == 1 ||
       (s.trans_a && !s.trans_b && !s.a_shared && !s.b_shared && fits_blas_int(s.batch * s.k))) {
-    blas_gemm<T>(s.trans_a, s.trans_b, s.m, s.n, s.batch * s.k, a, b, beta, c);
+    blas_gemm(s.trans_a, s.trans_b, s.m, s.n, s.batch * s.k, a, b, beta, c);
     return;
   }
   // Otherwise accumulate one product after the other; each call is threaded by OpenBLAS.
   for (std::int64_t i = 0; i < s.batch; ++i) {
-    blas_gemm<T>(s.trans_a, s.trans_b, s.m, s.n, s.k, a + i * a_stride, b + i * b_stride,
-                 i == 0 ? beta : T(1), c);
+    blas_gemm(s.trans_a, s.trans_b, s.m, s.n, s.k, a + i * a_stride, b + i * b_stride, i == 0 ? beta : T(1), c);
   }
+}
+
+// Whether gemm_typed computes `s` with BLAS calls made one after the other outside any parallel
+// region (one call, or a sequence accumulating into one output), so that each can go to oneDNN,
+// which threads a product itself. A batch of separate products (attention's) is split over the
+// threads instead, and then takes the widening path.
+bool runs_sequentially(const GemmSpec& s) {
+  if (omp_in_parallel()) return false;
+  if (s.reduce || s.k == 0 || s.batch == 1) return true;
+  return s.b_shared && !s.a_shared && !s.trans_a && fits_blas_int(s.batch * s.m);
 }
 
 }  // namespace
@@ -112,14 +133,18 @@ void gemm_cpu(const GemmSpec& spec, const Tensor& a, const Tensor& b, Tensor& ou
     ATTNLAB_CHECK(a.dtype() == DType::bf16 && b.dtype() == DType::bf16 && out.dtype() == DType::f32,
                   "{}: bf16 math takes bf16 operands and an f32 output, got {}, {} and {}", spec.op, a.str(), b.str(),
                   out.str());
+    if (cpu::bf16_gemm_available() && runs_sequentially(spec)) {
+      gemm_typed(spec, a.data<bf16>(), b.data<bf16>(), out.data<float>());
+      return;
+    }
     const Tensor a32 = a.to(DType::f32), b32 = b.to(DType::f32);
-    gemm_typed<float>(spec, a32.data<float>(), b32.data<float>(), out.data<float>());
+    gemm_typed(spec, a32.data<float>(), b32.data<float>(), out.data<float>());
     return;
   }
   // tf32 math has no host counterpart: the CPU computes f32 exactly.
   dispatch_float(spec.op, out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    gemm_typed<T>(spec, a.data<T>(), b.data<T>(), out.data<T>());
+    gemm_typed(spec, a.data<T>(), b.data<T>(), out.data<T>());
   });
 }
 

@@ -122,7 +122,11 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
   // Rank 0 owns the run folder: it alone writes config, logs, metrics and checkpoints.
   const bool root = comm->is_root();
   const LogFn log = root ? make_log(options, tty) : LogFn([](const std::string&) {});
-  const PrecisionGuard precision(precision_from_name(tc.precision));
+  const Precision compute = precision_from_name(tc.precision);
+  if (const std::string why = precision_unavailable_reason(compute, device); !why.empty())
+    throw Error(fmt::format("training.precision = \"{}\" on {}: {}; train in \"fp32\" there", tc.precision,
+                            device.str(), why));
+  const PrecisionGuard precision(compute);
   const std::string resolved = to_toml(config, /*include_eval=*/false);
   std::optional<FolderLock> lock;
   if (root) {
