@@ -20,7 +20,9 @@ inline float exp_inline(float x) {
   constexpr float kLn2Hi = 0.693359375f;           // ln 2 = kLn2Hi + kLn2Lo, kLn2Hi with few bits
   constexpr float kLn2Lo = -2.12194440e-4f;
   constexpr float kRound = 12582912.0f;            // 1.5 * 2^23: adding it rounds to an integer
-  const float xc = x < -87.3f ? -87.3f : (x > 88.7f ? 88.7f : x);
+  // Clamped, NaN included (every comparison with NaN is false): the integer conversion below
+  // must see a finite value.
+  const float xc = x >= -87.3f ? (x <= 88.7f ? x : 88.7f) : -87.3f;
   const float n = (xc * kLog2e + kRound) - kRound;  // nearest integer to x / ln 2
   const float r = (xc - n * kLn2Hi) - n * kLn2Lo;    // |r| <= ln 2 / 2
   // exp(r) = 1 + r + r^2 p(r), p a minimax fit on [-ln 2 / 2, ln 2 / 2].
