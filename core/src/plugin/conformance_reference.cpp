@@ -98,7 +98,11 @@ void check_attention_reference(const Registry& registry, const std::string& name
   const Scenario scenarios[] = {{"self-attention", true, false, false},
                                 {"cross-attention", false, false, false},
                                 {"cross-attention with a padding mask", false, true, false},
-                                {"causal self-attention with a padding mask", true, true, true}};
+                                {"causal self-attention with a padding mask", true, true, true},
+                                // Tq < Tk: query i sees keys j <= i + Tk - Tq (the diagonal aligned
+                                // bottom-right, as when a cache holds earlier positions).
+                                {"causal queries over a longer key sequence", false, false, true},
+                                {"causal queries over a longer padded key sequence", false, true, true}};
   for (const Scenario& s : scenarios)
     run_check(report, fmt::format("outputs and gradients match reference {}: {}", ref, s.name),
               [&] { return compare_scenario(registry, name, options, setup, s); });
