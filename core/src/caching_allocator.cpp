@@ -126,11 +126,11 @@ void CachingAllocator::deallocate(void* ptr, std::size_t bytes) {
   cached_.emplace(block, ptr);
   stats_.bytes_cached += block;
   // Over the limit: the largest cached blocks go back first (the fewest calls for the bytes).
+  if (limit > 0 && stats_.bytes_cached > limit && backend_.synchronize) backend_.synchronize();
   while (limit > 0 && stats_.bytes_cached > limit) release_block(std::prev(cached_.end()));
 }
 
 void CachingAllocator::release_block(std::multimap<std::size_t, void*>::iterator it) {
-  if (backend_.synchronize) backend_.synchronize();
   backend_.deallocate(it->second, it->first);
   ++stats_.raw_frees;
   stats_.bytes_reserved -= it->first;
@@ -140,13 +140,7 @@ void CachingAllocator::release_block(std::multimap<std::size_t, void*>::iterator
 
 void CachingAllocator::release_cache() {
   if (!cached_.empty() && backend_.synchronize) backend_.synchronize();
-  for (const auto& [block, ptr] : cached_) {
-    backend_.deallocate(ptr, block);
-    ++stats_.raw_frees;
-    stats_.bytes_reserved -= block;
-  }
-  cached_.clear();
-  stats_.bytes_cached = 0;
+  while (!cached_.empty()) release_block(cached_.begin());
 }
 
 void CachingAllocator::empty_cache() {

@@ -79,7 +79,8 @@ class CachingAllocator {
  private:
   void* allocate_raw(std::size_t bytes);  // with the one retry after emptying the cache
   void release_cache();                   // mutex held
-  void release_block(std::multimap<std::size_t, void*>::iterator it);  // one cached block; mutex held
+  // One cached block back to the backend (the caller has synchronised the device); mutex held.
+  void release_block(std::multimap<std::size_t, void*>::iterator it);
 
   Backend backend_;
   Options options_;

@@ -56,13 +56,12 @@ TEST_CASE("the row functions match libm element by element and in their sums") {
     for (float v : x) want_sum += static_cast<double>(std::exp(v - shift));
     CHECK(cpu::sum_exp(x.data(), shift, n) == doctest::Approx(want_sum).epsilon(1e-6));
 
-    std::vector<float> out(x.size()), stored(x.size());
+    std::vector<float> out(x.size()), plain(x.size());
     cpu::exp_affine(x.data(), shift, scale, sub, out.data(), n);
-    const double stored_sum = cpu::exp_store_sum(x.data(), shift, stored.data(), n);
-    CHECK(stored_sum == doctest::Approx(want_sum).epsilon(1e-6));
+    cpu::exp_affine(x.data(), shift, 1.0f, 0.0f, plain.data(), n);  // exp(x - shift) itself
     for (std::size_t k = 0; k < x.size(); ++k) {
       const float e = std::exp(x[k] - shift);
-      CHECK(ulps(stored[k], e) <= 2);
+      CHECK(ulps(plain[k], e) <= 2);
       CHECK(std::abs(out[k] - scale * (e - sub)) <= 1e-6f * std::abs(scale) * (e + sub));  // e - sub may cancel
     }
   }

@@ -1,5 +1,8 @@
 #include "copy_task.h"
 
+#include <doctest/doctest.h>
+
+#include <cmath>
 #include <random>
 
 #include "attnlab/nmt/train/optimizer.h"
@@ -51,6 +54,17 @@ double mean_of(const std::vector<double>& values, std::size_t begin, std::size_t
   double s = 0.0;
   for (std::size_t i = begin; i < end; ++i) s += values[i];
   return end > begin ? s / static_cast<double>(end - begin) : 0.0;
+}
+
+void check_loss_curve_follows(const std::vector<double>& reference, const std::vector<double>& got) {
+  REQUIRE(got.size() == reference.size());
+  REQUIRE_FALSE(got.empty());
+  CHECK(got[0] == doctest::Approx(reference[0]).epsilon(0.01));
+  for (std::size_t w = 0; w < reference.size(); w += 10) {
+    CAPTURE(w);
+    const double a = mean_of(reference, w, w + 10), b = mean_of(got, w, w + 10);
+    CHECK(std::abs(b - a) <= 0.1 + 0.1 * a);
+  }
 }
 
 }  // namespace attnlab::nmt::testing

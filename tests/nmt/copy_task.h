@@ -27,4 +27,10 @@ std::vector<double> train_copy_task(const CopyTaskRun& run);
 // The mean of values[begin, end).
 double mean_of(const std::vector<double>& values, std::size_t begin, std::size_t end);
 
+// Checks (doctest) that `got` follows `reference` as two runs of one model in different arithmetic
+// should: as many steps, the first step's loss within 1 % (the same weights; only the rounding
+// differs), and every window of 10 steps within 0.1 nats plus 10 % of the reference's loss (the
+// margin the CPU's own bf16 run needs against its fp32 run).
+void check_loss_curve_follows(const std::vector<double>& reference, const std::vector<double>& got);
+
 }  // namespace attnlab::nmt::testing

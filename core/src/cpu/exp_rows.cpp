@@ -63,22 +63,4 @@ ATTNLAB_ROW_CLONES void exp_affine(const float* x, float shift, float scale, flo
   for (std::int64_t k = 0; k < n; ++k) out[k] = scale * (exp_inline(x[k] - shift) - sub);
 }
 
-ATTNLAB_ROW_CLONES double exp_store_sum(const float* x, float shift, float* out, std::int64_t n) {
-  double acc[8] = {};
-  std::int64_t k = 0;
-  for (; k + 8 <= n; k += 8)
-    for (int j = 0; j < 8; ++j) {
-      const float e = exp_inline(x[k + j] - shift);
-      out[k + j] = e;
-      acc[j] += static_cast<double>(e);
-    }
-  for (; k < n; ++k) {
-    out[k] = exp_inline(x[k] - shift);
-    acc[0] += static_cast<double>(out[k]);
-  }
-  double s = 0;
-  for (double a : acc) s += a;
-  return s;
-}
-
 }  // namespace attnlab::cpu

@@ -1,5 +1,5 @@
 #pragma once
-// The exponentials of the CPU kernels' rows (cross-entropy, softmax), vectorized: libm's expf is
+// The exponentials of the cross-entropy's rows on the CPU, vectorized: libm's expf is
 // a scalar call the compiler cannot vectorize (the core is built for baseline x86-64), and over
 // the [tokens, vocab] logits of a training step it costs more than the rest of the loss.
 //
@@ -16,8 +16,6 @@ namespace attnlab::cpu {
 double sum_exp(const float* x, float shift, std::int64_t n);
 // out[k] = scale * (exp(x[k] - shift) - sub); out may be x.
 void exp_affine(const float* x, float shift, float scale, float sub, float* out, std::int64_t n);
-// out[k] = exp(x[k] - shift), and the sum of out[k] in double (as sum_exp); out may be x.
-double exp_store_sum(const float* x, float shift, float* out, std::int64_t n);
 
 // One value (the tests' reference point).
 float exp_approx(float x);
