@@ -1,6 +1,8 @@
-// attnlab eval RUN_OR_CHECKPOINT: perplexity and BLEU of a trained model on its dev or test set, with
-// the evaluation settings of the run's experiment (RUN/eval.toml, the [eval] table kept by
-// attnlab train: BLEU mode, beam, alpha, checkpoint averaging); flags override them.
+// attnlab eval RUN_OR_CHECKPOINT...: perplexity and BLEU of a trained model on its dev or test set,
+// with the evaluation settings of the run's experiment (RUN/eval.toml, the [eval] table kept by
+// attnlab train: BLEU mode, beam, alpha, checkpoint averaging); flags override them. Several paths
+// are evaluated as one ensemble (their log-probabilities averaged at every step), with the first
+// run's settings and data, recorded in the first run folder as set "<set>-ensemble".
 #include <filesystem>
 #include <memory>
 
@@ -10,6 +12,7 @@
 #include "attnlab/nmt/checkpoint/average.h"
 #include "attnlab/nmt/data/corpus.h"
 #include "attnlab/nmt/eval/eval_record.h"
+#include "attnlab/nmt/decode/ensemble.h"
 #include "attnlab/nmt/eval/evaluation.h"
 #include "attnlab/nmt/data/prepared_data.h"
 
@@ -20,7 +23,8 @@ namespace fs = std::filesystem;
 namespace {
 
 struct EvalFlags {
-  std::string path, source, target, hyp_out, device = "cpu";
+  std::vector<std::string> paths;
+  std::string source, target, hyp_out, device = "cpu";
   bool test = false, lowercase = false;
   BeamFlags beam;
   std::optional<std::int64_t> average;
@@ -36,7 +40,9 @@ Command eval_command(CLI::App& root) {
   CLI::App* app = root.add_subcommand(
       "eval", "perplexity per wordpiece (with and without label smoothing) and BLEU of a run, with the run's [eval] "
               "settings (flags override them); recorded in the run folder for attnlab report");
-  app->add_option("RUN_OR_CHECKPOINT", f->path, "a run folder or one checkpoint file")->required();
+  app->add_option("RUN_OR_CHECKPOINT", f->paths,
+                  "a run folder or one checkpoint file; several are evaluated as an ensemble")
+      ->required();
   app->add_flag("--test", f->test, "the run's test set instead of its dev set");
   auto* source = app->add_option("--source", f->source, "another source file")->type_name("FILE");
   auto* target = app->add_option("--target", f->target, "its reference translations")->type_name("FILE");
@@ -57,7 +63,7 @@ namespace {
 
 int run_eval(const EvalFlags& f) {
   std::string source = f.source, target = f.target;
-  const std::string& path = f.path;
+  const std::string& path = f.paths.front();
   const bool test = f.test;
   const std::string& hyp_out = f.hyp_out;
   const Device target_device = Device::parse(f.device);
@@ -73,20 +79,29 @@ int run_eval(const EvalFlags& f) {
   if (f.bleu) eval.bleu = *f.bleu;
   if (f.lowercase) eval.lowercase = true;
   if (f.average) eval.average_last = *f.average;
-  std::string checkpoint = path;
-  if (is_run && eval.average_last > 1) {
-    const auto n = static_cast<std::size_t>(eval.average_last);
-    checkpoint = nmt::average_last_path(run_dir, n).string();
-    const auto files = nmt::average_last(run_dir, n, checkpoint);
-    fmt::print("averaged the last {} checkpoints ({} .. {})\n", files.size(), files.front().filename().string(),
-               files.back().filename().string());
+  // Each member: a run's last checkpoints averaged when its settings (or --average) say so.
+  std::vector<std::string> checkpoints;
+  for (const std::string& p : f.paths) {
+    std::string checkpoint = p;
+    if (fs::is_directory(p) && eval.average_last > 1) {
+      const auto n = static_cast<std::size_t>(eval.average_last);
+      checkpoint = nmt::average_last_path(p, n).string();
+      const auto files = nmt::average_last(p, n, checkpoint);
+      fmt::print("averaged the last {} checkpoints of {} ({} .. {})\n", files.size(), p,
+                 files.front().filename().string(), files.back().filename().string());
+    }
+    checkpoints.push_back(checkpoint);
   }
-  nmt::LoadedModel model = nmt::load_model(checkpoint, load_plugins(), target_device);
-  for (const auto& w : model.warnings) fmt::print(stderr, "warning: {}\n", w);
+  std::vector<nmt::LoadedModel> members = nmt::load_ensemble(checkpoints, load_plugins(), target_device);
+  for (const auto& m : members)
+    for (const auto& w : m.warnings) fmt::print(stderr, "warning: {}\n", w);
+  const nmt::LoadedModel& model = members.front();
+  const bool ensemble = members.size() > 1;
   if (!kept)
     fmt::print(stderr, "note: {} has no {} (trained by an older attnlab): default evaluation settings\n",
                run_dir.string(), nmt::kRunEvalFile);
-  const std::string set_name = source.empty() ? (test ? "test" : "dev") : fs::path(source).stem().string();
+  const std::string set_name = (source.empty() ? (test ? "test" : "dev") : fs::path(source).stem().string()) +
+                               (ensemble ? "-ensemble" : "");
   if (source.empty()) {  // the run's own dev (or test) set
     nmt::ExperimentConfig c = model.config;
     if (c.data.synthetic) {
@@ -99,8 +114,10 @@ int run_eval(const EvalFlags& f) {
     }
     if (source.empty()) throw Error(fmt::format("the run has no {} set; give --source and --target", test ? "test" : "dev"));
   }
-  const nmt::Evaluation e = nmt::evaluate_model(model, source, target, eval);
-  fmt::print("model: {} (step {})\nset: {} -> {}\n", model.checkpoint, model.step, source, target);
+  const nmt::Evaluation e = nmt::evaluate_model(members, source, target, eval);
+  for (const auto& m : members) fmt::print("model: {} (step {})\n", m.checkpoint, m.step);
+  if (ensemble) fmt::print("ensemble of {} models\n", members.size());
+  fmt::print("set: {} -> {}\n", source, target);
   fmt::print("perplexity per wordpiece: {:.3f} (no label smoothing); {:.3f} with label smoothing {}; {} pieces\n",
              e.scores.perplexity(), e.scores.smoothed_perplexity(), e.label_smoothing, e.scores.tokens);
   fmt::print("{}\n", e.bleu.format(e.bleu_signature));
@@ -128,6 +145,8 @@ int run_eval(const EvalFlags& f) {
                          .beam = eval.beam,
                          .alpha = eval.alpha,
                          .decode_seconds = e.decode_seconds};
+  if (ensemble)
+    for (const auto& m : members) record.ensemble.push_back(m.checkpoint);
   std::string hypotheses;
   for (const auto& h : e.hypotheses) hypotheses += h + "\n";
   fmt::print("recorded in {}\n", nmt::write_eval_record(run_dir.string(), record, hypotheses));

@@ -40,6 +40,8 @@ void print_plugins(const Registry& registry) {
           fmt::print("        {}: {}\n", kDeviceKindNames[static_cast<std::size_t>(d.device)],
                      describe_attention_support(d));
       }
+      if (family == PluginFamily::positional && p.positions.any())
+        fmt::print("      inside self-attention: {} (the attention plugin must apply them)\n", p.positions.describe());
     }
   }
 }

@@ -1,4 +1,5 @@
-// attnlab translate / attnlab score: inference with a trained model.
+// attnlab translate / attnlab score: inference with a trained model, or an ensemble of several
+// (--checkpoint given more than once: their log-probabilities averaged at every step).
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -7,13 +8,14 @@
 
 #include "attnlab/commands.h"
 #include "attnlab/nmt/data/corpus.h"
-#include "attnlab/nmt/decode/translator.h"
+#include "attnlab/nmt/decode/ensemble.h"
 
 namespace attnlab::app {
 namespace {
 
 struct InferenceArgs {
-  std::string checkpoint, input = "-", output = "-", source, target, device = "cpu";
+  std::vector<std::string> checkpoints;
+  std::string input = "-", output = "-", source, target, device = "cpu";
   BeamFlags beam;
   std::int64_t batch_tokens = 4096;
   std::vector<std::string> plugin_paths;
@@ -21,7 +23,9 @@ struct InferenceArgs {
 
 // The options translate and score share.
 void add_model_options(CLI::App& app, InferenceArgs& a) {
-  app.add_option("--checkpoint", a.checkpoint, "a run folder (its newest checkpoint) or one checkpoint file")
+  app.add_option("--checkpoint", a.checkpoints,
+                 "a run folder (its newest checkpoint) or one checkpoint file; several (repeat the flag) decode and "
+                 "score as an ensemble, averaging their log-probabilities at every step")
       ->required()
       ->type_name("RUN_OR_FILE");
   app.add_option("--output", a.output, "where the output goes (- : standard output)")->type_name("FILE");
@@ -29,13 +33,16 @@ void add_model_options(CLI::App& app, InferenceArgs& a) {
   add_plugin_path_option(app, a.plugin_paths);
 }
 
-nmt::LoadedModel load(const InferenceArgs& a) {
+std::vector<nmt::LoadedModel> load(const InferenceArgs& a) {
   const Device device = Device::parse(a.device);
   check_device_available(device);  // before reading the model
-  nmt::LoadedModel m = nmt::load_model(a.checkpoint, load_plugins(a.plugin_paths), device);
-  for (const auto& w : m.warnings) fmt::print(stderr, "warning: {}\n", w);
-  fmt::print(stderr, "model: {} (step {})\n", m.checkpoint, m.step);
-  return m;
+  std::vector<nmt::LoadedModel> members = nmt::load_ensemble(a.checkpoints, load_plugins(a.plugin_paths), device);
+  for (const auto& m : members) {
+    for (const auto& w : m.warnings) fmt::print(stderr, "warning: {}\n", w);
+    fmt::print(stderr, "model: {} (step {})\n", m.checkpoint, m.step);
+  }
+  if (members.size() > 1) fmt::print(stderr, "ensemble of {} models\n", members.size());
+  return members;
 }
 
 void write_lines_to(const std::string& path, const std::vector<std::string>& lines) {
@@ -73,8 +80,8 @@ Command translate_command(CLI::App& root) {
             if (a->beam.beam) beam.beam = *a->beam.beam;
             if (a->beam.alpha) beam.alpha = *a->beam.alpha;
             if (a->beam.max_length_offset) beam.max_length_offset = *a->beam.max_length_offset;
-            nmt::LoadedModel model = load(*a);
-            write_lines_to(a->output, nmt::translate(model, read_text_lines(a->input), beam, a->batch_tokens));
+            std::vector<nmt::LoadedModel> members = load(*a);
+            write_lines_to(a->output, nmt::translate(members, read_text_lines(a->input), beam, a->batch_tokens));
             return 0;
           }};
 }
@@ -86,10 +93,10 @@ Command score_command(CLI::App& root) {
   app->add_option("--source", a->source, "source sentences")->required()->type_name("FILE");
   app->add_option("--target", a->target, "their translations")->required()->type_name("FILE");
   return {app, [a] {
-            nmt::LoadedModel model = load(*a);
+            std::vector<nmt::LoadedModel> members = load(*a);
             const auto corpus = nmt::read_parallel(a->source, a->target);
             std::vector<std::string> out;
-            for (const auto& s : nmt::score_pairs(model, corpus.src, corpus.tgt))
+            for (const auto& s : nmt::score_pairs(members, corpus.src, corpus.tgt))
               out.push_back(fmt::format("{:.6f}\t{}", s.log_prob, s.tokens));
             write_lines_to(a->output, out);
             return 0;

@@ -4,8 +4,9 @@
 // Query i (at absolute position i + Tk - Tq) sees key j only when |i + Tk - Tq - j| <= r.
 //
 // ProjectedAttention supplies the paper's four projections (w_q, w_k, w_v, w_o, with scaled_dot's
-// names, initialisation order and `bias` option, so one seed gives both plugins the same weights)
-// and the KV-cache protocol; this file only writes the attention core.
+// names, initialisation order and `bias` option, so one seed gives both plugins the same weights),
+// the KV-cache protocol and rotary positions (the positional plugin "rope"): the plugin opts in by
+// declaring the rotation hook in its capabilities, and this file only writes the attention core.
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -31,13 +32,13 @@ class LocalWindowAttention final : public ProjectedAttention {
                                            ctx.options.get_int("window"));
                            }),
         window_(ctx.options.get_int("window")) {
-    dropout_ = register_module("dropout", ctx.make_dropout(ctx.dropout.attention));
+    dropout_ = register_module("dropout", ctx.make_dropout(ctx.dropout.attention, DropoutSite::attention));
   }
 
   Tensor forward(const AttentionInputs& in) override {
     check_attention_input("local_window", "query", in.query, d_model_);
-    Tensor q = split_heads(w_q_->forward(in.query), h_);  // [B, h, Tq, d_k]
-    auto [k, v] = projected_keys_values(in);              // [B, h, Tk, d_k], [B, h, Tk, d_v]
+    auto [k, v] = projected_keys_values(in);     // [B, h, Tk, d_k], [B, h, Tk, d_v] (rotated keys)
+    Tensor q = projected_queries(in, k.dim(2));  // [B, h, Tq, d_k] (rotated queries)
     Tensor weights = dropout_->forward(weights_of(q, k, in.key_padding_mask, in.causal));
     return w_o_->forward(merge_heads(matmul(weights, v)));  // [B, Tq, d_model]
   }
@@ -74,18 +75,28 @@ class LocalWindowAttention final : public ProjectedAttention {
   std::shared_ptr<Dropout> dropout_;
 };
 
+// What the core ops serve (f32 and f64, any head size, every mask, on the CPU and CUDA), plus
+// rotary positions. Score and value terms (alibi, relative) are not applied here, so models with
+// those schemes are refused when they are checked, naming both plugins.
+AttentionCapabilities capabilities() {
+  AttentionCapabilities caps;
+  for (auto& d : caps.devices) d.positions = {.rotate = true};
+  return caps;
+}
+
 void register_plugins(Registry& registry) {
   registry.add_attention(
       {.name = "local_window",
-       .version = "0.2.0",
+       .version = "0.3.0",
        .description = "multi-head attention restricted to a window of r positions (paper, sec. 7)",
        .options = {{"window", OptionType::integer, OptionValue(std::int64_t{16}),
                     "r: a query sees keys at most r positions away"},
                    {"bias", OptionType::boolean, OptionValue(true),
-                    "learn biases in the Q, K, V and output projections"}}},
+                    "learn biases in the Q, K, V and output projections"}},
+       .capabilities = capabilities()},
       [](const BuildContext& ctx) { return std::make_shared<LocalWindowAttention>(ctx); });
 }
 
 }  // namespace
 
-ATTNLAB_PLUGIN("local_window", "0.2.0", "restricted (local) self-attention", register_plugins)
+ATTNLAB_PLUGIN("local_window", "0.3.0", "restricted (local) self-attention", register_plugins)

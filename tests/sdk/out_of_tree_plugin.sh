@@ -18,10 +18,17 @@ cmake --build "$work/example" >"$work/build.log"
 attnlab="$work/prefix/bin/attnlab"
 plugin="$work/example/attnlab_attention_local_window.so"
 # The installed program finds its installed plugins with no path set ...
-"$attnlab" plugins | grep -q "scaled_dot"
+# (listings go to a file first: grep -q stops reading at its match, and the writer would die of
+# SIGPIPE under pipefail once the listing outgrows one buffer)
+"$attnlab" plugins >"$work/installed.log"
+grep -q "scaled_dot" "$work/installed.log"
 # ... runs the conformance kit on the outside plugin, comparing it with scaled_dot (built from
 # ProjectedAttention, it has the same parameters; its default window covers the kit's lengths) ...
-"$attnlab" plugins --check "$plugin" --reference scaled_dot
+"$attnlab" plugins --check "$plugin" --reference scaled_dot | tee "$work/check.log"
+# ... including rotary positions, which the plugin opts in to ...
+grep -q "\[pass\] attention local_window: positions (rotation): incremental self-attention equals full decoding" "$work/check.log"
+grep -q "\[pass\] attention local_window: positions (rotation): outputs and gradients match reference scaled_dot" "$work/check.log"
 # ... and lists it once it is on ATTNLAB_PLUGIN_PATH.
-ATTNLAB_PLUGIN_PATH="$work/example" "$attnlab" plugins | grep -q "local_window 0.2.0"
+ATTNLAB_PLUGIN_PATH="$work/example" "$attnlab" plugins >"$work/with-example.log"
+grep -q "local_window 0.3.0" "$work/with-example.log"
 echo "out-of-tree plugin built against the installed SDK, loaded and checked"

@@ -28,9 +28,10 @@ std::string describe_attention_support(const AttentionDeviceSupport& s) {
   if (s.causal) features.push_back("causal");
   if (s.incremental) features.push_back("incremental");
   if (s.attention_dropout) features.push_back("attention dropout");
-  return fmt::format("{}; head sizes {}; {}{}", dtypes.empty() ? std::string("no dtype") : fmt::format("{}", fmt::join(dtypes, ", ")),
+  return fmt::format("{}; head sizes {}; {}; positions: {}{}", dtypes.empty() ? std::string("no dtype") : fmt::format("{}", fmt::join(dtypes, ", ")),
                      s.head_dims.empty() ? std::string("any") : fmt::format("{}", fmt::join(s.head_dims, ", ")),
                      features.empty() ? std::string("no masks") : fmt::format("{}", fmt::join(features, ", ")),
+                     s.positions.describe(),
                      s.compute_dtype ? fmt::format("; computes in {}", dtype_name(*s.compute_dtype)) : std::string());
 }
 
@@ -53,6 +54,8 @@ std::optional<std::string> check_attention_support(const PluginInfo& info, Devic
   if (needs.causal && !s->causal) missing.push_back("causal masking");
   if (needs.incremental && !s->incremental) missing.push_back("incremental decoding");
   if (needs.attention_dropout && !s->attention_dropout) missing.push_back("attention dropout");
+  if (const PositionHooks gap = needs.positions.missing_from(s->positions); gap.any())
+    missing.push_back(fmt::format("position {} (positional plugin '{}' uses them)", gap.describe(), needs.positional));
   if (missing.empty()) return std::nullopt;
   return fmt::format("attention plugin '{}' does not support {} on {} (it supports on {}: {})", info.name,
                      fmt::join(missing, ", "), kind, kind, describe_attention_support(*s));

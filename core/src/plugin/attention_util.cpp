@@ -1,5 +1,7 @@
 #include "attnlab/plugin/attention_util.h"
 
+#include "attnlab/ops/binary.h"
+#include "attnlab/ops/cast.h"
 #include "attnlab/ops/shape_ops.h"
 
 namespace attnlab {
@@ -62,6 +64,38 @@ std::pair<Tensor, Tensor> attention_keys_values(std::string_view plugin, const A
   return {k, v};
 }
 
+namespace {
+
+// The positions of a call, checked to be self-attention's.
+const AttentionPositions* positions_of(const AttentionInputs& in) {
+  if (!in.positions) return nullptr;
+  ATTNLAB_CHECK(!(in.cache && in.cache->static_kv),
+                "attention: positions apply to self-attention only, not with a static (cross-attention) cache");
+  return in.positions;
+}
+
+Tensor in_dtype_of(const Tensor& term, const Tensor& like) {
+  return term.dtype() == like.dtype() ? term : cast(term, like.dtype());
+}
+
+}  // namespace
+
+Tensor add_position_scores(const AttentionInputs& in, const Tensor& scores, const Tensor& q) {
+  const AttentionPositions* p = positions_of(in);
+  if (!p) return scores;
+  const std::int64_t keys = scores.dim(3), tq = scores.dim(2);
+  ATTNLAB_CHECK(keys >= tq, "attention: with positions, the {} queries cannot outnumber the {} keys", tq, keys);
+  Tensor term = p->score_terms(q, keys - tq, keys);
+  return term.defined() ? add(scores, in_dtype_of(term, scores)) : scores;
+}
+
+Tensor add_position_values(const AttentionInputs& in, const Tensor& out, const Tensor& weights) {
+  const AttentionPositions* p = positions_of(in);
+  if (!p) return out;
+  Tensor term = p->value_terms(weights, weights.dim(3) - weights.dim(2));
+  return term.defined() ? add(out, in_dtype_of(term, out)) : out;
+}
+
 Tensor attention_padding_mask(std::string_view plugin, const AttentionInputs& in, std::int64_t batch,
                               std::int64_t keys) {
   if (!in.key_padding_mask.defined()) return {};
@@ -88,9 +122,25 @@ ProjectedAttention::ProjectedAttention(std::string_view plugin, const BuildConte
 }
 
 std::pair<Tensor, Tensor> ProjectedAttention::projected_keys_values(const AttentionInputs& inputs) {
+  const AttentionPositions* positions = positions_of(inputs);
+  // The new keys follow the cached ones (self-attention appends them).
+  const std::int64_t offset = inputs.cache ? inputs.cache->length() : 0;
   return attention_keys_values(
-      plugin_, inputs, d_model_, [&](const Tensor& x) { return split_heads(w_k_->forward(x), h_); },
+      plugin_, inputs, d_model_,
+      [&](const Tensor& x) {
+        Tensor k = split_heads(w_k_->forward(x), h_);
+        return positions ? positions->rotate(k, offset) : k;
+      },
       [&](const Tensor& x) { return split_heads(w_v_->forward(x), h_); });
+}
+
+Tensor ProjectedAttention::projected_queries(const AttentionInputs& inputs, std::int64_t keys) {
+  Tensor q = split_heads(w_q_->forward(inputs.query), h_);  // [B, h, Tq, d_k]
+  const AttentionPositions* positions = positions_of(inputs);
+  if (!positions) return q;
+  ATTNLAB_CHECK(keys >= q.dim(2), "attention {}: with positions, the {} queries cannot outnumber the {} keys",
+                plugin_, q.dim(2), keys);
+  return positions->rotate(q, keys - q.dim(2));
 }
 
 }  // namespace attnlab

@@ -221,6 +221,7 @@ void check_attention(const Registry& registry, const std::string& name,
     return compare(oa, ob, 0.0, fmt::format("training-mode output (attention dropout {})", rate));
   });
 
+  check_attention_positions(registry, name, options, setup, report);
   if (!options.reference.empty()) check_attention_reference(registry, name, options, setup, report);
 }
 

@@ -25,6 +25,7 @@ Instance<M> build(const Registry& registry, PluginFamily family, const std::stri
   for (auto& [k, v] : extra) opts.options[k] = v;
   BuildContext ctx = small_context(registry, family, name, opts, *in.init, *in.dropout);
   ctx.seed = seed;
+  if constexpr (std::is_same_v<M, PositionalEncoding>) ctx.dims.d_k = 4;  // even: rotary schemes rotate pairs
   if constexpr (std::is_same_v<M, PositionalEncoding>) in.module = registry.make_positional(name, ctx);
   if constexpr (std::is_same_v<M, FeedForward>) in.module = registry.make_ffn(name, ctx);
   if constexpr (std::is_same_v<M, Dropout>) in.module = registry.make_dropout(name, ctx);
@@ -85,6 +86,7 @@ void check_positional(const Registry& registry, const std::string& name,
     auto m = same_parameters(*a.module, *b.module);
     return m.empty() ? compare(a.module->forward(x, 0), b.module->forward(x, 0), 0.0, "output") : m;
   });
+  check_positional_hooks(registry, name, options, report);
 }
 
 void check_ffn(const Registry& registry, const std::string& name, const ConformanceOptions& options,
@@ -128,37 +130,73 @@ void check_ffn(const Registry& registry, const std::string& name, const Conforma
 
 void check_dropout(const Registry& registry, const std::string& name, const ConformanceOptions& options,
                    ConformanceReport& report) {
-  const Tensor x = Tensor::full({64, 128}, 1.0, DType::f64, options.device);
-  auto make = [&](std::uint64_t seed, double rate) {
-    return build<Dropout>(registry, PluginFamily::dropout, name, options, seed, {{"rate", rate}});
+  // Each site with an input of the shape its axes mean there (many heads and tokens, so that
+  // plugins that drop whole heads or tokens are measured over enough decisions).
+  struct Site {
+    DropoutSite site;
+    Shape shape;
   };
+  const Site sites[] = {{DropoutSite::embedding, {64, 32, 8}},
+                        {DropoutSite::residual, {64, 32, 8}},
+                        {DropoutSite::attention, {64, 8, 4, 4}},
+                        {DropoutSite::ffn, {64, 32, 8}}};
+  // The training step the kit's model is at: the start, and late in training (for schedules).
+  const std::int64_t steps[] = {0, 1000000};
+  for (const Site& site : sites) {
+    const Tensor x = Tensor::full(site.shape, 1.0, DType::f64, options.device);
+    std::int64_t step = 0;
+    auto make = [&](std::uint64_t seed, double rate) {
+      Instance<Dropout> in{std::make_unique<Generator>(seed), std::make_unique<Generator>(seed + 1000), nullptr};
+      ConformanceOptions opts = options;
+      opts.options["rate"] = rate;
+      BuildContext ctx = small_context(registry, PluginFamily::dropout, name, opts, *in.init, *in.dropout);
+      ctx.dropout_site = site.site;
+      ctx.training_step = &step;
+      in.module = registry.make_dropout(name, ctx);
+      in.module->eval();
+      return in;
+    };
+    const std::string at = fmt::format(" (site {}, {})", dropout_site_name(site.site), site.shape.str());
 
-  run_check(report, "identity in evaluation mode", [&] {
-    auto d = make(5, 0.5);
-    return compare(d.module->forward(x), x, 0.0, "evaluation-mode output");
-  });
+    run_check(report, "identity in evaluation mode" + at, [&] {
+      auto d = make(5, 0.5);
+      return compare(d.module->forward(x), x, 0.0, "evaluation-mode output");
+    });
 
-  run_check(report, "rate 0 is the identity in training", [&] {
-    auto d = make(5, 0.0);
-    d.module->train();
-    return compare(d.module->forward(x), x, 0.0, "training output at rate 0");
-  });
+    run_check(report, "rate 0 is the identity in training" + at, [&] {
+      auto d = make(5, 0.0);
+      d.module->train();
+      return compare(d.module->forward(x), x, 0.0, "training output at rate 0");
+    });
 
-  run_check(report, "same seed gives the same mask", [&] {
-    auto a = make(7, 0.3), b = make(7, 0.3);
-    a.module->train();
-    b.module->train();
-    return compare(a.module->forward(x), b.module->forward(x), 0.0, "training output");
-  });
+    run_check(report, "same seed gives the same mask" + at, [&] {
+      auto a = make(7, 0.3), b = make(7, 0.3);
+      a.module->train();
+      b.module->train();
+      return compare(a.module->forward(x), b.module->forward(x), 0.0, "training output");
+    });
 
-  run_check(report, "the expectation is preserved", [&]() -> std::string {
-    auto d = make(7, 0.3);
-    d.module->train();
-    const double m = mean(d.module->forward(x)).item();
-    if (std::abs(m - 1.0) > 0.05) return fmt::format("mean of dropped ones is {}, expected about 1", m);
-    if (std::abs(d.module->rate() - 0.3) > 1e-12) return fmt::format("rate() is {}, built with 0.3", d.module->rate());
-    return {};
-  });
+    run_check(report, "drops at its rate() and preserves the expectation, at steps 0 and 1000000" + at,
+              [&]() -> std::string {
+                for (const std::int64_t s : steps) {
+                  step = s;
+                  auto d = make(7, 0.3);
+                  d.module->train();
+                  const double rate = d.module->rate();
+                  if (rate < 0.0 || rate >= 1.0) return fmt::format("rate() is {} at step {}", rate, s);
+                  const auto v = d.module->forward(x).to_vector<double>();
+                  double total = 0.0, zeros = 0.0;
+                  for (double e : v) total += e, zeros += e == 0.0;
+                  const double n = static_cast<double>(v.size());
+                  if (std::abs(zeros / n - rate) > 0.06)
+                    return fmt::format("at step {} it dropped {:.3f} of the elements, but rate() is {}", s, zeros / n,
+                                       rate);
+                  if (std::abs(total / n - 1.0) > 0.05)
+                    return fmt::format("at step {} the mean of dropped ones is {}, expected about 1", s, total / n);
+                }
+                return std::string();
+              });
+  }
 }
 
 }  // namespace attnlab::conformance

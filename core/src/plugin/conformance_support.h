@@ -50,6 +50,13 @@ std::string compare_close(const Tensor& a, const Tensor& b, double tol, const st
 void check_attention_reference(const Registry& registry, const std::string& name, const ConformanceOptions& options,
                                const AttentionSetup& setup, ConformanceReport& report);
 
+// Positions inside attention (conformance_positions.cpp): an attention plugin's hooks with the
+// kit's own scheme, and a positional plugin's part inside attention.
+void check_attention_positions(const Registry& registry, const std::string& name, const ConformanceOptions& options,
+                               const AttentionSetup& setup, ConformanceReport& report);
+void check_positional_hooks(const Registry& registry, const std::string& name, const ConformanceOptions& options,
+                            ConformanceReport& report);
+
 void check_attention(const Registry& registry, const std::string& name,
                      const ConformanceOptions& options, ConformanceReport& report);
 void check_positional(const Registry& registry, const std::string& name,

@@ -97,12 +97,24 @@ std::shared_ptr<Dropout> Registry::make_dropout(const std::string& name, const B
   return entry(PluginFamily::dropout, name).dropout(ctx);
 }
 
-std::shared_ptr<Dropout> BuildContext::make_dropout(double p) const {
+std::shared_ptr<Dropout> BuildContext::make_dropout(double p, DropoutSite site) const {
   ATTNLAB_CHECK(registry != nullptr, "BuildContext::make_dropout: no registry in the context");
   BuildContext inner = *this;
-  inner.options = Options::with_defaults(registry->find(PluginFamily::dropout, dropout_plugin).options,
-                                         {{"rate", p}});
+  std::map<std::string, OptionValue> options = dropout_options;
+  options["rate"] = p;
+  inner.options = Options::with_defaults(registry->find(PluginFamily::dropout, dropout_plugin).options, options);
+  inner.dropout_site = site;
   return registry->make_dropout(dropout_plugin, inner);
+}
+
+std::string_view dropout_site_name(DropoutSite site) {
+  switch (site) {
+    case DropoutSite::embedding: return "embedding";
+    case DropoutSite::residual: return "residual";
+    case DropoutSite::attention: return "attention";
+    case DropoutSite::ffn: return "ffn";
+  }
+  return "unknown";
 }
 
 }  // namespace attnlab

@@ -6,6 +6,7 @@
 
 #include "attnlab/autograd.h"
 #include "attnlab/nmt/checkpoint/checkpoint_store.h"
+#include "attnlab/nmt/decode/ensemble.h"
 #include "attnlab/nmt/io/hash.h"
 #include "attnlab/ops.h"
 #include "attnlab/precision.h"
@@ -106,9 +107,16 @@ void TransformerStepModel::reorder(const std::vector<std::int64_t>& rows) {
 
 std::vector<std::vector<std::int64_t>> translate_ids(Transformer& model, const std::vector<std::vector<std::int32_t>>& sources,
                                                      const BeamOptions& options, std::int64_t batch_tokens, Device device) {
+  return translate_ids(std::vector<Transformer*>{&model}, sources, options, batch_tokens, device);
+}
+
+std::vector<std::vector<std::int64_t>> translate_ids(const std::vector<Transformer*>& models,
+                                                     const std::vector<std::vector<std::int32_t>>& sources,
+                                                     const BeamOptions& options, std::int64_t batch_tokens, Device device) {
+  ATTNLAB_CHECK(!models.empty(), "translate: no model");
   NoGradGuard no_grad;
-  const bool was_training = model.training();
-  model.eval();
+  std::vector<bool> was_training;
+  for (Transformer* m : models) was_training.push_back(m->training()), m->eval();
   std::vector<std::vector<std::int64_t>> src64(sources.size());
   std::vector<std::size_t> lengths(sources.size());
   for (std::size_t i = 0; i < sources.size(); ++i) {
@@ -123,10 +131,14 @@ std::vector<std::vector<std::int64_t>> translate_ids(Transformer& model, const s
       seqs.push_back(&src64[i]);
       batch_lengths.push_back(static_cast<std::int64_t>(lengths[i]));
     }
-    TransformerStepModel step(model, pad_batch(seqs, device), options.beam);
+    const Tensor src = pad_batch(seqs, device);
+    std::vector<std::unique_ptr<StepModel>> members;
+    for (Transformer* m : models) members.push_back(std::make_unique<TransformerStepModel>(*m, src, options.beam));
+    std::unique_ptr<StepModel> step =
+        members.size() == 1 ? std::move(members[0]) : std::make_unique<EnsembleStepModel>(std::move(members));
     BeamOptions beam = options;
     beam.forbidden = {kPadId, kBosId};
-    auto hyps = beam_search(step, batch_lengths, kBosId, kEosId, beam);
+    auto hyps = beam_search(*step, batch_lengths, kBosId, kEosId, beam);
     for (std::size_t j = 0; j < batch.size(); ++j) {
       if (hyps[j].empty()) continue;
       auto tokens = hyps[j][0].tokens;
@@ -134,36 +146,44 @@ std::vector<std::vector<std::int64_t>> translate_ids(Transformer& model, const s
       out[batch[j]] = std::move(tokens);
     }
   }
-  model.train(was_training);
+  for (std::size_t i = 0; i < models.size(); ++i) models[i]->train(was_training[i]);
   return out;
 }
 
-std::vector<std::string> translate(LoadedModel& loaded, const std::vector<std::string>& sources, const BeamOptions& options,
-                                   std::int64_t batch_tokens) {
-  const PrecisionGuard precision(precision_from_name(loaded.config.training.precision));
+std::vector<std::string> translate(std::span<LoadedModel> members, const std::vector<std::string>& sources,
+                                   const BeamOptions& options, std::int64_t batch_tokens) {
+  ATTNLAB_CHECK(!members.empty(), "translate: no model");
+  const PrecisionGuard precision(ensemble_precision(members));
+  const LoadedModel& first = members.front();
   std::vector<std::vector<std::int32_t>> ids;
-  for (const auto& s : sources) ids.push_back(loaded.vocab.encode(s));
-  const auto result = translate_ids(*loaded.model, ids, options, batch_tokens, loaded.device);
+  for (const auto& s : sources) ids.push_back(first.vocab.encode(s));
+  std::vector<Transformer*> models;
+  for (auto& m : members) models.push_back(m.model.get());
+  const auto result = translate_ids(models, ids, options, batch_tokens, first.device);
   std::vector<std::string> out;
-  for (const auto& tokens : result) out.push_back(loaded.vocab.decode(std::vector<std::int32_t>(tokens.begin(), tokens.end())));
+  for (const auto& tokens : result) out.push_back(first.vocab.decode(std::vector<std::int32_t>(tokens.begin(), tokens.end())));
   return out;
 }
 
-std::vector<SentenceScore> score_pairs(LoadedModel& loaded, const std::vector<std::string>& sources,
+std::vector<SentenceScore> score_pairs(std::span<LoadedModel> members, const std::vector<std::string>& sources,
                                        const std::vector<std::string>& targets) {
   ATTNLAB_CHECK(sources.size() == targets.size(), "score: {} sources but {} targets", sources.size(), targets.size());
+  ATTNLAB_CHECK(!members.empty(), "score: no model");
   NoGradGuard no_grad;
-  const PrecisionGuard precision(precision_from_name(loaded.config.training.precision));
-  Transformer& model = *loaded.model;
-  const std::int64_t vocab = model.config().vocab_size;
+  const PrecisionGuard precision(ensemble_precision(members));
+  const LoadedModel& first = members.front();
+  const std::int64_t vocab = first.model->config().vocab_size;
   std::vector<SentenceScore> out(sources.size());
   for (std::size_t i = 0; i < sources.size(); ++i) {
     std::vector<std::int64_t> src, tgt_in{kBosId}, tgt_out;
-    for (auto id : loaded.vocab.encode(sources[i])) src.push_back(id);
-    for (auto id : loaded.vocab.encode(targets[i])) tgt_in.push_back(id), tgt_out.push_back(id);
+    for (auto id : first.vocab.encode(sources[i])) src.push_back(id);
+    for (auto id : first.vocab.encode(targets[i])) tgt_in.push_back(id), tgt_out.push_back(id);
     tgt_out.push_back(kEosId);
-    Tensor logp = log_softmax(model.forward(pad_batch({&src}, loaded.device), pad_batch({&tgt_in}, loaded.device))
-                                  .reshape({-1, vocab}));
+    std::vector<Tensor> each;
+    for (auto& m : members)
+      each.push_back(log_softmax(m.model->forward(pad_batch({&src}, first.device), pad_batch({&tgt_in}, first.device))
+                                     .reshape({-1, vocab})));
+    Tensor logp = combine_log_probs(each);
     const auto values = logp.to_vector<double>();
     for (std::size_t t = 0; t < tgt_out.size(); ++t)
       out[i].log_prob += values[t * static_cast<std::size_t>(vocab) + static_cast<std::size_t>(tgt_out[t])];

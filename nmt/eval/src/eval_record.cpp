@@ -18,7 +18,7 @@ fs::path eval_dir(const std::string& run_dir) { return fs::path(run_dir) / "eval
 }  // namespace
 
 std::string eval_record_to_json(const EvalRecord& r) {
-  const json doc{{"set", r.set},
+  json doc{{"set", r.set},
                  {"source", r.source},
                  {"reference", r.reference},
                  {"checkpoint", r.checkpoint},
@@ -35,6 +35,7 @@ std::string eval_record_to_json(const EvalRecord& r) {
                  {"beam", r.beam},
                  {"alpha", r.alpha},
                  {"decode_seconds", r.decode_seconds}};
+  if (!r.ensemble.empty()) doc["ensemble"] = r.ensemble;
   return doc.dump(2) + "\n";
 }
 
@@ -61,6 +62,7 @@ EvalRecord eval_record_from_json(std::string_view json_text, const std::string& 
     r.beam = doc.value("beam", r.beam);
     r.alpha = doc.value("alpha", r.alpha);
     r.decode_seconds = doc.value("decode_seconds", 0.0);
+    r.ensemble = doc.value("ensemble", std::vector<std::string>{});
   } catch (const json::exception& e) {
     throw Error(fmt::format("{}: {}", source_name, e.what()));
   }

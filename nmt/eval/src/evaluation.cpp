@@ -4,6 +4,7 @@
 
 #include "attnlab/nmt/data/corpus.h"
 #include "attnlab/nmt/data/encoded.h"
+#include "attnlab/nmt/decode/ensemble.h"
 #include "attnlab/precision.h"
 
 namespace attnlab::nmt {
@@ -12,15 +13,19 @@ BleuConfig bleu_config_for(const EvalConfig& eval) {
   return bleu_config_for(eval.bleu, eval.lowercase ? "case:lc" : "case:mixed");
 }
 
-Evaluation evaluate_model(LoadedModel& loaded, const std::string& source_file, const std::string& reference_file,
-                          const EvalConfig& eval) {
+Evaluation evaluate_model(std::span<LoadedModel> members, const std::string& source_file,
+                          const std::string& reference_file, const EvalConfig& eval) {
+  ATTNLAB_CHECK(!members.empty(), "evaluate: no model");
   // Scored and decoded in the precision the model was trained in.
-  const PrecisionGuard precision(precision_from_name(loaded.config.training.precision));
+  const PrecisionGuard precision(ensemble_precision(members));
+  const LoadedModel& loaded = members.front();
+  std::vector<Transformer*> models;
+  for (auto& m : members) models.push_back(m.model.get());
   Evaluation out;
   const ParallelCorpus corpus = read_parallel(source_file, reference_file);
   const EncodedCorpus encoded = EncodedCorpus::encode(corpus, loaded.vocab);
   out.label_smoothing = loaded.config.training.label_smoothing;
-  out.scores = score_corpus(*loaded.model, encoded, eval.batch_tokens, out.label_smoothing, loaded.device);
+  out.scores = score_corpus(models, encoded, eval.batch_tokens, out.label_smoothing, loaded.device);
 
   BeamOptions beam;
   beam.beam = eval.beam;
@@ -32,7 +37,7 @@ Evaluation evaluate_model(LoadedModel& loaded, const std::string& source_file, c
     sources.emplace_back(src.begin(), src.end());
   }
   const auto start = std::chrono::steady_clock::now();
-  const auto ids = translate_ids(*loaded.model, sources, beam, eval.batch_tokens, loaded.device);
+  const auto ids = translate_ids(models, sources, beam, eval.batch_tokens, loaded.device);
   out.decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const auto& t : ids) {
     out.generated_tokens += static_cast<std::int64_t>(t.size());

@@ -7,7 +7,9 @@ namespace attnlab::nmt {
 
 AttentionResolution resolve_attention(const TransformerConfig& config, const Registry& registry, Device device,
                                       DType dtype) {
-  const AttentionNeeds needs{.attention_dropout = config.dropout.attention > 0.0};
+  const AttentionNeeds needs{.attention_dropout = config.dropout.attention > 0.0,
+                             .positions = registry.find(PluginFamily::positional, config.positional.name).positions,
+                             .positional = config.positional.name};
   const PluginChoice& primary = config.attention;
   const std::optional<std::string> problem = check_attention_support(
       registry.find(PluginFamily::attention, primary.name), device, dtype, config.dims.d_k, config.dims.d_v, needs);

@@ -11,6 +11,7 @@ ParameterCount count_parameters(const TransformerConfig& config, const Registry&
   ctx.dropout_rng = &dropout_rng;
   ctx.registry = &registry;
   ctx.dropout_plugin = config.dropout_plugin.name;
+  ctx.dropout_options = config.dropout_plugin.options;
   auto with = [&](PluginFamily family, const PluginChoice& choice) {
     BuildContext c = ctx;
     c.options = Options::with_defaults(registry.find(family, choice.name).options, choice.options);
@@ -22,11 +23,13 @@ ParameterCount count_parameters(const TransformerConfig& config, const Registry&
   p.attention = registry.make_attention(config.attention.name, with(PluginFamily::attention, config.attention))
                     ->parameter_count();
   p.ffn = registry.make_ffn(config.ffn.name, with(PluginFamily::ffn, config.ffn))->parameter_count();
-  p.positional = registry.make_positional(config.positional.name, with(PluginFamily::positional, config.positional))
-                     ->parameter_count();
+  const auto positional =
+      registry.make_positional(config.positional.name, with(PluginFamily::positional, config.positional));
+  p.positional = positional->parameter_count();
+  if (auto inside = positional->attention_positions(ctx)) p.attention_positions = inside->parameter_count();
   p.norm = 2 * d;
-  p.total = p.embedding + config.encoder_layers * (p.attention + p.ffn + 2 * p.norm) +
-            config.decoder_layers * (2 * p.attention + p.ffn + 3 * p.norm) + 2 * p.positional;
+  p.total = p.embedding + config.encoder_layers * (p.attention + p.attention_positions + p.ffn + 2 * p.norm) +
+            config.decoder_layers * (2 * p.attention + p.attention_positions + p.ffn + 3 * p.norm) + 2 * p.positional;
   return p;
 }
 

@@ -58,31 +58,36 @@ Tensor padding_mask(const Tensor& ids, std::int64_t pad_id, DType dtype) {
   return Tensor::from_vector<double>(ids.shape(), mask).to(dtype).to(ids.device());
 }
 
-EncoderLayer::EncoderLayer(const BuildContext& ctx, const TransformerConfig& config) {
+EncoderLayer::EncoderLayer(const BuildContext& ctx, const TransformerConfig& config,
+                           const PositionalEncoding& positional) {
   self_attn_ = register_module("self_attn", make_attention(ctx, config));
-  drop1_ = register_module("dropout1", ctx.make_dropout(config.dropout.residual));
+  if (auto p = positional.attention_positions(ctx)) positions_ = register_module("self_attn_positions", p);
+  drop1_ = register_module("dropout1", ctx.make_dropout(config.dropout.residual, DropoutSite::residual));
   norm1_ = register_module("norm1", make_norm(ctx, config));
   ffn_ = register_module("ffn", make_ffn(ctx, config));
-  drop2_ = register_module("dropout2", ctx.make_dropout(config.dropout.residual));
+  drop2_ = register_module("dropout2", ctx.make_dropout(config.dropout.residual, DropoutSite::residual));
   norm2_ = register_module("norm2", make_norm(ctx, config));
   fused_rng_ = fused_stream(ctx, config);
 }
 
 Tensor EncoderLayer::forward(const Tensor& x, const Tensor& src_mask) {
-  Tensor a = self_attn_->forward({.query = x, .key = x, .value = x, .key_padding_mask = src_mask});
+  Tensor a = self_attn_->forward(
+      {.query = x, .key = x, .value = x, .key_padding_mask = src_mask, .positions = positions_.get()});
   Tensor h = add_norm(*norm1_, *drop1_, x, a, fused_rng_);
   return add_norm(*norm2_, *drop2_, h, ffn_->forward(h), fused_rng_);
 }
 
-DecoderLayer::DecoderLayer(const BuildContext& ctx, const TransformerConfig& config) {
+DecoderLayer::DecoderLayer(const BuildContext& ctx, const TransformerConfig& config,
+                           const PositionalEncoding& positional) {
   self_attn_ = register_module("self_attn", make_attention(ctx, config));
-  drop1_ = register_module("dropout1", ctx.make_dropout(config.dropout.residual));
+  if (auto p = positional.attention_positions(ctx)) positions_ = register_module("self_attn_positions", p);
+  drop1_ = register_module("dropout1", ctx.make_dropout(config.dropout.residual, DropoutSite::residual));
   norm1_ = register_module("norm1", make_norm(ctx, config));
   cross_attn_ = register_module("cross_attn", make_attention(ctx, config));
-  drop2_ = register_module("dropout2", ctx.make_dropout(config.dropout.residual));
+  drop2_ = register_module("dropout2", ctx.make_dropout(config.dropout.residual, DropoutSite::residual));
   norm2_ = register_module("norm2", make_norm(ctx, config));
   ffn_ = register_module("ffn", make_ffn(ctx, config));
-  drop3_ = register_module("dropout3", ctx.make_dropout(config.dropout.residual));
+  drop3_ = register_module("dropout3", ctx.make_dropout(config.dropout.residual, DropoutSite::residual));
   norm3_ = register_module("norm3", make_norm(ctx, config));
   fused_rng_ = fused_stream(ctx, config);
 }
@@ -90,7 +95,12 @@ DecoderLayer::DecoderLayer(const BuildContext& ctx, const TransformerConfig& con
 Tensor DecoderLayer::forward(const Tensor& y, const Tensor& memory, const Tensor& src_mask,
                              DecoderLayerState* state) {
   Tensor a = self_attn_->forward(
-      {.query = y, .key = y, .value = y, .causal = true, .cache = state ? &state->self_attn : nullptr});
+      {.query = y,
+       .key = y,
+       .value = y,
+       .causal = true,
+       .cache = state ? &state->self_attn : nullptr,
+       .positions = positions_.get()});
   Tensor h = add_norm(*norm1_, *drop1_, y, a, fused_rng_);
   if (state) state->cross_attn.static_kv = true;
   Tensor c = cross_attn_->forward({.query = h,
@@ -126,6 +136,8 @@ Transformer::Transformer(const TransformerConfig& config, const Registry& regist
   ctx.dropout_rng = &dropout_rng;
   ctx.registry = &registry;
   ctx.dropout_plugin = config.dropout_plugin.name;
+  ctx.dropout_options = config.dropout_plugin.options;
+  ctx.training_step = &training_step_;
   ctx.seed = init.seed();
 
   const auto d = config.dims.d_model;
@@ -135,12 +147,14 @@ Transformer::Transformer(const TransformerConfig& config, const Registry& regist
   const BuildContext pos_ctx = plugin_context(ctx, registry, PluginFamily::positional, config.positional);
   src_positional_ = register_module("src_positional", registry.make_positional(config.positional.name, pos_ctx));
   tgt_positional_ = register_module("tgt_positional", registry.make_positional(config.positional.name, pos_ctx));
-  src_dropout_ = register_module("src_dropout", ctx.make_dropout(config.dropout.embedding));
-  tgt_dropout_ = register_module("tgt_dropout", ctx.make_dropout(config.dropout.embedding));
+  src_dropout_ = register_module("src_dropout", ctx.make_dropout(config.dropout.embedding, DropoutSite::embedding));
+  tgt_dropout_ = register_module("tgt_dropout", ctx.make_dropout(config.dropout.embedding, DropoutSite::embedding));
   for (std::int64_t i = 0; i < config.encoder_layers; ++i)
-    encoder_.push_back(register_module(fmt::format("encoder.layers.{}", i), std::make_shared<EncoderLayer>(ctx, layers)));
+    encoder_.push_back(register_module(fmt::format("encoder.layers.{}", i),
+                                       std::make_shared<EncoderLayer>(ctx, layers, *src_positional_)));
   for (std::int64_t i = 0; i < config.decoder_layers; ++i)
-    decoder_.push_back(register_module(fmt::format("decoder.layers.{}", i), std::make_shared<DecoderLayer>(ctx, layers)));
+    decoder_.push_back(register_module(fmt::format("decoder.layers.{}", i),
+                                       std::make_shared<DecoderLayer>(ctx, layers, *tgt_positional_)));
 }
 
 Tensor Transformer::embed(const Tensor& ids, PositionalEncoding& positional, std::int64_t offset) {

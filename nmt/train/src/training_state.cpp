@@ -52,6 +52,7 @@ StepTotals TrainingState::step_once() {
     totals.tokens += batch.tgt_tokens;
     if (k / per_rank == comm_.rank()) mine.emplace_back(k, make_batch_tensors(batches_.corpus(), batch));
   }
+  model_.set_training_step(step_);  // updates done so far: what scheduled plugins follow
   for (const auto& [k, b] : mine) {
     dropout_rng_.set_state(batch_dropout_seed(dropout_seed_, step_ + 1, k), 0);
     // logits [B*T, V] against the shifted targets [B*T]

@@ -3,7 +3,9 @@
 //   score_h(q_i, k_j) = v_h^T tanh(q_i W_h^Q + k_j W_h^K),   W_h^Q, W_h^K: d_model -> d_k,
 //   head_h = softmax(score_h) V W_h^V,   MultiHead = Concat(head_1..head_h) W^O,
 // with v a learned [h, d_k] parameter. Masking, dropout on the weights and the KV cache behave
-// exactly as in "scaled_dot". Composed from core ops, so autodiff is free; the pairwise sums
+// exactly as in "scaled_dot". Of the positions inside attention it applies score and value terms
+// (ALiBi, relative positions); rotating queries and keys means nothing to a sum inside tanh, so
+// rotary schemes are refused. Composed from core ops, so autodiff is free; the pairwise sums
 // q_i + k_j are materialised, so memory grows as B * Tq * Tk * h * d_k.
 #include "attnlab/init.h"
 #include "attnlab/nn/linear.h"
@@ -23,7 +25,7 @@ class AdditiveAttention final : public ProjectedAttention {
   explicit AdditiveAttention(const BuildContext& ctx) : ProjectedAttention("additive", ctx, /*check=*/{}, /*key_bias=*/false) {
     // v_h: Xavier-uniform as a [1, d_k] weight per head (fan_in d_k, fan_out 1).
     v_ = register_parameter("v", xavier_uniform(h_, d_k_, *ctx.init, ctx.dtype, ctx.device));
-    dropout_ = register_module("dropout", ctx.make_dropout(ctx.dropout.attention));
+    dropout_ = register_module("dropout", ctx.make_dropout(ctx.dropout.attention, DropoutSite::attention));
   }
 
   Tensor forward(const AttentionInputs& in) override {
@@ -34,9 +36,11 @@ class AdditiveAttention final : public ProjectedAttention {
     ATTNLAB_CHECK(k.dim(0) == b, "attention additive: query batch {} but key batch {}", b, k.dim(0));
     const std::int64_t tk = k.dim(2);
     Tensor scores = additive_scores(q, merge_heads(k), b, tq, tk);  // [B, h, Tq, Tk]
+    if (in.positions) scores = add_position_scores(in, scores, split_heads(q, h_));
     Tensor mask = attention_padding_mask("additive", in, b, tk);
     Tensor weights = dropout_->forward(softmax(scores, mask, in.causal));  // [B, h, Tq, Tk]
-    return w_o_->forward(merge_heads(matmul(weights, v)));                 // [B, h, Tq, d_v] -> [B, Tq, d]
+    Tensor heads = add_position_values(in, matmul(weights, v), weights);   // [B, h, Tq, d_v]
+    return w_o_->forward(merge_heads(heads));                              // [B, Tq, d]
   }
 
  private:
@@ -62,6 +66,12 @@ class AdditiveAttention final : public ProjectedAttention {
   std::shared_ptr<Dropout> dropout_;
 };
 
+AttentionCapabilities capabilities() {
+  AttentionCapabilities caps;
+  for (auto& d : caps.devices) d.positions = {.score_terms = true, .value_terms = true};
+  return caps;
+}
+
 void register_plugins(Registry& registry) {
   registry.add_attention(
       {.name = "additive",
@@ -69,7 +79,8 @@ void register_plugins(Registry& registry) {
        .description = "multi-head additive attention v^T tanh(W_q q + W_k k) (Bahdanau et al. 2015; "
                       "Vaswani et al. 2017, sec. 3.2.1)",
        .options = {{"bias", OptionType::boolean, OptionValue(true),
-                    "learn biases in the query, value and output projections"}}},
+                    "learn biases in the query, value and output projections"}},
+       .capabilities = capabilities()},
       [](const BuildContext& ctx) { return std::make_shared<AdditiveAttention>(ctx); });
 }
 

@@ -2,8 +2,10 @@
 // (softmax(Q K^T / sqrt(d_k) + mask) V, dropout on the weights) fused into one op that never
 // stores the [Tq, Tk] scores (flash_attention.h). The projections, their parameter names and
 // their initialisation order are scaled_dot's, so checkpoints of the two are interchangeable and
-// one seed gives both the same weights. Under bf16 compute precision on CUDA the core runs in bf16
-// (flash_attention_in_precision).
+// one seed gives both the same weights. Rotary positions are applied to the queries and keys
+// before the kernels (they need nothing of the core); schemes that add score or value terms need
+// the [Tq, Tk] scores that the kernels never store, and are refused. Under bf16 compute precision
+// on CUDA the core runs in bf16 (flash_attention_in_precision).
 #include <cmath>
 
 #include "attnlab/nn/linear.h"
@@ -25,8 +27,8 @@ class FlashAttention final : public ProjectedAttention {
   Tensor forward(const AttentionInputs& in) override {
     check_attention_input("flash", "query", in.query, d_model_);
     const std::int64_t b = in.query.dim(0);
-    Tensor q = split_heads(w_q_->forward(in.query), h_);  // [B, h, Tq, d_k]
-    auto [k, v] = projected_keys_values(in);  // [B, h, Tk, d_k], [B, h, Tk, d_v]
+    auto [k, v] = projected_keys_values(in);     // [B, h, Tk, d_k], [B, h, Tk, d_v] (rotated keys)
+    Tensor q = projected_queries(in, k.dim(2));  // [B, h, Tq, d_k] (rotated queries)
     attention_padding_mask("flash", in, b, k.dim(2));  // checks the mask is [B, Tk]
     flash::FlashOptions o;
     o.key_padding_mask = in.key_padding_mask;
@@ -78,10 +80,11 @@ class FlashAttention final : public ProjectedAttention {
 AttentionCapabilities capabilities() {
   AttentionCapabilities caps;
   caps.devices = {
-      {.device = DeviceKind::cpu, .dtypes = {DType::f32, DType::f64}},
+      {.device = DeviceKind::cpu, .dtypes = {DType::f32, DType::f64}, .positions = {.rotate = true}},
       {.device = DeviceKind::cuda,
        .dtypes = {DType::f32, DType::bf16},
-       .head_dims = {flash::kCudaHeadDims.begin(), flash::kCudaHeadDims.end()}},
+       .head_dims = {flash::kCudaHeadDims.begin(), flash::kCudaHeadDims.end()},
+       .positions = {.rotate = true}},
   };
   return caps;
 }

@@ -17,37 +17,46 @@ using namespace attnlab;
 class ScaledDotAttention final : public ProjectedAttention {
  public:
   explicit ScaledDotAttention(const BuildContext& ctx) : ProjectedAttention("scaled_dot", ctx) {
-    dropout_ = register_module("dropout", ctx.make_dropout(ctx.dropout.attention));
+    dropout_ = register_module("dropout", ctx.make_dropout(ctx.dropout.attention, DropoutSite::attention));
   }
 
   Tensor forward(const AttentionInputs& in) override {
     check_attention_input("scaled_dot", "query", in.query, d_model_);
-    Tensor q = split_heads(w_q_->forward(in.query), h_);  // [B, h, Tq, d_k]
-    auto [k, v] = projected_keys_values(in);  // [B, h, Tk, d_k], [B, h, Tk, d_v]
-    return w_o_->forward(merge_heads(core(q, k, v, in.key_padding_mask, in.causal, true)));  // [B, Tq, d]
+    auto [k, v] = projected_keys_values(in);          // [B, h, Tk, d_k], [B, h, Tk, d_v]
+    Tensor q = projected_queries(in, k.dim(2));       // [B, h, Tq, d_k]
+    return w_o_->forward(merge_heads(core(q, k, v, in, true)));  // [B, Tq, d]
   }
 
   Tensor attend(const AttentionCore& c) override {
     check_attention_core("scaled_dot", c);
-    return core(c.query, c.key, c.value, c.key_padding_mask, c.causal, false);
+    AttentionInputs masks;
+    masks.key_padding_mask = c.key_padding_mask;
+    masks.causal = c.causal;
+    return core(c.query, c.key, c.value, masks, false);
   }
 
  private:
-  // softmax(q k^T / sqrt(d_k) + masks) v: [B, h, Tq, d_k], [B, h, Tk, d_k], [B, h, Tk, d_v] ->
-  // [B, h, Tq, d_v], with the dropout plugin on the weights when `dropout`.
-  Tensor core(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_padding_mask, bool causal,
-              bool dropout) {
+  // softmax(q k^T / sqrt(d_k) + position terms + masks) v (+ position terms): [B, h, Tq, d_k],
+  // [B, h, Tk, d_k], [B, h, Tk, d_v] -> [B, h, Tq, d_v], with the dropout plugin on the weights
+  // when `dropout`. The masks and positions come from `in`.
+  Tensor core(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionInputs& in, bool dropout) {
     Tensor scores = scale(matmul(q, k, false, true), 1.0 / std::sqrt(static_cast<double>(q.dim(3))));
-    AttentionInputs masks;
-    masks.key_padding_mask = key_padding_mask;
-    Tensor mask = attention_padding_mask("scaled_dot", masks, q.dim(0), k.dim(2));  // [B, 1, 1, Tk]
-    Tensor weights = softmax(scores, mask, causal);                                // [B, h, Tq, Tk]
+    scores = add_position_scores(in, scores, q);
+    Tensor mask = attention_padding_mask("scaled_dot", in, q.dim(0), k.dim(2));  // [B, 1, 1, Tk]
+    Tensor weights = softmax(scores, mask, in.causal);                         // [B, h, Tq, Tk]
     if (dropout) weights = dropout_->forward(weights);
-    return matmul(weights, v);
+    return add_position_values(in, matmul(weights, v), weights);
   }
 
   std::shared_ptr<Dropout> dropout_;
 };
+
+// Every device and feature of the core ops, and every position hook.
+AttentionCapabilities capabilities() {
+  AttentionCapabilities caps;
+  for (auto& d : caps.devices) d.positions = PositionHooks::all();
+  return caps;
+}
 
 void register_plugins(Registry& registry) {
   registry.add_attention(
@@ -55,7 +64,8 @@ void register_plugins(Registry& registry) {
        .version = "1.0.0",
        .description = "multi-head scaled dot-product attention (Vaswani et al. 2017, sec. 3.2)",
        .options = {{"bias", OptionType::boolean, OptionValue(true),
-                    "learn biases in the Q, K, V and output projections"}}},
+                    "learn biases in the Q, K, V and output projections"}},
+       .capabilities = capabilities()},
       [](const BuildContext& ctx) { return std::make_shared<ScaledDotAttention>(ctx); });
 }
 

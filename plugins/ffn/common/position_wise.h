@@ -20,7 +20,7 @@ class PositionWiseFfn final : public FeedForward {
                                                             ctx.dtype, ctx.device));
     w2_ = register_module("w2", std::make_shared<nn::Linear>(ctx.dims.d_ff, d_model_, true, *ctx.init,
                                                             ctx.dtype, ctx.device));
-    dropout_ = register_module("dropout", ctx.make_dropout(ctx.dropout.ffn));
+    dropout_ = register_module("dropout", ctx.make_dropout(ctx.dropout.ffn, DropoutSite::ffn));
   }
 
   Tensor forward(const Tensor& x) override {

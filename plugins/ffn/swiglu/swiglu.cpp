@@ -23,7 +23,7 @@ class SwiGluFfn final : public FeedForward {
     w_ = register_module("w", std::make_shared<nn::Linear>(d_model_, d_ff, bias, *ctx.init, ctx.dtype, ctx.device));
     v_ = register_module("v", std::make_shared<nn::Linear>(d_model_, d_ff, bias, *ctx.init, ctx.dtype, ctx.device));
     w2_ = register_module("w2", std::make_shared<nn::Linear>(d_ff, d_model_, bias, *ctx.init, ctx.dtype, ctx.device));
-    dropout_ = register_module("dropout", ctx.make_dropout(ctx.dropout.ffn));
+    dropout_ = register_module("dropout", ctx.make_dropout(ctx.dropout.ffn, DropoutSite::ffn));
   }
 
   Tensor forward(const Tensor& x) override {

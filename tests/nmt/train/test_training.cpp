@@ -29,7 +29,7 @@ TEST_CASE("a tiny transformer learns to copy sequences to near-zero loss") {
 
 namespace {
 
-ExperimentConfig tiny_experiment(const fs::path& root, const std::string& run) {
+ExperimentConfig tiny_experiment(const fs::path& root, const std::string& run, const std::string& plugins = "") {
   const std::string toml = R"([experiment]
 name = "resume"
 seed = 3
@@ -60,7 +60,7 @@ checkpoint_every = 4
 checkpoint_every_seconds = 0
 keep_checkpoints = 2
 )";
-  ExperimentConfig c = parse_experiment(toml, (root / "resume.toml").string());
+  ExperimentConfig c = parse_experiment(toml + plugins, (root / "resume.toml").string());
   c.run_dir = (root / run).string();
   return c;
 }
@@ -107,6 +107,32 @@ TEST_CASE("an interrupted and resumed run ends with bit-identical weights") {
   };
   CHECK(read(root / "full/checkpoints/step-00000012.safetensors") ==
         read(root / "resumed/checkpoints/step-00000012.safetensors"));
+  fs::remove_all(root);
+}
+
+TEST_CASE("a resumed run is bit-identical with positions inside attention and site-aware dropout") {
+  // Relative positions (parameters in every self-attention layer) with DropHead, rotary positions
+  // with token dropout, ALiBi with a dropout rate that follows the step.
+  const std::string variants[] = {
+      "[model.positional]\nname = \"relative\"\nmax_distance = 4\n[model.dropout_plugin]\nname = \"drophead\"\n",
+      "[model.positional]\nname = \"rope\"\n[model.dropout_plugin]\nname = \"token\"\n",
+      "[model.positional]\nname = \"alibi\"\n[model.dropout_plugin]\nname = \"scheduled\"\nsteps = 10\n"};
+  const fs::path root = fs::temp_directory_path() / fmt::format("attnlab-resume-variants-{}", ::getpid());
+  TrainOptions quiet;
+  quiet.progress = false;
+  const Registry& registry = nmt::testing::plugins();
+  for (const std::string& v : variants) {
+    INFO(v);
+    fs::remove_all(root);
+    train(tiny_experiment(root, "full", v), registry, quiet);
+    TrainOptions crash = quiet;
+    crash.stop_after_step = 7;
+    train(tiny_experiment(root, "resumed", v), registry, crash);
+    CHECK(train(tiny_experiment(root, "resumed", v), registry, quiet).resumed_from == 4);
+    const auto a = final_state(root / "full"), b = final_state(root / "resumed");
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) REQUIRE(a[i] == b[i]);
+  }
   fs::remove_all(root);
 }
 

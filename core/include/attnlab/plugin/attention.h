@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "attnlab/module.h"
+#include "attnlab/plugin/attention_positions.h"
 
 namespace attnlab {
 
@@ -32,6 +33,10 @@ struct AttentionInputs {
   // Incremental decoding: when set, `key`/`value` hold only the new steps (self-attention) or
   // are ignored once the cache is filled (static_kv), and past projections come from the cache.
   KVCache* cache = nullptr;
+  // Self-attention only: the positional scheme's part in this layer (attention_positions.h),
+  // applied by plugins that declare its hooks; null when positions are only in the embeddings.
+  // The helpers of attention_util.h apply it at the offsets of the cache.
+  const AttentionPositions* positions = nullptr;
 };
 
 // The attention core on projected heads: no projections, no dropout.
@@ -61,6 +66,9 @@ struct AttentionDeviceSupport {
   // bf16, also for f32 tensors); unset: the tensors' own. The conformance kit then compares with
   // that dtype's tolerance, and `attnlab plugins` prints it.
   std::optional<DType> compute_dtype;
+  // The position hooks applied when AttentionInputs::positions is set; none by default, so that a
+  // plugin written before positions existed is refused for such schemes instead of ignoring them.
+  PositionHooks positions{};
 };
 
 // One entry per device kind the plugin runs on; a kind without an entry is not served. The

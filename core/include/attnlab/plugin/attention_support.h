@@ -19,12 +19,19 @@ struct AttentionNeeds {
   bool causal = true;
   bool incremental = true;
   bool attention_dropout = false;
+  // The hooks of the positional plugin `positional` inside self-attention (its PluginInfo's).
+  PositionHooks positions{};
+  std::string positional;
 };
 
 // Empty when the attention plugin `info` serves the model; otherwise one line naming the plugin,
 // what it does not support and what it supports on that device, e.g.
 //   attention plugin 'flash' does not support head size d_k = 512 on cuda (it supports on cuda:
-//   f32, bf16; head sizes 16, 32, 64, 128; padding mask, causal, incremental, attention dropout)
+//   f32, bf16; head sizes 16, 32, 64, 128; padding mask, causal, incremental, attention dropout;
+//   positions: rotation)
+// or, for a positional scheme it does not apply,
+//   attention plugin 'flash' does not support position score terms (positional plugin 'alibi'
+//   uses them) on cpu (it supports on cpu: ...)
 // `dtype` is the compute dtype of the model (f32, or bf16 in mixed precision).
 std::optional<std::string> check_attention_support(const PluginInfo& info, Device device, DType dtype,
                                                    std::int64_t d_k, std::int64_t d_v,

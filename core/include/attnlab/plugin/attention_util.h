@@ -33,6 +33,14 @@ std::pair<Tensor, Tensor> attention_keys_values(std::string_view plugin, const A
                                                 const std::function<Tensor(const Tensor&)>& project_keys,
                                                 const std::function<Tensor(const Tensor&)>& project_values);
 
+// Positions inside self-attention (AttentionInputs::positions; see attention_positions.h). Each is
+// the identity, or returns its tensor argument unchanged, when the inputs carry no positions.
+// The query offset of a call is keys - Tq: the new queries follow the cached positions.
+//   scores [B, h, Tq, Tk] (already scaled) + the score terms of q [B, h, Tq, d_k];
+Tensor add_position_scores(const AttentionInputs& inputs, const Tensor& scores, const Tensor& q);
+//   out [B, h, Tq, d_v] + the value terms of the weights [B, h, Tq, Tk].
+Tensor add_position_values(const AttentionInputs& inputs, const Tensor& out, const Tensor& weights);
+
 // The key padding mask as [B, 1, 1, Tk] for softmax (undefined when there is none); an Error
 // names the plugin and both shapes when it is not [batch, keys].
 Tensor attention_padding_mask(std::string_view plugin, const AttentionInputs& inputs, std::int64_t batch,
@@ -52,8 +60,12 @@ class ProjectedAttention : public Attention {
                      bool key_bias = true);
 
   // The keys and values of this call in the head layout, [B, h, Tk, d_k] and [B, h, Tk, d_v],
-  // through w_k and w_v and the cache protocol of attention_keys_values.
+  // through w_k and w_v and the cache protocol of attention_keys_values. With positions that
+  // rotate, the new keys are rotated at their positions before they join the cache.
   std::pair<Tensor, Tensor> projected_keys_values(const AttentionInputs& inputs);
+  // The queries of this call in the head layout, [B, h, Tq, d_k], through w_q; with positions
+  // that rotate, rotated at positions keys - Tq .. keys - 1 (`keys`: Tk of this call's keys).
+  Tensor projected_queries(const AttentionInputs& inputs, std::int64_t keys);
 
   std::string_view plugin_;
   std::int64_t d_model_, h_, d_k_, d_v_;

@@ -6,11 +6,17 @@
 //   inputs and parameters, zero weight on padding keys, causal masking, incremental decoding
 //   equal to full decoding (self-attention with a growing cache, cross-attention with a static
 //   one, and after a beam reorder), same seed same parameters and output (in training mode with
-//   attention dropout when the plugin serves it).
+//   attention dropout when the plugin serves it); for the position hooks the plugin applies on the
+//   device, with the kit's own scheme: incremental equal to full decoding, each hook changing the
+//   output, gradients, and the reference comparison.
 // positional: shape, offset consistency (incremental decoding), same encoding for every batch
-//   row, gradients, same seed same result.
+//   row, gradients, same seed same result; for a part inside attention: the declared hooks and
+//   no others, offsets continuing the sequence, dependence on the key - query distance only,
+//   gradients and same seed same result.
 // ffn: shape, position-wise (no mixing across positions), gradients, same seed same result.
-// dropout: identity in evaluation mode, same seed same mask, expectation preserved.
+// dropout: at each site (embedding, residual, attention, ffn) with an input of its shape, and at
+//   training steps 0 and 1000000: identity in evaluation mode and at rate 0, same seed same mask,
+//   the fraction dropped equal to rate(), expectation preserved.
 #include <optional>
 #include <string>
 #include <vector>

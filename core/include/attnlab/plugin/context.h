@@ -3,7 +3,9 @@
 // the plugin's own validated options.
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <string>
+#include <string_view>
 
 #include "attnlab/device.h"
 #include "attnlab/dtype.h"
@@ -34,6 +36,14 @@ struct DropoutRates {
   double ffn = 0.0;
 };
 
+// Where a dropout module is applied, and so what the axes of its input mean:
+//   embedding  the sums of token embeddings and positions, [B, T, d_model] (a T axis of tokens);
+//   residual   a sub-layer's output before its residual add, [B, T, d_model];
+//   attention  the attention weights, [B, h, Tq, Tk] (axis 1: heads);
+//   ffn        the feed-forward network's hidden activation, [B, T, d_ff].
+enum class DropoutSite : std::uint8_t { embedding, residual, attention, ffn };
+std::string_view dropout_site_name(DropoutSite site);
+
 struct BuildContext {
   ModelDims dims;
   DropoutRates dropout;
@@ -47,12 +57,20 @@ struct BuildContext {
   Generator* dropout_rng = nullptr;
   // The plugin's own options, validated against its declaration.
   Options options;
-  // The registry the plugin was found in, and the dropout plugin to use at every site.
+  // The registry the plugin was found in, and the dropout plugin to use at every site with the
+  // options the experiment gives it (its `rate` is set per site by make_dropout).
   const Registry* registry = nullptr;
   std::string dropout_plugin = "standard";
+  std::map<std::string, OptionValue> dropout_options;
+  // A dropout module's site (set by make_dropout for the dropout plugin it builds).
+  DropoutSite dropout_site = DropoutSite::residual;
+  // The optimizer step being trained (0 before the first update), owned by the model and set by
+  // the trainer before each update; null outside a model. For schedules of the step (a dropout
+  // rate that changes during training).
+  const std::int64_t* training_step = nullptr;
 
-  // A dropout module of the configured dropout plugin with rate p.
-  std::shared_ptr<Dropout> make_dropout(double p) const;
+  // A dropout module of the configured dropout plugin with rate p at `site`.
+  std::shared_ptr<Dropout> make_dropout(double p, DropoutSite site) const;
 };
 
 }  // namespace attnlab

@@ -15,8 +15,9 @@
 #include "attnlab/build_info.h"
 
 // Bump when attnlab_plugin_entry_t or the meaning of its fields changes, including what
-// register_fn is given to fill in (version 2: PluginInfo carries the attention capabilities).
-#define ATTNLAB_PLUGIN_ABI_VERSION 2u
+// register_fn is given to fill in (version 2: PluginInfo carries the attention capabilities;
+// version 3: positions inside attention, dropout sites and the step in the build context).
+#define ATTNLAB_PLUGIN_ABI_VERSION 3u
 #define ATTNLAB_PLUGIN_ENTRY_SYMBOL "attnlab_plugin_entry"
 
 extern "C" {

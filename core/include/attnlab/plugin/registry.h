@@ -26,6 +26,9 @@ struct PluginInfo {
   // Attention plugins: the devices, dtypes, head sizes and features they serve
   // (attnlab/plugin/attention_support.h checks a model against them). Other families ignore it.
   AttentionCapabilities capabilities;
+  // Positional plugins: the hooks their part inside self-attention uses (attention_positions.h),
+  // which the model's attention plugin must apply. Other families ignore it.
+  PositionHooks positions{};
   std::string source = "built-in";  // the library file it was loaded from
 };
 

@@ -3,6 +3,7 @@
 // one checkpoint file, with the run's vocabulary; translation by beam search; teacher-forced
 // scoring of given translations.
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,10 +53,21 @@ class TransformerStepModel final : public StepModel {
 std::vector<std::vector<std::int64_t>> translate_ids(Transformer& model, const std::vector<std::vector<std::int32_t>>& sources,
                                                      const BeamOptions& options, std::int64_t batch_tokens,
                                                      Device device);
+// The same with an ensemble (ensemble.h): one beam search over the members' combined
+// log-probabilities. One member gives translate_ids of that model.
+std::vector<std::vector<std::int64_t>> translate_ids(const std::vector<Transformer*>& models,
+                                                     const std::vector<std::vector<std::int32_t>>& sources,
+                                                     const BeamOptions& options, std::int64_t batch_tokens,
+                                                     Device device);
 
-// Text in, text out: SentencePiece encoding, beam search, decoding.
-std::vector<std::string> translate(LoadedModel& loaded, const std::vector<std::string>& sources,
+// Text in, text out: SentencePiece encoding, beam search, decoding. Several members translate as
+// an ensemble (they must share a vocabulary: load_ensemble).
+std::vector<std::string> translate(std::span<LoadedModel> members, const std::vector<std::string>& sources,
                                    const BeamOptions& options, std::int64_t batch_tokens = 4096);
+inline std::vector<std::string> translate(LoadedModel& loaded, const std::vector<std::string>& sources,
+                                          const BeamOptions& options, std::int64_t batch_tokens = 4096) {
+  return translate(std::span<LoadedModel>(&loaded, 1), sources, options, batch_tokens);
+}
 
 // Teacher-forced log-probability of each target given its source (sum over target pieces and
 // eos), and the number of pieces scored.
@@ -63,7 +75,11 @@ struct SentenceScore {
   double log_prob = 0.0;
   std::int64_t tokens = 0;
 };
-std::vector<SentenceScore> score_pairs(LoadedModel& loaded, const std::vector<std::string>& sources,
+std::vector<SentenceScore> score_pairs(std::span<LoadedModel> members, const std::vector<std::string>& sources,
                                        const std::vector<std::string>& targets);
+inline std::vector<SentenceScore> score_pairs(LoadedModel& loaded, const std::vector<std::string>& sources,
+                                              const std::vector<std::string>& targets) {
+  return score_pairs(std::span<LoadedModel>(&loaded, 1), sources, targets);
+}
 
 }  // namespace attnlab::nmt

@@ -5,12 +5,14 @@
 //   <run_dir>/eval/<set>.json   EvalRecord as JSON (keys named as the fields)
 //   <run_dir>/eval/<set>.hyp    the translations, one per line
 //
-// <set> is "dev" or "test" for the run's own sets, otherwise the name of the source file. Written
+// <set> is "dev" or "test" for the run's own sets, otherwise the name of the source file, with
+// "-ensemble" appended when several models were evaluated as one. Written
 // atomically; a later evaluation of the same set replaces both files.
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace attnlab::nmt {
 
@@ -30,6 +32,7 @@ struct EvalRecord {
   std::int64_t beam = 4;
   double alpha = 0.6;
   double decode_seconds = 0.0;
+  std::vector<std::string> ensemble;  // the members' checkpoints when an ensemble was evaluated
 };
 
 std::string eval_record_to_json(const EvalRecord& record);

@@ -1,6 +1,7 @@
 #pragma once
 // Teacher-forced scores of a model on a corpus: per-wordpiece perplexity, as Table 3 reports it.
 #include <cstdint>
+#include <vector>
 
 #include "attnlab/nmt/data/encoded.h"
 #include "attnlab/nmt/model/transformer.h"
@@ -22,5 +23,8 @@ struct CorpusScores {
 // batch_tokens target tokens.
 CorpusScores score_corpus(Transformer& model, const EncodedCorpus& corpus, std::int64_t batch_tokens,
                           double label_smoothing, Device device);
+// The same for an ensemble, whose log-probabilities are its members' combined (ensemble.h).
+CorpusScores score_corpus(const std::vector<Transformer*>& models, const EncodedCorpus& corpus,
+                          std::int64_t batch_tokens, double label_smoothing, Device device);
 
 }  // namespace attnlab::nmt

@@ -1,6 +1,7 @@
 #pragma once
 // Evaluating a trained model on a parallel set: per-wordpiece perplexity (teacher forcing, with
 // and without label smoothing) and BLEU of beam-search translations in the configured mode.
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,12 @@ BleuConfig bleu_config_for(const EvalConfig& eval);
 
 // Scores `loaded` on source/reference files. BLEU compares the decoded translations with the
 // reference lines as they are in the file.
-Evaluation evaluate_model(LoadedModel& loaded, const std::string& source_file, const std::string& reference_file,
-                          const EvalConfig& eval);
+// Several members are evaluated as one ensemble (ensemble.h).
+Evaluation evaluate_model(std::span<LoadedModel> members, const std::string& source_file,
+                          const std::string& reference_file, const EvalConfig& eval);
+inline Evaluation evaluate_model(LoadedModel& loaded, const std::string& source_file, const std::string& reference_file,
+                                 const EvalConfig& eval) {
+  return evaluate_model(std::span<LoadedModel>(&loaded, 1), source_file, reference_file, eval);
+}
 
 }  // namespace attnlab::nmt

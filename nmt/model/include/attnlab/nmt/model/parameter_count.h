@@ -2,8 +2,9 @@
 // Parameter counts of a Transformer configuration without building the whole model: one
 // attention, one feed-forward and one positional module are built at the configuration's
 // dimensions through the registry (so any plugin counts correctly) and composed:
-//   V d_model (shared embedding) + N_enc (attn + ffn + 2 norm) + N_dec (2 attn + ffn + 3 norm)
-//   + 2 positional, with norm = 2 d_model (LayerNorm gain and bias).
+//   V d_model (shared embedding) + N_enc (attn + pos + ffn + 2 norm) + N_dec (2 attn + pos + ffn
+//   + 3 norm) + 2 positional, with pos the positions inside one self-attention layer and
+//   norm = 2 d_model (LayerNorm gain and bias).
 // Equal to Transformer::parameter_count() of the built model.
 #include <cstdint>
 
@@ -18,6 +19,8 @@ struct ParameterCount {
   std::int64_t ffn = 0;         // one feed-forward module
   std::int64_t norm = 0;        // one layer norm
   std::int64_t positional = 0;  // one positional module (there are two: source and target)
+  // The positional scheme's part in one self-attention layer (one per encoder and decoder layer).
+  std::int64_t attention_positions = 0;
   std::int64_t total = 0;
 };
 

@@ -2,7 +2,9 @@
 // The encoder-decoder Transformer of Vaswani et al. (2017), section 3:
 //   * one embedding matrix E [V, d_model] shared by the source embedding, the target embedding
 //     and the pre-softmax projection (logits = h E^T), embeddings scaled by sqrt(d_model);
-//   * positional encodings (a plugin) added at the bottom of both stacks, then dropout;
+//   * positional encodings (a plugin) added at the bottom of both stacks, then dropout; a scheme
+//     that acts inside attention (rope, alibi, relative) adds its part to every self-attention
+//     layer ("self_attn_positions", with that layer's parameters, if any);
 //   * post-norm residual blocks LayerNorm(x + Dropout(Sublayer(x))):
 //       encoder layer: self-attention, feed-forward;
 //       decoder layer: causal self-attention, attention over the encoder output, feed-forward.
@@ -20,12 +22,14 @@ namespace attnlab::nmt {
 
 class EncoderLayer : public Module {
  public:
-  EncoderLayer(const BuildContext& ctx, const TransformerConfig& config);
+  // `positional` builds the layer's part of a scheme that acts inside self-attention.
+  EncoderLayer(const BuildContext& ctx, const TransformerConfig& config, const PositionalEncoding& positional);
   // x [B, S, d]; src_mask [B, S] additive (0 / -inf)
   Tensor forward(const Tensor& x, const Tensor& src_mask);
 
  private:
   std::shared_ptr<Attention> self_attn_;
+  std::shared_ptr<AttentionPositions> positions_;  // null when positions are only in the embeddings
   std::shared_ptr<FeedForward> ffn_;
   std::shared_ptr<nn::LayerNorm> norm1_, norm2_;
   std::shared_ptr<Dropout> drop1_, drop2_;
@@ -40,12 +44,13 @@ struct DecoderLayerState {
 
 class DecoderLayer : public Module {
  public:
-  DecoderLayer(const BuildContext& ctx, const TransformerConfig& config);
+  DecoderLayer(const BuildContext& ctx, const TransformerConfig& config, const PositionalEncoding& positional);
   // y [B, T, d]; memory [B, S, d]; state non-null for incremental decoding (y is then the new steps).
   Tensor forward(const Tensor& y, const Tensor& memory, const Tensor& src_mask, DecoderLayerState* state);
 
  private:
   std::shared_ptr<Attention> self_attn_, cross_attn_;
+  std::shared_ptr<AttentionPositions> positions_;  // the self-attention's; null when none
   std::shared_ptr<FeedForward> ffn_;
   std::shared_ptr<nn::LayerNorm> norm1_, norm2_, norm3_;
   std::shared_ptr<Dropout> drop1_, drop2_, drop3_;
@@ -87,6 +92,10 @@ class Transformer : public Module {
   // Which attention plugin built the attention layers, and why when it is the fallback.
   const AttentionResolution& attention() const { return attention_; }
   const Tensor& embedding() const { return embedding_; }
+  // The optimizer step being trained, for plugins that schedule by it (BuildContext::training_step);
+  // the trainer sets it before each update.
+  void set_training_step(std::int64_t step) { training_step_ = step; }
+  std::int64_t training_step() const { return training_step_; }
 
  private:
   Tensor embed(const Tensor& ids, PositionalEncoding& positional, std::int64_t offset);
@@ -96,6 +105,7 @@ class Transformer : public Module {
   DType dtype_;
   Device device_;
   Tensor embedding_;  // [V, d_model]
+  std::int64_t training_step_ = 0;
   std::shared_ptr<PositionalEncoding> src_positional_, tgt_positional_;
   std::shared_ptr<Dropout> src_dropout_, tgt_dropout_;
   std::vector<std::shared_ptr<EncoderLayer>> encoder_;

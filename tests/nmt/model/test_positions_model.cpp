@@ -1,0 +1,138 @@
+// Transformers whose positions live inside attention (rope, alibi, relative): incremental decoding
+// equals full decoding, the parameters are counted and named per layer, gradients are correct, and
+// an attention plugin that cannot apply the scheme is refused before anything is built.
+#include <doctest/doctest.h>
+
+#include "attnlab/autograd.h"
+#include "attnlab/nmt/model/parameter_count.h"
+#include "attnlab/ops.h"
+#include "attnlab/testing/gradcheck.h"
+#include "nmt_testing.h"
+
+using namespace attnlab;
+using namespace attnlab::nmt;
+using nmt::testing::plugins;
+
+namespace {
+
+Tensor ids(const Shape& shape, const std::vector<std::int64_t>& values) {
+  return Tensor::from_vector<std::int64_t>(shape, values);
+}
+
+TransformerConfig config_with(const std::string& positional) {
+  TransformerConfig c = nmt::testing::tiny_config(11);
+  c.dims.d_k = 4;  // rope rotates pairs of dimensions
+  c.encoder_layers = 2;
+  c.decoder_layers = 2;
+  c.positional.name = positional;
+  if (positional == "relative") c.positional.options["max_distance"] = std::int64_t{2};
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("with positions inside attention, incremental decoding gives the logits of full decoding") {
+  for (const char* positional : {"rope", "alibi", "relative"}) {
+    INFO(positional);
+    Generator init(5), drop(6);
+    Transformer model(config_with(positional), plugins(), init, drop);
+    model.eval();
+    NoGradGuard no_grad;
+    Tensor src = ids({2, 4}, {4, 5, 6, 3, 7, 8, 3, 0});
+    Tensor tgt = ids({2, 6}, {2, 4, 5, 6, 7, 8, 2, 8, 9, 10, 4, 5});
+    const auto full = model.forward(src, tgt).to_vector<double>();
+    Encoded enc = model.encode(src);
+    DecoderState state = model.start_decoding();
+    std::vector<Tensor> steps;
+    for (const Tensor& step : split(tgt, 1, {1, 1, 1, 1, 1, 1}))
+      steps.push_back(model.project(model.decode(step, enc, &state)));
+    const auto inc = concat(steps, 1).to_vector<double>();
+    REQUIRE(inc.size() == full.size());
+    for (std::size_t i = 0; i < inc.size(); ++i) REQUIRE(inc[i] == doctest::Approx(full[i]).epsilon(1e-5));
+    // The scheme matters: the same weights without it give other logits.
+    TransformerConfig none = config_with("none");
+    Generator init2(5), drop2(6);
+    Transformer plain(none, plugins(), init2, drop2);
+    plain.eval();
+    CHECK(plain.forward(src, tgt).to_vector<double>() != full);
+  }
+}
+
+TEST_CASE("relative positions are parameters of each self-attention layer, and counted") {
+  const TransformerConfig c = config_with("relative");
+  Generator init(1), drop(2);
+  Transformer model(c, plugins(), init, drop);
+  std::vector<std::string> names;
+  for (const auto& [name, t] : model.named_parameters())
+    if (name.find("self_attn_positions") != std::string::npos) names.push_back(name);
+  CHECK(names == std::vector<std::string>{"encoder.layers.0.self_attn_positions.relative_keys",
+                                          "encoder.layers.0.self_attn_positions.relative_values",
+                                          "encoder.layers.1.self_attn_positions.relative_keys",
+                                          "encoder.layers.1.self_attn_positions.relative_values",
+                                          "decoder.layers.0.self_attn_positions.relative_keys",
+                                          "decoder.layers.0.self_attn_positions.relative_values",
+                                          "decoder.layers.1.self_attn_positions.relative_keys",
+                                          "decoder.layers.1.self_attn_positions.relative_values"});
+  const ParameterCount p = count_parameters(c, plugins());
+  CHECK(p.attention_positions == 5 * (4 + 5));  // 2k + 1 distances, d_k keys and d_v values
+  CHECK(p.total == model.parameter_count());
+  for (const char* positional : {"rope", "alibi"}) {
+    Generator i2(1), d2(2);
+    Transformer m(config_with(positional), plugins(), i2, d2);
+    CHECK(count_parameters(config_with(positional), plugins()).total == m.parameter_count());
+  }
+}
+
+TEST_CASE("a transformer with relative positions passes a finite-difference gradient check") {
+  TransformerConfig c = config_with("relative");
+  c.encoder_layers = 1;
+  c.decoder_layers = 1;
+  c.dims = {.d_model = 4, .n_heads = 2, .d_k = 2, .d_v = 2, .d_ff = 6, .max_length = 16};
+  Generator init(7), drop(8);
+  Transformer model(c, plugins(), init, drop, DType::f64);
+  model.eval();
+  Tensor src = ids({2, 3}, {4, 5, 3, 6, 3, 0});
+  Tensor tgt_in = ids({2, 3}, {2, 4, 5, 2, 6, 0});
+  Tensor tgt_out = ids({6}, {4, 5, 3, 6, 3, 0});
+  auto result = attnlab::testing::gradcheck(
+      [&](const std::vector<Tensor>&) {
+        Tensor logits = model.forward(src, tgt_in).reshape({6, 11});
+        return cross_entropy(logits, tgt_out, 0.1, 0).loss_sum.reshape({1});
+      },
+      {}, {}, model.parameters());
+  CHECK_MESSAGE(result.ok, result.message);
+}
+
+TEST_CASE("a model whose attention cannot apply its positional scheme is refused naming both") {
+  TransformerConfig c = config_with("alibi");
+  c.attention.name = "flash";
+  Generator init(1), drop(2);
+  CHECK_THROWS_WITH_AS(Transformer(c, plugins(), init, drop),
+                       doctest::Contains("attention plugin 'flash' does not support position score terms "
+                                         "(positional plugin 'alibi' uses them) on cpu"),
+                       Error);
+  // rope needs only rotation, which flash applies before its kernels.
+  c.positional.name = "rope";
+  Transformer rope(c, plugins(), init, drop);
+  CHECK(rope.attention().choice.name == "flash");
+  // With a fallback, the fallback serves the scheme flash cannot.
+  c.positional.name = "relative";
+  c.attention.fallback = "scaled_dot";
+  Transformer relative(c, plugins(), init, drop);
+  CHECK(relative.attention().choice.name == "scaled_dot");
+  CHECK(relative.attention().notice.find("positional plugin 'relative'") != std::string::npos);
+}
+
+TEST_CASE("flash with rope gives scaled_dot's logits") {
+  TransformerConfig c = config_with("rope");
+  Generator i1(3), d1(4), i2(3), d2(4);
+  Transformer a(c, plugins(), i1, d1);
+  c.attention.name = "flash";
+  Transformer b(c, plugins(), i2, d2);
+  a.eval();
+  b.eval();
+  Tensor src = ids({2, 4}, {4, 5, 6, 3, 7, 8, 3, 0});
+  Tensor tgt = ids({2, 3}, {2, 4, 5, 2, 8, 9});
+  const auto x = a.forward(src, tgt).to_vector<double>(), y = b.forward(src, tgt).to_vector<double>();
+  for (std::size_t i = 0; i < x.size(); ++i) REQUIRE(x[i] == doctest::Approx(y[i]).epsilon(1e-4));
+}
