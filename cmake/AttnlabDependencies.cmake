@@ -16,6 +16,17 @@ pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)  # Unicode-property
 find_package(ZLIB REQUIRED)                                  # .gz corpora
 find_package(nlohmann_json 3 REQUIRED)                       # checkpoint metadata, metrics
 find_package(CLI11 2 REQUIRED)                                # the command line (typed, checked options)
+# TensorBoard event files (protoc and libprotobuf-lite). Debian's libsentencepiece carries its own,
+# older copy of protobuf-lite and exports its symbols (libsentencepiece_train calls them), so the
+# two copies must not see each other: the runtime is linked statically (attnlab_protobuf_lite) and
+# its symbols are kept out of the program's dynamic symbol table (--exclude-libs), so that each
+# library's calls stay with its own copy.
+find_package(Protobuf 3 REQUIRED)
+find_library(ATTNLAB_PROTOBUF_LITE_STATIC NAMES libprotobuf-lite.a REQUIRED)
+add_library(attnlab_protobuf_lite STATIC IMPORTED)
+set_target_properties(attnlab_protobuf_lite PROPERTIES IMPORTED_LOCATION ${ATTNLAB_PROTOBUF_LITE_STATIC}
+                      INTERFACE_INCLUDE_DIRECTORIES "${Protobuf_INCLUDE_DIRS}" INTERFACE_LINK_LIBRARIES Threads::Threads
+                      INTERFACE_LINK_OPTIONS "LINKER:--exclude-libs,libprotobuf-lite.a")
 
 if(ATTNLAB_BUILD_TESTS)
   find_package(doctest REQUIRED)

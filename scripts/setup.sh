@@ -13,6 +13,7 @@ packages=(
   libsentencepiece-dev sentencepiece
   libxxhash-dev zlib1g-dev nlohmann-json3-dev libcli11-dev
   libpcre2-dev
+  libprotobuf-dev protobuf-compiler python3-protobuf  # TensorBoard event files (and their read-back test)
   libopenmpi-dev openmpi-bin   # data-parallel training (mpirun, srun)
   slurm-wlm munge              # suites as Slurm job arrays; the tests start a one-node cluster
 )

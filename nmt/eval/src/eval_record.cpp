@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/error.h"
+#include "attnlab/nmt/io/event_file.h"
 #include "attnlab/nmt/io/file_util.h"
 
 namespace attnlab::nmt {
@@ -76,6 +77,10 @@ std::string write_eval_record(const std::string& run_dir, const EvalRecord& reco
   if (!hypotheses.empty()) detail::write_file_atomic((dir / (record.set + ".hyp")).string(), hypotheses);
   const std::string path = (dir / (record.set + ".json")).string();
   detail::write_file_atomic(path, eval_record_to_json(record));
+  // The figures also go to TensorBoard, beside the run's training curves, at the evaluated step.
+  EventFileWriter events(run_dir, "eval-" + record.set);
+  events.scalar(record.set + "/bleu", record.step, record.bleu);
+  events.scalar(record.set + "/ppl", record.step, record.ppl);
   return path;
 }
 

@@ -4,6 +4,7 @@
 //
 //   <run_dir>/eval/<set>.json   EvalRecord as JSON (keys named as the fields)
 //   <run_dir>/eval/<set>.hyp    the translations, one per line
+//   <run_dir>/events.out.tfevents.*.eval-<set>   <set>/bleu and <set>/ppl for TensorBoard
 //
 // <set> is "dev" or "test" for the run's own sets, otherwise the name of the source file, with
 // "-ensemble" appended when several models were evaluated as one. Written
