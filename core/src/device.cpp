@@ -1,6 +1,8 @@
 #include "attnlab/device.h"
 
 #include <charconv>
+#include <fstream>
+#include <thread>
 
 #include "attnlab/error.h"
 #include "cuda/launch.h"
@@ -36,6 +38,23 @@ std::string available_devices() {
   std::string out = "cpu";
   for (int i = 0; i < cuda_device_count(); ++i) out += fmt::format(", cuda:{}", i);
   return out;
+}
+
+std::string describe_device(Device device) {
+  check_device_available(device);
+  if (device.is_cuda()) {
+    std::string text;
+    ATTNLAB_CUDA_ONLY("describe_device", text = cuda::describe(device.index));
+    return text;
+  }
+  std::string model = "unknown CPU";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  return fmt::format("{}, {} threads", model, std::thread::hardware_concurrency());
 }
 
 void check_device_available(Device device) {

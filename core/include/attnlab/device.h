@@ -36,6 +36,11 @@ bool cuda_built();
 int cuda_device_count();
 // The devices this process can use, e.g. "cpu" or "cpu, cuda:0, cuda:1".
 std::string available_devices();
+// What `device` is, for records of where a run ran: the CPU's model name and its hardware
+// threads ("AMD EPYC 9R14, 2 threads"), or the GPU's name, memory, compute capability and the
+// driver's CUDA version ("NVIDIA H200, 139.8 GiB, sm_90, driver CUDA 12.8"). Throws DeviceError
+// as check_device_available does.
+std::string describe_device(Device device);
 // Throws DeviceError unless `device` can be used here: the CPU always; cuda:N when this build has
 // the CUDA backend and more than N devices are visible. The message names the device, why it is
 // unavailable and what is available. Programs call it before any other work.

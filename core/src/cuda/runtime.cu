@@ -1,6 +1,7 @@
 // CUDA device queries, the caching device allocator (and the scratch buffers of scratch.h over
 // it), copies and fills. Everything is queued on the device's context stream (cuda/context.h).
 #include <array>
+#include <cstdio>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -87,6 +88,17 @@ int device_count(std::string* why) {
   }
   if (why) *why = count == 0 ? "cudaGetDeviceCount reports 0 devices" : "";
   return count;
+}
+
+std::string describe(int index) {
+  cudaDeviceProp p{};
+  ATTNLAB_CUDA_CHECK(cudaGetDeviceProperties(&p, index));
+  int driver = 0;
+  ATTNLAB_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  char memory[32];
+  std::snprintf(memory, sizeof(memory), "%.1f GiB", static_cast<double>(p.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
+  return std::string(p.name) + ", " + memory + ", sm_" + std::to_string(p.major) + std::to_string(p.minor) +
+         ", driver CUDA " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
 }
 
 Allocator& allocator(int index) {

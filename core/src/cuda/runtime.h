@@ -16,6 +16,8 @@ namespace attnlab::cuda {
 // Visible CUDA devices; 0 when the driver or the devices are missing. With `why`, the reason
 // there are none (the error of cudaGetDeviceCount), or "" when there are some.
 int device_count(std::string* why = nullptr);
+// "NVIDIA H200, 139.8 GiB, sm_90, driver CUDA 12.8" (attnlab::describe_device).
+std::string describe(int index);
 // The caching allocator of device `index` (caching_allocator.h over cudaMalloc / cudaFree).
 Allocator& allocator(int index);
 // bytes from src to dst between any two devices (host included). Copies to or from the host are

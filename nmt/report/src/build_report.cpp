@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/error.h"
+#include "attnlab/nmt/io/file_util.h"
+#include "attnlab/nmt/train/manifest.h"
 #include "report_sources.h"
 #include "writers.h"
 
@@ -160,6 +162,37 @@ Report collect_suite(const std::string& run_dir, const ReportOptions& options) {
 
 }  // namespace
 
+namespace {
+
+// Each run's manifest against the base row's first one, outside what the run's row sets itself.
+void compare_manifests(Report& report, const ReportRow& base) {
+  const auto with_manifest = std::find_if(base.runs.begin(), base.runs.end(), [](const ReportRun& r) { return !r.manifest.empty(); });
+  if (with_manifest == base.runs.end()) return;
+  std::string reference;
+  try {
+    reference = detail::read_file_bytes(with_manifest->manifest, "run manifest");
+  } catch (const std::exception& e) {
+    report.warnings.push_back(e.what());
+    return;
+  }
+  for (ReportRow& row : report.rows) {
+    std::vector<std::string> keys;
+    for (const auto& [key, value] : row.settings) keys.push_back(key);
+    const std::vector<std::string> exempt = row_manifest_exemptions(keys);
+    for (ReportRun& run : row.runs) {
+      if (run.manifest.empty()) continue;
+      try {
+        run.manifest_differences =
+            manifest_differences(reference, detail::read_file_bytes(run.manifest, "run manifest"), exempt);
+      } catch (const std::exception& e) {
+        report.warnings.push_back(fmt::format("{}: {}", run.manifest, e.what()));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 Report build_report(const std::string& run_dir, const ReportOptions& options) {
   Report report = is_train_run_folder(run_dir) ? collect_train_run(run_dir) : collect_suite(run_dir, options);
   report.bootstrap_samples = options.bootstrap_samples;
@@ -202,6 +235,7 @@ Report build_report(const std::string& run_dir, const ReportOptions& options) {
   base_it->is_base = true;
   report.base_row = base_it->name;
   const ReportRow& base = *base_it;
+  compare_manifests(report, base);
 
   // Per-sentence statistics of a row, its seeds pooled (summed per sentence). Empty with a note
   // when something is missing.

@@ -8,6 +8,7 @@
 
 #include "attnlab/error.h"
 #include "attnlab/nmt/train/training_summary.h"
+#include "attnlab/nmt/train/manifest.h"
 
 namespace attnlab::nmt {
 
@@ -25,6 +26,7 @@ TrainingSummary read_run_files_and_summary(ReportRun& run, Report& report) {
   TrainingSummary t = read_training_summary(fs::path(run.dir) / "metrics.jsonl");
   run.train_loss = t.train_loss;
   run.dev_ppl = t.dev_ppl;
+  if (const fs::path m = fs::path(run.dir) / kManifestFile; fs::exists(m)) run.manifest = m.string();
   try {
     run.evals = read_eval_records(run.dir);
   } catch (const std::exception& e) {

@@ -63,6 +63,25 @@ bool any_bootstrap(const Report& r) {
   return std::any_of(r.rows.begin(), r.rows.end(), [](const ReportRow& row) { return row.bootstrap.has_value(); });
 }
 
+bool any_manifest(const Report& r) {
+  for (const ReportRow& row : r.rows)
+    for (const ReportRun& run : row.runs)
+      if (!run.manifest.empty()) return true;
+  return false;
+}
+
+// "same" when every run's manifest agrees with the base row's, "differs" when one does not,
+// "none" when the row's folders have none.
+std::string manifest_status(const ReportRow& row) {
+  bool any = false;
+  for (const ReportRun& run : row.runs) {
+    if (run.manifest.empty()) continue;
+    any = true;
+    if (!run.manifest_differences.empty()) return "differs";
+  }
+  return any ? "same" : "none";
+}
+
 Table build_table(const Report& report) {
   Table t;
   const bool paper = any_paper(report), boot = any_bootstrap(report);
@@ -84,6 +103,8 @@ Table build_table(const Report& report) {
     t.columns.push_back({"test BLEU", "test BLEU", true});
   }
   if (boot) t.columns.push_back({"p", "$p$", true});
+  const bool manifests = any_manifest(report);
+  if (manifests) t.columns.push_back({"manifest", "manifest", false});
   if (paper) {
     t.columns.push_back({"paper PPL", "paper PPL", true});
     t.columns.push_back({"paper BLEU", "paper BLEU", true});
@@ -113,6 +134,7 @@ Table build_table(const Report& report) {
       c.push_back(stat_cell(row.test_bleu, 2));
     }
     if (boot) c.push_back(num_cell(row.bootstrap ? fixed(row.bootstrap->p_value, 3) : ""));
+    if (manifests) c.push_back(text_cell(manifest_status(row)));
     if (paper) {
       const auto opt = [](const std::optional<double>& v, int digits) { return v ? fixed(*v, digits) : std::string(); };
       c.push_back(num_cell(row.paper ? opt(row.paper->ppl, 2) : ""));
@@ -189,6 +211,22 @@ std::vector<std::string> notes(const Report& report) {
         out.push_back(fmt::format("{} (seed {}) failed: {}", row.name, run.seed, run.error.empty() ? "no error recorded" : run.error));
     if (!row.bootstrap_note.empty() && !row.is_base && row.done > 0)
       out.push_back(fmt::format("{}: no bootstrap test: {}", row.name, row.bootstrap_note));
+  }
+  if (any_manifest(report)) {
+    out.push_back(fmt::format("manifest: each run's manifest.json (versions, plugin files and hashes, data and "
+                              "vocabulary hashes, machine, configuration) against the base row's; \"differs\" "
+                              "where they disagree in anything the row does not set itself"));
+    for (const ReportRow& row : report.rows)
+      for (const ReportRun& run : row.runs) {
+        if (run.manifest.empty()) continue;
+        std::string line = fmt::format("manifest of {} (seed {}): {}", row.name, run.seed, display_path(run.manifest));
+        if (!run.manifest_differences.empty()) {
+          line += "; differs from the base row's in";
+          for (std::size_t i = 0; i < run.manifest_differences.size(); ++i)
+            line += (i ? "; " : " ") + run.manifest_differences[i];
+        }
+        out.push_back(line);
+      }
   }
   for (const auto& w : report.warnings) out.push_back(fmt::format("warning: {}", w));
   return out;

@@ -1,4 +1,5 @@
 #include "attnlab/nmt/train/trainer.h"
+#include "attnlab/nmt/train/manifest.h"
 
 #include <algorithm>
 #include <atomic>
@@ -150,6 +151,9 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
   TrainResult result;
   result.parameters = model.parameter_count();
   resume(state, store, data.vocab, result, log, *comm);
+  if (root)  // at every start, after the resume has fixed the step
+    write_manifest(config.run_dir, build_manifest(config, resolved, model.attention().choice, registry, data, device,
+                                                  state.step()));
   MetricsLog metrics(root ? (fs::path(config.run_dir) / "metrics.jsonl").string() : std::string(), state.step());
   log(model_line(state, result.parameters, model, device, tc.precision));
   if (comm->size() > 1)

@@ -9,7 +9,11 @@
 #include <unistd.h>
 
 #include "cpu/bf16_gemm.h"
+#include <nlohmann/json.hpp>
+
 #include "attnlab/nmt/checkpoint/checkpoint_store.h"
+#include "attnlab/nmt/io/hash.h"
+#include "attnlab/nmt/train/manifest.h"
 #include "attnlab/nmt/train/optimizer.h"
 #include "attnlab/nmt/train/trainer.h"
 #include "attnlab/ops.h"
@@ -107,6 +111,18 @@ TEST_CASE("an interrupted and resumed run ends with bit-identical weights") {
   };
   CHECK(read(root / "full/checkpoints/step-00000012.safetensors") ==
         read(root / "resumed/checkpoints/step-00000012.safetensors"));
+  // The manifest was written at both starts: the first is in the history, the second says step 4.
+  const auto manifest = nlohmann::json::parse(read(root / "resumed/manifest.json"));
+  CHECK(manifest["step"] == 4);
+  const std::string history = read(root / "resumed/manifest-history.jsonl");
+  CHECK(std::count(history.begin(), history.end(), '\n') == 1);
+  CHECK(nlohmann::json::parse(history.substr(0, history.find('\n')))["step"] == 0);
+  const std::string plugin = manifest["plugins"]["attention"]["file"];
+  CHECK(manifest["plugins"]["attention"]["hash"] == hash_file(plugin));
+  CHECK(manifest["data"]["train_source"]["hash"] == hash_file(manifest["data"]["train_source"]["path"]));
+  CHECK(manifest["vocabulary"]["hash"] != "");
+  CHECK(manifest["machine"]["description"].get<std::string>().find("threads") != std::string::npos);
+  CHECK(manifest_differences(read(root / "full/manifest.json"), manifest.dump()).empty());
   fs::remove_all(root);
 }
 

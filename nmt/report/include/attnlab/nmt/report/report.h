@@ -43,6 +43,10 @@ struct ReportRun {
   std::vector<CurvePoint> train_loss, dev_ppl;  // from metrics.jsonl
   std::string dev_reference;                    // resolved path ("" when unknown)
   std::map<std::string, EvalRecord> evals;      // what attnlab eval recorded in the folder, by set
+  std::string manifest;                         // its manifest.json ("" when the folder has none)
+  // Where the manifest disagrees with the base row's (first seed's), leaving out what the row sets
+  // itself (manifest_differences, row_manifest_exemptions): "path: a vs b".
+  std::vector<std::string> manifest_differences;
 };
 
 // One metric of one row beside the paper: the paper's change for the same row (its row minus its
