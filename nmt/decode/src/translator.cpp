@@ -6,6 +6,7 @@
 
 #include "attnlab/autograd.h"
 #include "attnlab/nmt/checkpoint/checkpoint_store.h"
+#include "attnlab/nmt/data/prepared_data.h"
 #include "attnlab/nmt/decode/ensemble.h"
 #include "attnlab/nmt/io/hash.h"
 #include "attnlab/ops.h"
@@ -44,6 +45,30 @@ std::vector<std::vector<std::size_t>> length_batches(const std::vector<std::size
   return batches;
 }
 
+// Whether the data an experiment names is there (its synthetic corpus, or its dev or test files).
+bool data_present(const ExperimentConfig& c) {
+  if (c.data.synthetic) return fs::exists(synthetic_corpus_dir(c));
+  for (const std::string* p : {&c.data.test_source, &c.data.dev_source, &c.data.train_source})
+    if (!p->empty()) return fs::exists(*p);
+  return true;
+}
+
+// A checkpoint's configuration as training resolved it: relative paths in it (a suite row's data
+// cache, runs/SUITE/.cache) are relative to the folder training ran in, which is not recorded.
+// The checkpoint's folder is tried first, then the run folder and each of its ancestors, and the
+// first under which the data is found wins (the checkpoint's folder when none has it).
+ExperimentConfig parse_embedded_config(const std::string& text, const std::string& checkpoint, const fs::path& run_dir) {
+  const std::string name = " (embedded configuration)";
+  ExperimentConfig first = parse_experiment(text, checkpoint + name);
+  if (data_present(first)) return first;
+  for (fs::path dir = fs::absolute(run_dir).lexically_normal(); !dir.empty(); dir = dir.parent_path()) {
+    ExperimentConfig c = parse_experiment(text, (dir / "config.toml").string() + name);
+    if (data_present(c)) return c;
+    if (dir == dir.root_path()) break;
+  }
+  return first;
+}
+
 }  // namespace
 
 LoadedModel load_model(const std::string& path, const Registry& registry, Device device) {
@@ -65,7 +90,7 @@ LoadedModel load_model(const std::string& path, const Registry& registry, Device
     run_dir = fs::path(path).parent_path().parent_path();
   }
   out.step = ck.step;
-  out.config = parse_experiment(ck.config, out.checkpoint + " (embedded configuration)");
+  out.config = parse_embedded_config(ck.config, out.checkpoint, run_dir);
   const fs::path vocab_path = run_dir / "vocab.model";
   ATTNLAB_CHECK(fs::exists(vocab_path), "the vocabulary of {} is missing: expected {}", out.checkpoint, vocab_path.string());
   out.vocab = Vocabulary::load(vocab_path.string());
