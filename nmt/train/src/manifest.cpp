@@ -83,9 +83,13 @@ std::string build_manifest(const ExperimentConfig& config, const std::string& re
                  {"dev_source", file_entry(data.dev_source)},     {"dev_target", file_entry(data.dev_target)},
                  {"test_source", file_entry(data.test_source)},   {"test_target", file_entry(data.test_target)}};
   doc["vocabulary"] = {{"hash", data.vocab.model_hash()}, {"size", data.vocab.size()}};
+  json gpus = json::array();
+  for (int i = 0; i < cuda_device_count(); ++i) gpus.push_back(describe_device(Device::cuda(i)));
   doc["machine"] = {{"host", host_name()},
                     {"device", device.str()},
                     {"description", describe_device(device)},
+                    {"cpu", describe_device(Device::cpu())},
+                    {"gpus", gpus},
                     {"threads", num_threads()}};
   doc["config"] = resolved;
   return doc.dump(2) + "\n";

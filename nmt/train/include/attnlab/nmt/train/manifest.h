@@ -5,7 +5,8 @@
 //   plugins      per family: name, version, library file, build id, content hash of the file
 //   data         train/dev/test source and target: path, size in bytes, content hash
 //   vocabulary   hash and size
-//   machine      host, device, what the device is (CPU model or GPU, memory, driver), threads
+//   machine      host, the training device and what it is, the CPU (model, hardware threads), every
+//                visible GPU (name, memory, compute capability, driver), threads used
 //   config       the resolved experiment (TOML)
 //   step, written_at
 // `attnlab report` links every row's manifest and flags rows whose manifests disagree with the
