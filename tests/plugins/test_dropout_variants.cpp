@@ -101,15 +101,19 @@ TEST_CASE("scheduled dropout ramps its rate with the model's training step") {
 }
 
 TEST_CASE("the dropout variants pass a finite-difference gradient check with their mask held fixed") {
-  for (const auto& [name, site, shape] :
-       {std::tuple{"drophead", DropoutSite::attention, Shape({2, 3, 2, 2})},
-        std::tuple{"token", DropoutSite::embedding, Shape({2, 3, 4})},
-        std::tuple{"scheduled", DropoutSite::residual, Shape({3, 4})}}) {
-    INFO(name);
-    auto v = make(name, 0.3, site, name == std::string("scheduled") ? std::map<std::string, OptionValue>{{"initial", 1.0}}
-                                                                     : std::map<std::string, OptionValue>{});
+  struct Case {
+    std::string name;
+    DropoutSite site;
+    Shape shape;
+  };
+  for (const Case& c : {Case{"drophead", DropoutSite::attention, Shape({2, 3, 2, 2})},
+                        Case{"token", DropoutSite::embedding, Shape({2, 3, 4})},
+                        Case{"scheduled", DropoutSite::residual, Shape({3, 4})}}) {
+    INFO(c.name);
+    auto v = make(c.name, 0.3, c.site, c.name == "scheduled" ? std::map<std::string, OptionValue>{{"initial", 1.0}}
+                                                               : std::map<std::string, OptionValue>{});
     Generator g(5);
-    const Tensor x = uniform(shape, -1.0, 1.0, g, DType::f64);
+    const Tensor x = uniform(c.shape, -1.0, 1.0, g, DType::f64);
     auto r = attnlab::testing::gradcheck(
         [&](const std::vector<Tensor>& in) {
           v->rng.set_state(7, 0);  // the same mask on every evaluation

@@ -60,16 +60,16 @@ class KitPositions final : public AttentionPositions {
   Tensor value_terms(const Tensor& w, std::int64_t q_offset) const override {
     if (!hooks_.value_terms) return {};
     const std::int64_t tq = w.dim(2), tk = w.dim(3);
-    std::vector<double> e(static_cast<std::size_t>(tq * tk)), c(static_cast<std::size_t>(tk * kValueWidth));
+    std::vector<double> e(static_cast<std::size_t>(tq * tk)), c(static_cast<std::size_t>(tk * value_width));
     for (std::int64_t i = 0; i < tq; ++i)
       for (std::int64_t j = 0; j < tk; ++j)
         e[static_cast<std::size_t>(i * tk + j)] = std::sin(0.4 * static_cast<double>(j - (q_offset + i)) + 0.2);
     for (std::int64_t j = 0; j < tk; ++j)
-      for (std::int64_t k = 0; k < kValueWidth; ++k) c[static_cast<std::size_t>(j * kValueWidth + k)] = std::cos(j + 0.5 * k);
-    return matmul(mul(w, host_table({tq, tk}, e, w)), host_table({tk, kValueWidth}, c, w));
+      for (std::int64_t k = 0; k < value_width; ++k) c[static_cast<std::size_t>(j * value_width + k)] = std::cos(j + 0.5 * k);
+    return matmul(mul(w, host_table({tq, tk}, e, w)), host_table({tk, value_width}, c, w));
   }
 
-  std::int64_t kValueWidth = 0;  // d_v of the attention under test
+  std::int64_t value_width = 0;  // d_v of the attention under test
 
  private:
   PositionHooks hooks_;
@@ -229,7 +229,7 @@ void check_attention_positions(const Registry& registry, const std::string& name
   constexpr std::int64_t kB = 2, kLen = 5, kD = 8;
   const Tensor x = random_input({kB, kLen, kD}, 51, dev).to(dt);
   KitPositions all(hooks);
-  all.kValueWidth = setup.d_v;
+  all.value_width = setup.d_v;
   const std::string label = fmt::format("positions ({})", hooks.describe());
 
   run_check(report, label + ": incremental self-attention equals full decoding", [&] {
@@ -251,7 +251,7 @@ void check_attention_positions(const Registry& registry, const std::string& name
     run_check(report, fmt::format("positions: the output changes with {}", one.describe()), [&]() -> std::string {
       auto a = build_attention(registry, name, options, setup, 5);
       KitPositions only(one);
-      only.kValueWidth = setup.d_v;
+      only.value_width = setup.d_v;
       Tensor with = a.module->forward({.query = x, .key = x, .value = x, .positions = &only});
       Tensor without = a.module->forward({.query = x, .key = x, .value = x});
       if (compare_close(with, without, setup.tol, "").empty())
