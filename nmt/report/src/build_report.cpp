@@ -160,10 +160,6 @@ Report collect_suite(const std::string& run_dir, const ReportOptions& options) {
   return report;
 }
 
-}  // namespace
-
-namespace {
-
 // Each run's manifest against the base row's first one, outside what the run's row sets itself.
 void compare_manifests(Report& report, const ReportRow& base) {
   const auto with_manifest = std::find_if(base.runs.begin(), base.runs.end(), [](const ReportRun& r) { return !r.manifest.empty(); });

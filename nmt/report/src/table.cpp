@@ -213,9 +213,9 @@ std::vector<std::string> notes(const Report& report) {
       out.push_back(fmt::format("{}: no bootstrap test: {}", row.name, row.bootstrap_note));
   }
   if (any_manifest(report)) {
-    out.push_back(fmt::format("manifest: each run's manifest.json (versions, plugin files and hashes, data and "
-                              "vocabulary hashes, machine, configuration) against the base row's; \"differs\" "
-                              "where they disagree in anything the row does not set itself"));
+    out.push_back("manifest: each run's manifest.json (versions, plugin files and hashes, data and vocabulary "
+                  "hashes, machine, configuration) against the base row's; \"differs\" where they disagree in "
+                  "anything the row does not set itself");
     for (const ReportRow& row : report.rows)
       for (const ReportRun& run : row.runs) {
         if (run.manifest.empty()) continue;

@@ -18,6 +18,7 @@
 #include "attnlab/threads.h"
 #include "attnlab/version.h"
 #include "attnlab_git_describe.h"
+#include "run_folder.h"
 
 namespace attnlab::nmt {
 namespace {
@@ -41,17 +42,6 @@ json file_entry(const std::string& path) {
   return {{"path", path}, {"bytes", ec ? -1 : static_cast<std::int64_t>(bytes)}, {"hash", ec ? "" : hash_file(path)}};
 }
 
-json plugin_entry(const Registry& registry, PluginFamily family, const std::string& name) {
-  const PluginInfo& info = registry.find(family, name);
-  std::error_code ec;
-  const bool file = fs::is_regular_file(info.source, ec);
-  return {{"name", info.name},
-          {"version", info.version},
-          {"file", info.source},
-          {"build_id", core_build_id()},
-          {"hash", file ? hash_file(info.source) : std::string()}};
-}
-
 std::string host_name() {
   char name[256] = {};
   return ::gethostname(name, sizeof(name) - 1) == 0 ? name : "unknown";
@@ -70,15 +60,18 @@ void flatten(const json& j, const std::string& path, std::map<std::string, std::
 
 std::string build_manifest(const ExperimentConfig& config, const std::string& resolved, const PluginChoice& attention,
                            const Registry& registry, const PreparedData& data, Device device, std::int64_t step) {
-  const TransformerConfig& m = config.model;
   json doc;
   doc["attnlab"] = {{"version", ATTNLAB_VERSION_STRING}, {"git", ATTNLAB_GIT_DESCRIBE}, {"build_id", core_build_id()}};
   doc["step"] = step;
   doc["written_at"] = utc_now();
-  doc["plugins"] = {{"attention", plugin_entry(registry, PluginFamily::attention, attention.name)},
-                    {"positional", plugin_entry(registry, PluginFamily::positional, m.positional.name)},
-                    {"ffn", plugin_entry(registry, PluginFamily::ffn, m.ffn.name)},
-                    {"dropout", plugin_entry(registry, PluginFamily::dropout, m.dropout_plugin.name)}};
+  // The checkpoint's plugin records by family, each with the content hash of its library file.
+  doc["plugins"] = json::object();
+  for (json record : detail::plugin_records(config, attention, registry)) {
+    const std::string source = record["source"];
+    std::error_code ec;
+    record["hash"] = fs::is_regular_file(source, ec) ? hash_file(source) : std::string();
+    doc["plugins"][record["family"].get<std::string>()] = record;
+  }
   doc["data"] = {{"train_source", file_entry(data.train_source)}, {"train_target", file_entry(data.train_target)},
                  {"dev_source", file_entry(data.dev_source)},     {"dev_target", file_entry(data.dev_target)},
                  {"test_source", file_entry(data.test_source)},   {"test_target", file_entry(data.test_target)}};

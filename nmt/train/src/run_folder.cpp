@@ -35,7 +35,7 @@ void copy_vocabulary(const std::string& run_dir, const Vocabulary& vocab) {
   write_file_atomic(copy.string(), read_file_bytes(vocab.model_path(), "SentencePiece model"));
 }
 
-std::string plugins_json(const ExperimentConfig& config, const PluginChoice& attention, const Registry& registry) {
+nlohmann::json plugin_records(const ExperimentConfig& config, const PluginChoice& attention, const Registry& registry) {
   nlohmann::json list = nlohmann::json::array();
   auto add = [&](PluginFamily family, const PluginChoice& choice) {
     const PluginInfo& info = registry.find(family, choice.name);
@@ -46,7 +46,7 @@ std::string plugins_json(const ExperimentConfig& config, const PluginChoice& att
   add(PluginFamily::positional, config.model.positional);
   add(PluginFamily::ffn, config.model.ffn);
   add(PluginFamily::dropout, config.model.dropout_plugin);
-  return list.dump();
+  return list;
 }
 
 }  // namespace attnlab::nmt::detail

@@ -3,6 +3,8 @@
 // the first step.
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "attnlab/nmt/data/vocabulary.h"
 #include "attnlab/nmt/experiment/experiment.h"
 #include "attnlab/plugin/registry.h"
@@ -22,8 +24,13 @@ void write_eval_settings(const ExperimentConfig& config);
 // the cache. Written once.
 void copy_vocabulary(const std::string& run_dir, const Vocabulary& vocab);
 
-// The plugins that built the model, as the JSON list a checkpoint records (the attention plugin is
-// the one that serves the model: the named one or its fallback).
-std::string plugins_json(const ExperimentConfig& config, const PluginChoice& attention, const Registry& registry);
+// The plugins that built the model, one object per family (family, name, version, source: the
+// library file, build_id), the attention plugin being the one that serves the model (the named one
+// or its fallback). A checkpoint records them (plugins_json); the run manifest adds their hashes.
+nlohmann::json plugin_records(const ExperimentConfig& config, const PluginChoice& attention, const Registry& registry);
+inline std::string plugins_json(const ExperimentConfig& config, const PluginChoice& attention,
+                                const Registry& registry) {
+  return plugin_records(config, attention, registry).dump();
+}
 
 }  // namespace attnlab::nmt::detail

@@ -5,6 +5,7 @@
 // A dropped head's weights are all zero, and so is its output. At every other site it is the
 // standard element-wise inverted dropout.
 #include "../common/group_mask.h"
+#include "../common/site_dropout.h"
 #include "attnlab/plugin/plugin_api.h"
 #include "attnlab/plugin/registry.h"
 
@@ -12,21 +13,16 @@ namespace {
 
 using namespace attnlab;
 
-class DropHead final : public Dropout {
+class DropHead final : public dropout_common::SiteDropout {
  public:
-  explicit DropHead(const BuildContext& ctx)
-      : rate_(ctx.options.get_real("rate")), site_(ctx.dropout_site), rng_(ctx.dropout_rng) {
-    ATTNLAB_CHECK(rate_ >= 0.0 && rate_ < 1.0, "dropout drophead: rate must be in [0, 1), got {}", rate_);
-  }
+  explicit DropHead(const BuildContext& ctx) : SiteDropout("drophead", ctx, DropoutSite::attention) {}
 
-  Tensor forward(const Tensor& x) override {
-    if (!training() || rate_ == 0.0) return x;
-    ATTNLAB_CHECK(rng_ != nullptr, "dropout drophead: training with rate {} needs the context's dropout_rng", rate_);
-    if (site_ != DropoutSite::attention) return dropout(x, rate_, *rng_);
+ private:
+  Tensor drop_at_site(const Tensor& x, Generator& rng) override {
     ATTNLAB_CHECK(x.rank() == 4, "dropout drophead: attention weights must be [batch, heads, Tq, Tk], got {}",
                   x.shape().str());
     const std::int64_t b = x.dim(0), h = x.dim(1);
-    const std::vector<double> u = dropout_common::draw_uniforms(*rng_, b * h);
+    const std::vector<double> u = dropout_common::draw_uniforms(rng, b * h);
     std::vector<double> factors(u.size(), 0.0);
     for (std::int64_t s = 0; s < b; ++s) {
       std::int64_t kept = 0;
@@ -38,12 +34,6 @@ class DropHead final : public Dropout {
     }
     return dropout_common::scale_groups(x, factors);
   }
-  double rate() const override { return rate_; }
-
- private:
-  double rate_;
-  DropoutSite site_;
-  Generator* rng_;
 };
 
 void register_plugins(Registry& registry) {

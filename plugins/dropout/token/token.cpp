@@ -4,6 +4,7 @@
 // dropped token contributes neither its word nor its position. At every other site it is the
 // standard element-wise inverted dropout.
 #include "../common/group_mask.h"
+#include "../common/site_dropout.h"
 #include "attnlab/plugin/plugin_api.h"
 #include "attnlab/plugin/registry.h"
 
@@ -11,27 +12,16 @@ namespace {
 
 using namespace attnlab;
 
-class TokenDropout final : public Dropout {
+class TokenDropout final : public dropout_common::SiteDropout {
  public:
-  explicit TokenDropout(const BuildContext& ctx)
-      : rate_(ctx.options.get_real("rate")), site_(ctx.dropout_site), rng_(ctx.dropout_rng) {
-    ATTNLAB_CHECK(rate_ >= 0.0 && rate_ < 1.0, "dropout token: rate must be in [0, 1), got {}", rate_);
-  }
-
-  Tensor forward(const Tensor& x) override {
-    if (!training() || rate_ == 0.0) return x;
-    ATTNLAB_CHECK(rng_ != nullptr, "dropout token: training with rate {} needs the context's dropout_rng", rate_);
-    if (site_ != DropoutSite::embedding) return dropout(x, rate_, *rng_);
-    ATTNLAB_CHECK(x.rank() == 3, "dropout token: embeddings must be [batch, length, d_model], got {}",
-                  x.shape().str());
-    return dropout_common::drop_groups(x, x.dim(0) * x.dim(1), rate_, *rng_);
-  }
-  double rate() const override { return rate_; }
+  explicit TokenDropout(const BuildContext& ctx) : SiteDropout("token", ctx, DropoutSite::embedding) {}
 
  private:
-  double rate_;
-  DropoutSite site_;
-  Generator* rng_;
+  Tensor drop_at_site(const Tensor& x, Generator& rng) override {
+    ATTNLAB_CHECK(x.rank() == 3, "dropout token: embeddings must be [batch, length, d_model], got {}",
+                  x.shape().str());
+    return dropout_common::drop_groups(x, x.dim(0) * x.dim(1), rate_, rng);
+  }
 };
 
 void register_plugins(Registry& registry) {

@@ -4,7 +4,6 @@
 
 #include "attnlab/autograd.h"
 #include "attnlab/ops.h"
-#include "attnlab/testing/gradcheck.h"
 #include "nmt_testing.h"
 
 using namespace attnlab;
@@ -88,17 +87,6 @@ TEST_CASE("incremental decoding gives the same logits as full decoding") {
 TEST_CASE("the whole model passes a finite-difference gradient check") {
   TransformerConfig c = tiny_config(7);
   c.dims = {.d_model = 4, .n_heads = 2, .d_k = 2, .d_v = 2, .d_ff = 6, .max_length = 16};
-  Generator init(7), drop(8);
-  Transformer model(c, plugins(), init, drop, DType::f64);
-  model.eval();
-  Tensor src = ids({2, 3}, {4, 5, 3, 6, 3, 0});
-  Tensor tgt_in = ids({2, 3}, {2, 4, 5, 2, 6, 0});
-  Tensor tgt_out = ids({6}, {4, 5, 3, 6, 3, 0});
-  auto result = attnlab::testing::gradcheck(
-      [&](const std::vector<Tensor>&) {
-        Tensor logits = model.forward(src, tgt_in).reshape({6, 7});
-        return cross_entropy(logits, tgt_out, 0.1, 0).loss_sum.reshape({1});
-      },
-      {}, {}, model.parameters());
+  const auto result = nmt::testing::whole_model_gradcheck(c);
   CHECK_MESSAGE(result.ok, result.message);
 }

@@ -117,7 +117,7 @@ TEST_CASE("an interrupted and resumed run ends with bit-identical weights") {
   const std::string history = read(root / "resumed/manifest-history.jsonl");
   CHECK(std::count(history.begin(), history.end(), '\n') == 1);
   CHECK(nlohmann::json::parse(history.substr(0, history.find('\n')))["step"] == 0);
-  const std::string plugin = manifest["plugins"]["attention"]["file"];
+  const std::string plugin = manifest["plugins"]["attention"]["source"];
   CHECK(manifest["plugins"]["attention"]["hash"] == hash_file(plugin));
   CHECK(manifest["data"]["train_source"]["hash"] == hash_file(manifest["data"]["train_source"]["path"]));
   CHECK(manifest["vocabulary"]["hash"] != "");

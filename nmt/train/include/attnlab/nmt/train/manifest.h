@@ -2,7 +2,8 @@
 // RUN/manifest.json: what a run was made of, written when training starts and again on every
 // resume (the previous one is appended to RUN/manifest-history.jsonl):
 //   attnlab      version, git description of the source tree, core build id
-//   plugins      per family: name, version, library file, build id, content hash of the file
+//   plugins      per family: the checkpoint's plugin record (name, version, source: the library
+//                file, build id) and the content hash of the file
 //   data         train/dev/test source and target: path, size in bytes, content hash
 //   vocabulary   hash and size
 //   machine      host, the training device and what it is, the CPU (model, hardware threads), every
