@@ -2,8 +2,9 @@
 #   ATTNLAB_CUDNN=AUTO  build the plugin when cuDNN 9 headers and library are found (default)
 #   ATTNLAB_CUDNN=ON    require them
 #   ATTNLAB_CUDNN=OFF   never build the plugin
-# Searched beside the CUDA toolkit and under $CUDNN_ROOT. Sets ATTNLAB_WITH_CUDNN and, when ON,
-# the imported target attnlab::cudnn.
+# Searched beside the CUDA toolkit and under $CUDNN_ROOT, then tried in a probe project (a header
+# without its library, or one that does not link, turns the plugin off). Sets ATTNLAB_WITH_CUDNN
+# and, when ON, the imported target attnlab::cudnn.
 set(ATTNLAB_CUDNN "AUTO" CACHE STRING "Build the cudnn attention plugin: AUTO, ON or OFF")
 set_property(CACHE ATTNLAB_CUDNN PROPERTY STRINGS AUTO ON OFF)
 
@@ -24,11 +25,18 @@ else()
     file(STRINGS ${CUDNN_INCLUDE_DIR}/cudnn_version.h attnlab_cudnn_major REGEX "^#define CUDNN_MAJOR +[0-9]+")
     string(REGEX REPLACE "^#define CUDNN_MAJOR +" "" attnlab_cudnn_major "${attnlab_cudnn_major}")
     if(attnlab_cudnn_major GREATER_EQUAL 9)
-      add_library(attnlab::cudnn UNKNOWN IMPORTED)
-      set_target_properties(attnlab::cudnn PROPERTIES
-        IMPORTED_LOCATION ${CUDNN_LIBRARY}
-        INTERFACE_INCLUDE_DIRECTORIES ${CUDNN_INCLUDE_DIR})
-      set(ATTNLAB_WITH_CUDNN ON)
+      # Headers and library found: a program using them must also compile and link.
+      attnlab_probe(cudnn RESULT attnlab_cudnn_works WHY attnlab_cudnn_probe_why
+                    VARIABLES CUDNN_INCLUDE_DIR CUDNN_LIBRARY CMAKE_CUDA_COMPILER)
+      if(attnlab_cudnn_works)
+        add_library(attnlab::cudnn UNKNOWN IMPORTED)
+        set_target_properties(attnlab::cudnn PROPERTIES
+          IMPORTED_LOCATION ${CUDNN_LIBRARY}
+          INTERFACE_INCLUDE_DIRECTORIES ${CUDNN_INCLUDE_DIR})
+        set(ATTNLAB_WITH_CUDNN ON)
+      else()
+        set(attnlab_cudnn_why "${CUDNN_LIBRARY}: ${attnlab_cudnn_probe_why}")
+      endif()
     else()
       set(attnlab_cudnn_why "cuDNN ${attnlab_cudnn_major} at ${CUDNN_INCLUDE_DIR} is older than 9")
     endif()
@@ -39,8 +47,9 @@ endif()
 
 if(ATTNLAB_WITH_CUDNN)
   message(STATUS "attnlab: cuDNN ${attnlab_cudnn_major} (${CUDNN_LIBRARY}): building the cudnn attention plugin")
-elseif(ATTNLAB_CUDNN STREQUAL "ON")
-  message(FATAL_ERROR "ATTNLAB_CUDNN=ON but the cudnn attention plugin cannot be built: ${attnlab_cudnn_why}")
+elseif(NOT ATTNLAB_WITH_CUDA OR ATTNLAB_CUDNN STREQUAL "OFF")
+  message(STATUS "attnlab: the cudnn attention plugin off: ${attnlab_cudnn_why}")
 else()
-  message(STATUS "attnlab: not building the cudnn attention plugin: ${attnlab_cudnn_why}")
+  attnlab_optional_off("the cudnn attention plugin" "${attnlab_cudnn_why}" "cudnn9-cuda-13, NVIDIA's cuDNN 9 package"
+                       ATTNLAB_CUDNN)
 endif()

@@ -8,6 +8,7 @@ packages=(
   libfmt-dev doctest-dev libbenchmark-dev
   libopenblas-openmp-dev
   libdnnl-dev                  # bf16 GEMMs on the host (oneDNN matmul, AVX512_BF16)
+  ocl-icd-opencl-dev           # OpenCL headers: Debian's oneDNN CMake package requires them
   libboost-dev
   libtomlplusplus-dev
   libsentencepiece-dev sentencepiece

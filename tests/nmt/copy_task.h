@@ -19,10 +19,32 @@ struct CopyTaskRun {
   double dropout = 0.0;
   double label_smoothing = 0.1;
   std::int64_t warmup_steps = 100;
+  std::uint64_t init_seed = 11;     // initial weights
+  std::uint64_t dropout_seed = 12;  // dropout masks
+  std::uint64_t data_seed = 5;      // the batches
 };
 
 // The mean (label-smoothed) loss per target token of every step, in order.
 std::vector<double> train_copy_task(const CopyTaskRun& run);
+
+// The same run, with each step's token accuracy beside its loss: the share of target tokens whose
+// highest logit (before that step's update) is the right token.
+struct CopyTaskCurves {
+  std::vector<double> loss;
+  std::vector<double> accuracy;
+};
+CopyTaskCurves train_copy_task_curves(const CopyTaskRun& run);
+
+// `run` with seed number `seed`: 0 keeps its seeds, n > 0 sets each of them to 1000 + n.
+CopyTaskRun with_seed(CopyTaskRun run, int seed);
+
+// The loss curve of `run` averaged step by step over seeds first_seed .. first_seed + seeds - 1.
+std::vector<double> mean_loss_curve(const CopyTaskRun& run, int first_seed, int seeds);
+
+// How many times a test of what training reaches repeats its measurement, each time with new
+// seeds: once, or $ATTNLAB_TRAINING_REPEATS times where set (tools/training_spread.sh measures the
+// spread of what the tests bound that way).
+int training_repeats();
 
 // The mean of values[begin, end).
 double mean_of(const std::vector<double>& values, std::size_t begin, std::size_t end);

@@ -78,9 +78,11 @@ std::string write_eval_record(const std::string& run_dir, const EvalRecord& reco
   const std::string path = (dir / (record.set + ".json")).string();
   detail::write_file_atomic(path, eval_record_to_json(record));
   // The figures also go to TensorBoard, beside the run's training curves, at the evaluated step.
-  EventFileWriter events(run_dir, "eval-" + record.set);
-  events.scalar(record.set + "/bleu", record.step, record.bleu);
-  events.scalar(record.set + "/ppl", record.step, record.ppl);
+  if (event_files_built()) {
+    EventFileWriter events(run_dir, "eval-" + record.set);
+    events.scalar(record.set + "/bleu", record.step, record.bleu);
+    events.scalar(record.set + "/ppl", record.step, record.ppl);
+  }
   return path;
 }
 

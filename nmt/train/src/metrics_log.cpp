@@ -32,11 +32,13 @@ MetricsLog::MetricsLog(const std::string& path, std::int64_t resume_step) : path
   write_file_atomically(path, std::as_bytes(std::span<const char>(text.data(), text.size())));
   out_.open(path, std::ios::app);
   ATTNLAB_CHECK(out_.good(), "cannot open '{}' for appending: {}", path, describe_errno(errno));
-  events_ = std::make_unique<EventFileWriter>(std::filesystem::path(path).parent_path().string(), "attnlab",
-                                              resume_step > 0 ? std::optional<std::int64_t>(resume_step) : std::nullopt);
+  if (event_files_built())
+    events_ = std::make_unique<EventFileWriter>(std::filesystem::path(path).parent_path().string(), "attnlab",
+                                                resume_step > 0 ? std::optional<std::int64_t>(resume_step) : std::nullopt);
 }
 
 void MetricsLog::write_events(const nlohmann::json& entry) {
+  if (!events_) return;
   // metrics.jsonl key -> TensorBoard tag, per kind of entry.
   static const std::pair<const char*, const char*> train[] = {
       {"loss", "train/loss"}, {"lr", "train/lr"}, {"tokens_per_second", "train/tokens_per_second"}};

@@ -60,7 +60,7 @@ Run train_steps(bool fused) {
 
 }  // namespace
 
-TEST_CASE("training with fused_kernels on and off gives the same losses and weights") {
+TEST_CASE("training with fused_kernels on and off gives the same losses and weights" * doctest::test_suite("training")) {
   const Run fused = train_steps(true);
   const Run plain = train_steps(false);
   CHECK(fused.block_op == "dropout_add_layer_norm");

@@ -2,6 +2,7 @@
 // checkpoint ends with exactly the weights of an uninterrupted one.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -24,11 +25,34 @@ using namespace attnlab;
 using namespace attnlab::nmt;
 namespace fs = std::filesystem;
 
-TEST_CASE("a tiny transformer learns to copy sequences to near-zero loss") {
-  const std::vector<double> losses =
-      nmt::testing::train_copy_task({.steps = 400, .label_smoothing = 0.0, .warmup_steps = 200});
-  MESSAGE("copy task loss after 400 steps: " << losses.back());
-  CHECK(losses.back() < 0.05);
+TEST_CASE("a tiny transformer learns to copy sequences to near-zero loss" * doctest::test_suite("training")) {
+  // Where one run ends hangs on the rounding of the BLAS kernels the CPU selects: the loss of step
+  // 400 alone ranged from 0.0006 to 0.43 over OpenBLAS's kernels and seeds (it starts at 2.5). What
+  // is bounded is what every run reaches over its last 20 steps, for five seeds, with the spread
+  // measured over 50 seeds under each of the six OpenBLAS kernels an AVX-512 CPU runs
+  // (tools/training_spread.sh; docs/results/training-spread.md):
+  //   mean loss of the last 20 steps, one seed:   0.00045 .. 0.144  -> bound 0.25
+  //   the same, averaged over five seeds:        0.0077 .. 0.061   -> bound 0.12
+  //   token accuracy of the last 20 steps:       0.967 .. 1        -> bound 0.95 (chance: 0.125)
+  constexpr int seeds = 5;
+  for (int repeat = 0; repeat < nmt::testing::training_repeats(); ++repeat) {
+    double sum = 0.0;
+    for (int seed = repeat * seeds; seed < (repeat + 1) * seeds; ++seed) {
+      const nmt::testing::CopyTaskCurves curves = nmt::testing::train_copy_task_curves(
+          nmt::testing::with_seed({.steps = 400, .label_smoothing = 0.0, .warmup_steps = 200}, seed));
+      using nmt::testing::mean_of;
+      const double loss = mean_of(curves.loss, 380, 400), accuracy = mean_of(curves.accuracy, 380, 400);
+      MESSAGE("copy task seed " << seed << ": last 20 of 400 steps: mean loss " << loss << ", token accuracy "
+                                << accuracy << "; loss at step 400 " << curves.loss.back());
+      CAPTURE(seed);
+      CHECK(loss < 0.25);
+      CHECK(accuracy > 0.95);
+      sum += loss;
+    }
+    MESSAGE("copy task seeds " << repeat * seeds << ".." << (repeat + 1) * seeds - 1
+                               << ": mean of the last 20 steps' mean loss " << sum / seeds);
+    CHECK(sum / seeds < 0.12);
+  }
 }
 
 namespace {
@@ -166,22 +190,27 @@ TEST_CASE("a run folder of another configuration is refused") {
   fs::remove_all(root);
 }
 
-TEST_CASE("a tiny transformer trained in bf16 learns as fp32 does") {
-  // The same model, batches and schedule; only the GEMMs differ (bf16 operands, f32 sums).
-  nmt::testing::CopyTaskRun run;
-  run.steps = 150;
-  const std::vector<double> fp32 = nmt::testing::train_copy_task(run);
-  run.precision = Precision::bf16;
-  const std::vector<double> bf16 = nmt::testing::train_copy_task(run);
-  using nmt::testing::mean_of;
-  const double start = mean_of(fp32, 0, 10), end32 = mean_of(fp32, 140, 150), end16 = mean_of(bf16, 140, 150);
-  double worst = 0.0;
-  for (std::size_t i = 0; i < fp32.size(); ++i) worst = std::max(worst, std::abs(bf16[i] - fp32[i]));
-  MESSAGE("copy task loss, first 10 steps " << start << "; last 10 steps fp32 " << end32 << ", bf16 " << end16
-                                            << "; largest difference of one step " << worst);
-  CHECK(end16 < 0.5 * start);  // it learns
-  // and about as fast: the first step and every window of 10 steps close to fp32's.
-  nmt::testing::check_loss_curve_follows(fp32, bf16);
+TEST_CASE("a tiny transformer trained in bf16 learns as fp32 does" * doctest::test_suite("training")) {
+  // The same model, batches and schedule; only the GEMMs differ (bf16 operands, f32 sums). One
+  // run's curve strays from fp32's as the rounding sends it elsewhere (the closest window of single
+  // seeds took up to 1.5 of check_loss_curve_follows's allowance); the mean curve of three seeds is
+  // what is compared, and took 0.17 .. 0.50 of it over 10 groups of seeds under six OpenBLAS kernels,
+  // with oneDNN's bf16 products and without them (docs/results/training-spread.md).
+  constexpr int seeds = 3;
+  for (int repeat = 0; repeat < nmt::testing::training_repeats(); ++repeat) {
+    CAPTURE(repeat);
+    nmt::testing::CopyTaskRun run{.steps = 150};
+    const std::vector<double> fp32 = nmt::testing::mean_loss_curve(run, repeat * seeds, seeds);
+    run.precision = Precision::bf16;
+    const std::vector<double> bf16 = nmt::testing::mean_loss_curve(run, repeat * seeds, seeds);
+    using nmt::testing::mean_of;
+    const double start = mean_of(fp32, 0, 10), end32 = mean_of(fp32, 140, 150), end16 = mean_of(bf16, 140, 150);
+    MESSAGE("copy task, mean of seeds " << repeat * seeds << ".." << (repeat + 1) * seeds - 1 << ": first 10 steps "
+                                        << start << "; last 10 steps fp32 " << end32 << ", bf16 " << end16);
+    CHECK(end16 < 0.5 * start);  // it learns
+    // and about as fast: the first step and every window of 10 steps close to fp32's.
+    nmt::testing::check_loss_curve_follows(fp32, bf16);
+  }
 }
 
 TEST_CASE("training in bf16 on a CPU without bf16 GEMMs is refused before the run folder is made") {
@@ -204,25 +233,30 @@ TEST_CASE("training in bf16 on a CPU without bf16 GEMMs is refused before the ru
   fs::remove_all(root);
 }
 
-TEST_CASE("the host's bf16 GEMMs (oneDNN) follow the fp32 loss curve for 300 steps") {
+TEST_CASE("the host's bf16 GEMMs (oneDNN) follow the fp32 loss curve for 300 steps" * doctest::test_suite("training")) {
   // The CPU counterpart of the cuda suite's loss-curve test, with its tolerance: 0.1 nats plus
   // 10 % of the loss over every window of 10 steps, dropout on.
   if (!cpu::bf16_gemm_available()) {
     MESSAGE("host bf16 GEMMs unavailable (" << cpu::bf16_gemm_unavailable_reason() << "): skipped");
     return;
   }
-  nmt::testing::CopyTaskRun run;
-  run.steps = 300;
-  run.dropout = 0.1;
-  const std::vector<double> fp32 = nmt::testing::train_copy_task(run);
-  run.precision = Precision::bf16;
-  const std::uint64_t before = cpu::bf16_gemm_calls();
-  const std::vector<double> bf16 = nmt::testing::train_copy_task(run);
-  const std::uint64_t calls = cpu::bf16_gemm_calls() - before;
-  using nmt::testing::mean_of;
-  MESSAGE("copy task, last 10 steps: fp32 " << mean_of(fp32, 290, 300) << ", bf16 (oneDNN) " << mean_of(bf16, 290, 300)
-                                           << "; " << calls << " oneDNN products");
-  CHECK(calls >= 300);  // the products went through oneDNN, not the widening fallback
-  CHECK(mean_of(bf16, 290, 300) < 0.5 * mean_of(bf16, 0, 10));
-  nmt::testing::check_loss_curve_follows(fp32, bf16);
+  // Mean curves of three seeds, as in the test above: 0.11 .. 0.27 of the allowance over 10 groups
+  // of seeds under six OpenBLAS kernels (docs/results/training-spread.md).
+  constexpr int seeds = 3;
+  for (int repeat = 0; repeat < nmt::testing::training_repeats(); ++repeat) {
+    CAPTURE(repeat);
+    nmt::testing::CopyTaskRun run{.steps = 300, .dropout = 0.1};
+    const std::vector<double> fp32 = nmt::testing::mean_loss_curve(run, repeat * seeds, seeds);
+    run.precision = Precision::bf16;
+    const std::uint64_t before = cpu::bf16_gemm_calls();
+    const std::vector<double> bf16 = nmt::testing::mean_loss_curve(run, repeat * seeds, seeds);
+    const std::uint64_t calls = cpu::bf16_gemm_calls() - before;
+    using nmt::testing::mean_of;
+    MESSAGE("copy task, mean of seeds " << repeat * seeds << ".." << (repeat + 1) * seeds - 1 << ", last 10 steps: fp32 "
+                                        << mean_of(fp32, 290, 300) << ", bf16 (oneDNN) " << mean_of(bf16, 290, 300)
+                                        << "; " << calls << " oneDNN products");
+    CHECK(calls >= 300);  // the products went through oneDNN, not the widening fallback
+    CHECK(mean_of(bf16, 290, 300) < 0.5 * mean_of(bf16, 0, 10));
+    nmt::testing::check_loss_curve_follows(fp32, bf16);
+  }
 }

@@ -22,6 +22,10 @@ std::uint32_t masked_crc32c(std::span<const std::byte> data);
 // One TFRecord: the framing above around `payload`.
 std::string tfrecord(std::string_view payload);
 
+// Whether this build writes event files (it needs protobuf; without it the writer refuses, naming
+// the packages, and training and evaluation write metrics.jsonl and their records only).
+bool event_files_built();
+
 class EventFileWriter {
  public:
   // Creates a new event file in `dir` (made if missing). With `restart_step`, its first event

@@ -1,0 +1,17 @@
+# How attnlab compiles CUDA, shared by the build (AttnlabCuda.cmake) and its probe (probes/cuda).
+# Kernels are compiled for sm_90 (Hopper) plus PTX for newer GPUs, as C++20.
+macro(attnlab_cuda_before_language)
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES "90-real;90-virtual")
+  endif()
+endmacro()
+
+macro(attnlab_cuda_after_language)
+  # CMake 3.25 predates nvcc 13 and does not know its C++20 flag: tell it.
+  if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  endif()
+  set(CMAKE_CUDA_STANDARD 20)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+endmacro()

@@ -1,0 +1,3 @@
+#include <cudnn.h>
+
+int main() { return cudnnGetVersion() >= 90000 ? 0 : 1; }

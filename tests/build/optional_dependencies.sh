@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Configure never fails on an optional dependency: oneDNN missing, its CMake package failing on a
+# package of its own (what Debian's does without the OpenCL headers), a package whose library does
+# not link, and protobuf missing each turn the feature off with one line naming the Debian packages
+# to install, and the configure step succeeds; ATTNLAB_DNNL=ON makes the same failure an error that
+# says why. Each case configures the whole project (CPU only, no tests) in a folder of its own.
+set -euo pipefail
+source_dir=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+configure() {  # NAME ARGS... -> $work/NAME.log, $status
+  local name=$1
+  shift
+  set +e
+  cmake -S "$source_dir" -B "$work/$name" -G Ninja -DATTNLAB_CUDA=OFF -DATTNLAB_BUILD_TESTS=OFF \
+    -DATTNLAB_BUILD_BENCH=OFF "$@" >"$work/$name.log" 2>&1
+  status=$?
+  set -e
+}
+expect_off() {  # NAME FEATURE-PATTERN REASON-PATTERN
+  local name=$1 feature=$2 reason=$3 lines
+  [[ $status -eq 0 ]] || { cat "$work/$name.log"; fail "$name: configure failed"; }
+  lines=$(grep -cE "attnlab: $feature off: " "$work/$name.log" || true)
+  [[ $lines -eq 1 ]] || { cat "$work/$name.log"; fail "$name: expected one line '$feature off', found $lines"; }
+  grep -E "attnlab: $feature off: " "$work/$name.log" | grep -Eq "$reason" ||
+    { grep -E "attnlab: $feature off: " "$work/$name.log"; fail "$name: the line does not say '$reason'"; }
+  echo "$name: $(grep -Eo "attnlab: $feature off: .*" "$work/$name.log")"
+}
+dnnl_feature="oneDNN \(host bf16 GEMMs; bf16 on the CPU widens to f32\)"
+dnnl_packages="\(install libdnnl-dev ocl-icd-opencl-dev\)$"
+
+# 1. Missing.
+configure missing -DCMAKE_DISABLE_FIND_PACKAGE_dnnl=ON
+expect_off missing "$dnnl_feature" "CMAKE_DISABLE_FIND_PACKAGE_dnnl is set $dnnl_packages"
+
+# 2. A package file that fails on a dependency of its own.
+mkdir -p "$work/fake-failing/dnnl"
+cat >"$work/fake-failing/dnnl/dnnl-config.cmake" <<'CMAKE'
+find_package(AttnlabTestAbsentDependency REQUIRED)
+CMAKE
+configure failing -Ddnnl_DIR="$work/fake-failing/dnnl"
+expect_off failing "$dnnl_feature" "AttnlabTestAbsentDependency.*$dnnl_packages"
+
+# 3. A package whose library is not there: it loads, and the probe's program does not link.
+mkdir -p "$work/fake-unlinkable/dnnl"
+cat >"$work/fake-unlinkable/dnnl/dnnl-config.cmake" <<CMAKE
+add_library(DNNL::dnnl SHARED IMPORTED)
+set_target_properties(DNNL::dnnl PROPERTIES IMPORTED_LOCATION $work/no-such-lib/libdnnl.so)
+CMAKE
+configure unlinkable -Ddnnl_DIR="$work/fake-unlinkable/dnnl"
+expect_off unlinkable "$dnnl_feature" "(libdnnl|oneapi/dnnl).*$dnnl_packages"
+
+# 4. Debian's own package without the OpenCL it asks for (where libdnnl-dev is installed).
+if [[ -f /usr/lib/x86_64-linux-gnu/cmake/dnnl/dnnl-config.cmake ]]; then
+  configure no-opencl -DCMAKE_DISABLE_FIND_PACKAGE_OpenCL=ON
+  expect_off no-opencl "$dnnl_feature" "OpenCL.*$dnnl_packages"
+fi
+
+# 5. Required, and broken: an error that says why.
+configure required -DATTNLAB_DNNL=ON -Ddnnl_DIR="$work/fake-failing/dnnl"
+[[ $status -ne 0 ]] || fail "required: ATTNLAB_DNNL=ON with a broken oneDNN configured"
+tr -s ' \n' ' ' <"$work/required.log" | grep -Eq "ATTNLAB_DNNL=ON but $dnnl_feature cannot be built: .*AttnlabTestAbsentDependency" ||
+  { cat "$work/required.log"; fail "required: the error does not name the feature and the reason"; }
+echo "required: configure refused, naming the feature and the reason"
+
+# 6. protobuf missing: no TensorBoard event files, the rest configures.
+configure no-protobuf -DCMAKE_DISABLE_FIND_PACKAGE_Protobuf=ON
+expect_off no-protobuf "TensorBoard event files \(metrics.jsonl is written either way\)" \
+  "\(install libprotobuf-dev protobuf-compiler\)$"
+
+echo "optional dependencies: every missing or broken one turned its feature off in one line"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# What training reaches, over OpenBLAS's kernels and seeds: runs the tests of training outcomes
+# (the doctest suite "training" of test_nmt) REPEATS times with new seeds each time
+# (ATTNLAB_TRAINING_REPEATS), once under the
+# kernels OpenBLAS selects for this CPU and once under each other core type this CPU can execute
+# (OPENBLAS_CORETYPE), then once more without the host's bf16 GEMMs (ATTNLAB_NO_HOST_BF16=1), and
+# prints every MESSAGE line they write (the figures each test bounds) with the kernel beside it,
+# then the range of each figure per kernel (tools/training_spread_summary.py). The tests' bounds
+# are set from this spread, with a margin (docs/results/training-spread.md).
+#
+#   bash tools/training_spread.sh [REPEATS] [BUILD_DIR]     (defaults: 10, build)
+#
+# Output: one line per test message, "<kernel> | <message>", then the summary table.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repeats=${1:-10}
+build=${2:-build}
+test_nmt=$build/bin/test_nmt
+[[ -x $test_nmt ]] || { echo "training_spread: $test_nmt not built (bash scripts/build.sh)" >&2; exit 1; }
+
+source tools/openblas_cores.sh
+
+run() {
+  local label=$1
+  shift
+  env "$@" ATTNLAB_TRAINING_REPEATS="$repeats" \
+    "$test_nmt" --test-suite=training --success=false --no-version --duration=false 2>&1 |
+    sed -n 's/^.*MESSAGE: //p' | sed "s/^/$label | /"
+}
+
+echo "# training outcomes over kernels and seeds ($repeats repeats; $(nproc) cores; load $(cut -d' ' -f1 /proc/loadavg))"
+echo "# native kernels: $(openblas_corename)"
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+{
+  run "native ($(openblas_corename))"
+  for core in "${openblas_cores[@]}"; do
+    run "$core ($(OPENBLAS_CORETYPE=$core openblas_corename))" OPENBLAS_CORETYPE="$core"
+  done
+  run "native, ATTNLAB_NO_HOST_BF16=1" ATTNLAB_NO_HOST_BF16=1
+} | tee "$out"
+echo
+python3 tools/training_spread_summary.py <"$out"
