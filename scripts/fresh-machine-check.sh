@@ -94,9 +94,14 @@ make_root() {
   # Package scripts do not start daemons in the root (munge, slurm): the tests start their own.
   printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
   chmod +x "$root/usr/sbin/policy-rc.d"
+  # What an installed machine has and debootstrap leaves out: name resolution, and its own name
+  # among the hosts (munged and Slurm look it up).
   cp /etc/resolv.conf "$root/etc/resolv.conf"
+  cp /etc/hosts "$root/etc/hosts"
+  hostname >"$root/etc/hostname"
   mount -t proc proc "$root/proc" && mounted+=("$root/proc")
-  mount -t sysfs sysfs "$root/sys" && mounted+=("$root/sys")
+  # /sys with its cgroup mounts (slurmd needs them), as on the machine.
+  mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys" && mounted+=("$root/sys")
   mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev" && mounted+=("$root/dev")
   mkdir -p "$root/root/work"
   git clone --quiet --no-hardlinks "$repo" "$root/root/work/attnlab"
@@ -155,15 +160,15 @@ if [[ -z $only || $only == quickstart ]]; then
   echo "fresh-machine-check: $quickstart_command (log: $log)"
   run_in_root "$root" "$log" "$quickstart_command"
   phases=$(grep -o 'quickstart: setup .*in all' "$log" | tail -1 || true)
-  bleu=$(grep -E -m1 'BLEU' "$log" | sed 's/^ *//' | cut -c1-120 || true)
+  bleu=$(grep -E -o 'BLEU\|[^ ]* = [0-9.]+' "$log" | tail -1 | sed 's/^.* = /test BLEU /' || true)
   echo "| \`$quickstart_command\` | $status | $elapsed s | ${phases#quickstart: }; ${bleu} |" >>"$summary"
   [[ $status -eq 0 ]] || failed=1
   if [[ $status -eq 0 && $real_data_seconds -gt 0 ]]; then
     log=$work/logs/real-data.log
     echo "fresh-machine-check: $real_data_command for $real_data_seconds s (log: $log)"
     run_in_root "$root" "$log" "timeout --signal=INT $real_data_seconds $real_data_command"
-    last_step=$(grep -E -o 'step [0-9]+/[0-9]+ \| loss [0-9.]+ \| lr [^|]+\| [0-9]+ tok/s' "$log" | tail -1 || true)
-    first_step=$(grep -E -o 'step [0-9]+/[0-9]+ \| loss [0-9.]+' "$log" | head -1 || true)
+    last_step=$(grep -E -o 'step [0-9]+/[0-9]+ \| loss [0-9.]+ \| lr [^|]+\| [0-9]+ tok/s' "$log" | tail -1 | sed 's/ | /, /g' || true)
+    first_step=$(grep -E -o 'step [0-9]+/[0-9]+ \| loss [0-9.]+' "$log" | head -1 | sed 's/ | /, /g' || true)
     if [[ -n $last_step ]]; then
       echo "| \`$real_data_command\` (stopped after $real_data_seconds s) | $status | $elapsed s | trains: $first_step ... $last_step |" >>"$summary"
     else

@@ -63,8 +63,9 @@ KillWait=10
 NodeName=$node NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
-slurmctld -f "$SLURM_CONF"
-slurmd -f "$SLURM_CONF"
+# A daemon that cannot start says why in its log (slurmd needs cgroups mounted at /sys/fs/cgroup).
+slurmctld -f "$SLURM_CONF" || { echo "slurmctld did not start:"; tail -5 "$cluster/log/slurmctld.log"; exit 1; }
+slurmd -f "$SLURM_CONF" || { echo "slurmd did not start:"; tail -5 "$cluster/log/slurmd.log"; exit 1; }
 for _ in $(seq 100); do sinfo --noheader -o %T 2>/dev/null | grep -qx idle && break; sleep 0.2; done
 sinfo --noheader -o %T | grep -qx idle || { echo "the node did not come up"; tail "$cluster"/log/*.log; exit 1; }
 echo "one-node Slurm cluster up: $(sinfo --version)"
