@@ -10,6 +10,8 @@
 #
 #   bash tools/training_spread.sh [REPEATS] [BUILD_DIR]     (defaults: 10, build)
 #
+# TRAINING_SPREAD_CASE=<doctest test-case filter> measures one test alone (default: all of them).
+#
 # Output: one line per test message, "<kernel> | <message>", then the summary table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +26,7 @@ run() {
   local label=$1
   shift
   env "$@" ATTNLAB_TRAINING_REPEATS="$repeats" \
-    "$test_nmt" --test-suite=training --success=false --no-version --duration=false 2>&1 |
+    "$test_nmt" --test-suite=training --test-case="${TRAINING_SPREAD_CASE:-*}" --success=false --no-version --duration=false 2>&1 |
     sed -n 's/^.*MESSAGE: //p' | sed "s/^/$label | /"
 }
 
