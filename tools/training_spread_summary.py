@@ -12,8 +12,10 @@ FIGURES = {
     "copy task: the same, mean of five seeds (bound 0.12)": r"^copy task seeds .*: mean of the last 20 steps' mean loss ([\d.e+-]+)",
     "copy task: last-20 token accuracy, one seed (bound 0.95)": r"^copy task seed \d+: .*token accuracy ([\d.e+-]+)",
     "copy task: loss of step 400 alone, one seed (not bounded)": r"^copy task seed \d+: .*loss at step 400 ([\d.e+-]+)",
-    "synthetic corpus: dev perplexity after 500 steps (bound DEVB)": r"^learning regression seed \d+: dev ppl ([\d.e+-]+)",
-    "synthetic corpus: test BLEU after 500 steps (bound BLEUB)": r"^learning regression seed \d+: .*test BLEU ([\d.e+-]+)",
+    "synthetic corpus: dev perplexity after 500 steps, one seed (bound 1.6)": r"^learning regression seed \d+: dev ppl ([\d.e+-]+)",
+    "synthetic corpus: the same, mean of three seeds (bound 1.38)": r"^learning regression seeds .*: mean dev ppl ([\d.e+-]+)",
+    "synthetic corpus: test BLEU after 500 steps, one seed (bound 55)": r"^learning regression seed \d+: .*test BLEU ([\d.e+-]+)",
+    "synthetic corpus: the same, mean of three seeds (bound 68)": r"^learning regression seeds .*: mean test BLEU ([\d.e+-]+)",
 }
 # check_loss_curve_follows reports the share of its allowance after the message of the test that
 # called it: these name the tests.
