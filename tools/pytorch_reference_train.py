@@ -3,9 +3,11 @@
 
 `attnlab data batches EXPERIMENT.toml --steps N --out DIR` writes the first N steps' batches in the
 trainer's order, the model's initial weights and the recipe (sizes, dropout, label smoothing,
-learning-rate schedule, Adam). This script trains the PyTorch Transformer of
-bench/pytorch_train_step.py from those weights on those batches with the same schedule, Adam and
-label-smoothed loss (sum over target tokens / tokens of the step), and writes
+learning-rate schedule, optimizer, clipping). This script trains the PyTorch Transformer of
+bench/pytorch_train_step.py from those weights on those batches with the same schedule (written
+out here from its definition), torch.optim.Adam or torch.optim.AdamW (decaying the parameters the
+recipe names), torch.nn.utils.clip_grad_norm_ and the label-smoothed loss (sum over target tokens
+/ tokens of the step), and writes
 
     OUT/losses.jsonl             {"step": k, "loss": ...} for every step
     OUT/weights.safetensors      the trained weights under attnlab's parameter names
@@ -44,6 +46,38 @@ from pytorch_train_step import Transformer, transformer_lr  # noqa: E402
 TORCH_DTYPE_NAMES = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64", torch.int32: "I32"}
 
 
+def learning_rate(r, step):
+    """The recipe's schedule at optimizer step `step` (1-based), written out from its definition
+    (docs/experiments.md): linear warm-up to the peak, then the schedule's decay."""
+    kind, w = r.get("schedule", "inverse_sqrt"), r["warmup_steps"]
+    if kind == "inverse_sqrt" and r.get("lr", 0) <= 0:
+        return transformer_lr(step, r["d_model"], w) * r["lr_scale"]
+    peak = r["lr"] if r.get("lr", 0) > 0 else r["lr_scale"] * (r["d_model"] * w) ** -0.5
+    if kind == "inverse_sqrt":
+        return peak * min(step / w, (w / step) ** 0.5)
+    if step <= w:
+        return peak * step / w
+    if kind == "constant":
+        return peak
+    done = min((step - w) / max(r["max_steps"] - w, 1), 1.0)
+    fall = 0.5 * (1 + math.cos(math.pi * done)) if kind == "cosine" else 1 - done
+    return r["min_lr"] + (peak - r["min_lr"]) * fall
+
+
+def make_optimizer(model, r, beta1, beta2, eps):
+    """torch.optim.Adam, or torch.optim.AdamW with the recipe's decay on the parameters it names."""
+    if r.get("optimizer", "adam") == "adam":
+        return torch.optim.Adam(model.parameters(), lr=1.0, betas=(beta1, beta2), eps=eps)
+    decayed = set(r["weight_decay_parameters"])
+    named = list(model.named_parameters())
+    unknown = decayed - {attnlab_name(n) for n, _ in named}
+    if unknown:
+        sys.exit(f"pytorch_reference_train: the recipe decays parameters the model lacks: {sorted(unknown)}")
+    groups = [{"params": [p for n, p in named if attnlab_name(n) in decayed], "weight_decay": r["weight_decay"]},
+              {"params": [p for n, p in named if attnlab_name(n) not in decayed], "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=1.0, betas=(beta1, beta2), eps=eps)
+
+
 def torch_name(attnlab_name):
     """attnlab 'encoder.layers.0.ffn.w1.weight' -> the reference module's 'encoder.0.ffn.w1.weight'."""
     for side in ("encoder", "decoder"):
@@ -63,8 +97,11 @@ def attnlab_name(torch_name_):
 def check_recipe(r):
     """The reference model covers the paper's model with the default plugins only."""
     problems = []
-    if r["plugins"] != ["scaled_dot", "sinusoidal", "relu", "standard"]:
-        problems.append(f"plugins {r['plugins']} (the reference has scaled_dot, sinusoidal, relu, standard)")
+    if r["plugins"] != ["scaled_dot", "sinusoidal", "relu", "standard", "layer_norm"]:
+        problems.append(f"plugins {r['plugins']} (the reference has scaled_dot, sinusoidal, relu, standard, "
+                        "layer_norm)")
+    if r.get("norm_position", "post") != "post":
+        problems.append(f"norm_position {r['norm_position']} (the reference is post-norm)")
     if r["d_k"] * r["heads"] != r["d_model"] or r["d_v"] != r["d_k"]:
         problems.append(f"d_k {r['d_k']}, d_v {r['d_v']} with {r['heads']} heads of d_model {r['d_model']}")
     if r["attention_dropout"] or r["ffn_dropout"] or r["embedding_dropout"] != r["dropout"]:
@@ -182,7 +219,7 @@ def main():
     model.load_state_dict(state, strict=False)
     model.train()
     beta1, beta2, eps = r["adam"]
-    opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(beta1, beta2), eps=eps)
+    opt = make_optimizer(model, r, beta1, beta2, eps)
     pad, acc, steps = r["pad_id"], r["accumulate"], r["steps"]
     os.makedirs(a.out, exist_ok=True)
     losses = []
@@ -199,7 +236,9 @@ def main():
                 (loss_sum / tokens).backward()
                 total += loss_sum.item()
             for g in opt.param_groups:
-                g["lr"] = transformer_lr(step, r["d_model"], r["warmup_steps"]) * r["lr_scale"]
+                g["lr"] = learning_rate(r, step)
+            if r.get("clip_norm", 0) > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), r["clip_norm"])
             opt.step()
             opt.zero_grad(set_to_none=True)
             losses.append(total / tokens)

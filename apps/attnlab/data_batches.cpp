@@ -18,6 +18,7 @@
 #include "attnlab/commands.h"
 #include "attnlab/nmt/data/prepared_data.h"
 #include "attnlab/nmt/checkpoint/safetensors.h"
+#include "attnlab/nmt/train/optimizer.h"
 #include "attnlab/nmt/train/trainer.h"
 #include "attnlab/nmt/model/transformer.h"
 #include "attnlab/random.h"
@@ -70,6 +71,14 @@ int data_batches(const std::string& file, std::int64_t steps, const std::string&
   fs::copy_file(data.vocab.model_path(), fs::path(out) / "vocab.model", fs::copy_options::overwrite_existing);
 
   const auto& t = config.training;
+  // The parameters AdamW decays, by the trainer's rule.
+  std::vector<std::string> decayed;
+  if (t.optimizer == "adamw" && t.weight_decay > 0) {
+    const auto params = model.named_parameters();
+    const std::vector<bool> mask = nmt::weight_decay_mask(params, t.weight_decay_exclude);
+    for (std::size_t i = 0; i < params.size(); ++i)
+      if (mask[i]) decayed.push_back(params[i].first);
+  }
   const nlohmann::json recipe{
       {"experiment", config.name},
       {"steps", steps},
@@ -89,10 +98,19 @@ int data_batches(const std::string& file, std::int64_t steps, const std::string&
       {"attention_dropout", mc.dropout.attention},
       {"ffn_dropout", mc.dropout.ffn},
       {"layer_norm_eps", mc.layer_norm_eps},
-      {"plugins", {mc.attention.name, mc.positional.name, mc.ffn.name, mc.dropout_plugin.name}},
+      {"plugins", {mc.attention.name, mc.positional.name, mc.ffn.name, mc.dropout_plugin.name, mc.norm.name}},
+      {"norm_position", mc.norm_position},
       {"label_smoothing", t.label_smoothing},
       {"warmup_steps", t.warmup_steps},
       {"lr_scale", t.lr_scale},
+      {"schedule", t.schedule},
+      {"lr", t.lr},
+      {"min_lr", t.min_lr},
+      {"max_steps", t.max_steps},
+      {"optimizer", t.optimizer},
+      {"weight_decay", t.weight_decay},
+      {"weight_decay_parameters", decayed},
+      {"clip_norm", t.clip_norm},
       {"adam", {t.adam_beta1, t.adam_beta2, t.adam_eps}}};
   std::ofstream(fs::path(out) / "recipe.json") << recipe.dump(2) << "\n";
   fmt::print("wrote {} batches ({} steps), the initial weights and the recipe of {} to {}\n", count, steps,

@@ -106,13 +106,15 @@ TEST_CASE("cuda dropout_add_layer_norm equals the cuda composition of dropout ad
   }
 }
 
-TEST_CASE("cuda adam_step_multi equals adam_step on each tensor") {
+TEST_CASE("cuda adam_step_multi equals adam_step on each tensor, with AdamW's decay and a gradient scale") {
   SKIP_WITHOUT_CUDA();
   // Empty and one-element tensors, one of several chunks, and more tensors than one launch holds.
   std::vector<Shape> shapes = {{0}, {1}, {3, 5}, {2 * adam_multi::kChunk + 3}, {2, 0, 4}};
   for (int i = 0; i < 40; ++i) shapes.push_back(Shape{1 + 37 * i});
+  // Adam, then AdamW with its decay and a clipping scale.
+  for (const auto [weight_decay, grad_scale] : {std::pair{0.0, 1.0}, {0.1, 0.25}})
   for (DType dtype : {DType::f32, DType::f64}) {
-    INFO("dtype ", dtype_name(dtype));
+    INFO("dtype ", dtype_name(dtype), ", weight_decay ", weight_decay, ", grad_scale ", grad_scale);
     std::vector<Tensor> p_cpu, m_cpu, v_cpu, p_one, m_one, v_one, p_multi, m_multi, v_multi;
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       p_cpu.push_back(random_tensor(shapes[i], 10 + i, -1.0, 1.0, dtype));
@@ -130,7 +132,7 @@ TEST_CASE("cuda adam_step_multi equals adam_step on each tensor") {
         g_cpu.push_back(random_tensor(shapes[i], 100 * static_cast<std::uint64_t>(step) + i, -1.0, 1.0, dtype));
         g_gpu.push_back(g_cpu.back().to(kCuda));
       }
-      const AdamHyper h{1e-2, 0.9, 0.98, 1e-9, step};
+      const AdamHyper h{1e-2, 0.9, 0.98, 1e-9, step, weight_decay, grad_scale};
       for (std::size_t i = 0; i < shapes.size(); ++i) {
         adam_step(p_cpu[i], g_cpu[i], m_cpu[i], v_cpu[i], h);
         adam_step(p_one[i], g_gpu[i], m_one[i], v_one[i], h);

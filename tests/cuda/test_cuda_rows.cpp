@@ -1,4 +1,4 @@
-// Parity of the CUDA kernels of softmax, log_softmax, layer_norm, cross_entropy, sum/mean,
+// Parity of the CUDA kernels of softmax, log_softmax, layer_norm, rms_norm, cross_entropy, sum/mean,
 // permute, split and concat with the CPU reference, forward and backward, under the dtype
 // tolerance table. Skipped without a CUDA device.
 #include <doctest/doctest.h>
@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "attnlab/attnlab.h"
@@ -260,21 +261,25 @@ TEST_CASE("cuda softmax of a row holding a NaN gives NaN like the cpu") {
   }
 }
 
-TEST_CASE("cuda layer_norm with odd widths and without affine parameters matches the cpu") {
+TEST_CASE("cuda layer_norm and rms_norm with odd widths and without affine parameters match the cpu") {
   SKIP_WITHOUT_CUDA();
   // Widths below one warp, between warps and above the 256 threads of a row block; no gamma and
-  // beta, gamma alone, or both.
+  // beta, gamma alone, or both; centred (layer_norm) and not (rms_norm).
+  for (const bool rms : {false, true})
   for (DType dtype : kDTypes) {
     for (std::int64_t d : {1, 7, 300, 1000}) {
       for (int affine = 0; affine < 3; ++affine) {
-        INFO("dtype ", dtype_name(dtype), " d ", d, " affine ", affine);
+        INFO(std::string(rms ? "rms_norm" : "layer_norm"), " dtype ", dtype_name(dtype), " d ", d, " affine ", affine);
+        const auto norm = [rms](const Tensor& x, const Tensor& g, const Tensor& b) {
+          return rms ? rms_norm(x, g, b, 1e-5) : layer_norm(x, g, b, 1e-5);
+        };
         const Leaves x = leaves(Shape{5, 3, d}, 101, dtype);
         const Leaves gamma = leaves(Shape{d}, 102, dtype, 0.5, 1.5);
         const Leaves beta = leaves(Shape{d}, 103, dtype);
         const Tensor g_cpu = affine >= 1 ? gamma.cpu : Tensor(), g_gpu = affine >= 1 ? gamma.gpu : Tensor();
         const Tensor b_cpu = affine >= 2 ? beta.cpu : Tensor(), b_gpu = affine >= 2 ? beta.gpu : Tensor();
-        const Tensor y_cpu = layer_norm(x.cpu, g_cpu, b_cpu, 1e-5);
-        const Tensor y_gpu = layer_norm(x.gpu, g_gpu, b_gpu, 1e-5);
+        const Tensor y_cpu = norm(x.cpu, g_cpu, b_cpu);
+        const Tensor y_gpu = norm(x.gpu, g_gpu, b_gpu);
         check_near(y_gpu, y_cpu, dtype);
         check_backward(y_cpu, y_gpu, x, dtype, 104);
         if (affine >= 1) check_near(gamma.gpu.grad(), gamma.cpu.grad(), dtype);

@@ -33,10 +33,61 @@ TEST_CASE("adam_step matches the textbook update over several steps") {
   CHECK(q.item() == doctest::Approx(-lr).epsilon(1e-6));
 }
 
+// AdamW (Loshchilov & Hutter 2019, as torch.optim.AdamW): the parameter shrinks by lr * weight_decay
+// of itself, apart from the gradient's moments; the gradient scale multiplies the gradient first.
+TEST_CASE("adam_step with weight decay and a gradient scale matches the textbook AdamW update") {
+  const std::vector<double> p0 = {0.5, -1.0, 2.0, 0.0}, grads[3] = {{0.1, -0.2, 0.3, 0.0}, {0.05, 0.4, -0.1, 0.0},
+                                                                    {-0.3, 0.0, 0.2, 0.0}};
+  const double lr = 0.01, b1 = 0.9, b2 = 0.98, eps = 1e-9, wd = 0.1, gs = 0.5;
+  Tensor p = Tensor::from_vector<double>({4}, p0);
+  Tensor m = Tensor::zeros({4}, DType::f64), v = Tensor::zeros({4}, DType::f64);
+  std::vector<double> ep = p0, em(4, 0.0), ev(4, 0.0);
+  for (int t = 1; t <= 3; ++t) {
+    const auto& g = grads[t - 1];
+    adam_step(p, Tensor::from_vector<double>({4}, g), m, v,
+              {.lr = lr, .beta1 = b1, .beta2 = b2, .eps = eps, .step = t, .weight_decay = wd, .grad_scale = gs});
+    for (int i = 0; i < 4; ++i) {
+      const double gi = gs * g[i];
+      em[i] = b1 * em[i] + (1 - b1) * gi;
+      ev[i] = b2 * ev[i] + (1 - b2) * gi * gi;
+      const double mh = em[i] / (1 - std::pow(b1, t)), vh = ev[i] / (1 - std::pow(b2, t));
+      ep[i] = ep[i] * (1 - lr * wd) - lr * mh / (std::sqrt(vh) + eps);
+    }
+  }
+  CHECK_TENSOR_NEAR(p, ep, testing::Tolerance{1e-12, 1e-12});
+  CHECK_TENSOR_NEAR(m, em, testing::Tolerance{1e-15, 1e-12});
+  CHECK_TENSOR_NEAR(v, ev, testing::Tolerance{1e-15, 1e-12});
+  // A parameter whose gradients are all zero only decays: by the factor 1 - lr wd per step.
+  Tensor q = Tensor::from_vector<double>({1}, {2.0}), qm = Tensor::zeros({1}, DType::f64), qv = Tensor::zeros({1}, DType::f64);
+  for (int t = 1; t <= 3; ++t)
+    adam_step(q, Tensor::from_vector<double>({1}, {0.0}), qm, qv, {.lr = lr, .step = t, .weight_decay = wd});
+  CHECK(q.item() == doctest::Approx(2.0 * std::pow(1 - lr * wd, 3)).epsilon(1e-14));
+}
+
+TEST_CASE("adam_step with grad_scale s equals adam_step on s times the gradient, to the bit") {
+  // 0.5 scales exactly, so both paths see the same gradient values.
+  Tensor p1 = testing::random_tensor({257}, 1, -1.0, 1.0), p2 = p1.clone();
+  Tensor m1 = Tensor::zeros({257}), v1 = Tensor::zeros({257}), m2 = Tensor::zeros({257}), v2 = Tensor::zeros({257});
+  const Tensor g = testing::random_tensor({257}, 2, -1.0, 1.0);
+  const Tensor half = Tensor::from_vector<float>({257}, std::vector<float>(257, 0.5f));
+  for (std::int64_t t = 1; t <= 2; ++t) {
+    adam_step(p1, g, m1, v1, {.lr = 0.01, .step = t, .grad_scale = 0.5});
+    adam_step(p2, mul(g, half), m2, v2, {.lr = 0.01, .step = t});
+  }
+  CHECK(p1.to_vector<float>() == p2.to_vector<float>());
+  CHECK(v1.to_vector<float>() == v2.to_vector<float>());
+}
+
 TEST_CASE("adam_step names mismatched shapes and bad hyperparameters") {
   Tensor p = Tensor::zeros({3}), m = Tensor::zeros({3}), v = Tensor::zeros({3});
   CHECK_THROWS_WITH_AS(adam_step(p, Tensor::zeros({4}), m, v, {}), doctest::Contains("shapes differ: [3] and [4]"), Error);
   CHECK_THROWS_WITH_AS(adam_step(p, Tensor::zeros({3}), m, v, {.step = 0}), doctest::Contains("step must be >= 1"), Error);
+  CHECK_THROWS_WITH_AS(adam_step(p, Tensor::zeros({3}), m, v, {.lr = 0.1, .weight_decay = 10.0}),
+                       doctest::Contains("lr * weight_decay < 1, got 10 at lr 0.1"), Error);
+  CHECK_THROWS_WITH_AS(adam_step(p, Tensor::zeros({3}), m, v, {.weight_decay = -1.0}),
+                       doctest::Contains("weight_decay must be >= 0"), Error);
+  CHECK_THROWS_WITH_AS(adam_step(p, Tensor::zeros({3}), m, v, {.grad_scale = 0.0}),
+                       doctest::Contains("grad_scale must be finite and > 0, got 0"), Error);
 }
 
 namespace {

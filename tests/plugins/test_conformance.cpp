@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "attnlab/ops.h"
 #include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/conformance.h"
 #include "attnlab/plugin/loader.h"
@@ -50,6 +51,43 @@ TEST_CASE("every in-tree attention plugin passes the conformance kit") { check_f
 TEST_CASE("every in-tree positional plugin passes the conformance kit") { check_family(PluginFamily::positional, 3); }
 TEST_CASE("every in-tree ffn plugin passes the conformance kit") { check_family(PluginFamily::ffn, 3); }
 TEST_CASE("every in-tree dropout plugin passes the conformance kit") { check_family(PluginFamily::dropout, 1); }
+TEST_CASE("every in-tree norm plugin passes the conformance kit") { check_family(PluginFamily::norm, 2); }
+
+namespace {
+
+// Norms that are wrong in one way each: no normalization at all, and fused parameters that claim
+// a centred norm for an uncentred one.
+class IdentityNorm final : public Norm {
+ public:
+  Tensor forward(const Tensor& x) override { return x; }
+};
+class MislabelledNorm final : public Norm {
+ public:
+  explicit MislabelledNorm(const BuildContext& ctx) {
+    gamma_ = register_parameter("weight", Tensor::full({ctx.dims.d_model}, 1.0, ctx.dtype, ctx.device));
+  }
+  Tensor forward(const Tensor& x) override { return rms_norm(x, gamma_, Tensor(), 1e-6); }
+  std::optional<FusableNorm> fusable() const override { return FusableNorm{gamma_, Tensor(), 1e-6, true}; }
+
+ private:
+  Tensor gamma_;
+};
+
+}  // namespace
+
+TEST_CASE("the norm kit fails a norm that does not normalize and one whose fused parameters mislead") {
+  Registry reg;
+  reg.add_norm({.name = "identity"}, [](const BuildContext&) { return std::make_shared<IdentityNorm>(); });
+  reg.add_norm({.name = "mislabelled"}, [](const BuildContext& ctx) { return std::make_shared<MislabelledNorm>(ctx); });
+  const auto failed = [&](const std::string& name) {
+    std::vector<std::string> names;
+    for (const auto& c : run_conformance(reg, PluginFamily::norm, name).checks)
+      if (!c.passed) names.push_back(c.name);
+    return names;
+  };
+  CHECK(failed("identity") == std::vector<std::string>{"invariant to the input's scale"});
+  CHECK(failed("mislabelled") == std::vector<std::string>{"fused parameters compute what forward does"});
+}
 
 TEST_CASE("flash passes the whole conformance kit against scaled_dot as reference") {
   ConformanceOptions options;

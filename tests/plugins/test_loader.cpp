@@ -42,12 +42,12 @@ TEST_CASE("a wrong ABI version is refused before registration with both versions
 }
 
 TEST_CASE("a plugin built against the previous ABI version is refused with both versions named") {
-  static_assert(ATTNLAB_PLUGIN_ABI_VERSION == 3u, "the old_abi fixture claims the version before this one");
+  static_assert(ATTNLAB_PLUGIN_ABI_VERSION == 4u, "the old_abi fixture claims the version before this one");
   Registry registry;
   PluginLoader loader(registry);
   CHECK_THROWS_WITH_AS(loader.load(fixture("old_abi")),
-                       contains(fmt::format("attnlab_fixture_old_abi.so: plugin ABI version 2 but this attnlab ({}) "
-                                            "uses ABI version 3; rebuild the plugin against this attnlab",
+                       contains(fmt::format("attnlab_fixture_old_abi.so: plugin ABI version 3 but this attnlab ({}) "
+                                            "uses ABI version 4; rebuild the plugin against this attnlab",
                                             ATTNLAB_VERSION_STRING)),
                        Error);
   CHECK(registry.list().empty());
@@ -108,6 +108,7 @@ TEST_CASE("load_all finds the in-tree plugins on ATTNLAB_PLUGIN_PATH and keeps g
     CHECK(registry.contains(PluginFamily::positional, name));
   for (const char* name : {"relu", "gelu", "swiglu"}) CHECK(registry.contains(PluginFamily::ffn, name));
   CHECK(registry.contains(PluginFamily::dropout, "standard"));
+  for (const char* name : {"layer_norm", "rms_norm"}) CHECK(registry.contains(PluginFamily::norm, name));
   // wrong_abi, old_abi, stale_build, no_entry and twin_b fail; their errors are kept, the rest loads.
   CHECK(loader.failures().size() == 5);
 }

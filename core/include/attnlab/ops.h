@@ -11,5 +11,6 @@
 #include "attnlab/ops/layer_norm.h"
 #include "attnlab/ops/matmul.h"
 #include "attnlab/ops/reduce.h"
+#include "attnlab/ops/rms_norm.h"
 #include "attnlab/ops/shape_ops.h"
 #include "attnlab/ops/softmax.h"

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include "attnlab/dtype.h"
+#include "ops/adam_scalars.h"
 
 namespace attnlab::cuda {
 
@@ -31,10 +32,10 @@ void activation_backward(int kind, DType dtype, const void* x, const void* dy, v
 void dropout_apply(DType dtype, const void* in, void* out, std::int64_t n, double p, std::uint64_t seed,
                    std::uint64_t offset, cudaStream_t stream);
 
-// Fused Adam with the bias corrections folded in: a = lr sqrt(1 - b2^t) / (1 - b1^t),
-// eps_hat = eps sqrt(1 - b2^t) (as adam_cpu.cpp).
-void adam_update(DType dtype, void* param, const void* grad, void* m, void* v, std::int64_t n, double a,
-                 double eps_hat, double beta1, double beta2, cudaStream_t stream);
+// Fused Adam (with AdamW's decay and the gradient scale) from the scalars of ops/adam_scalars.h,
+// as adam_cpu.cpp computes it.
+void adam_update(DType dtype, void* param, const void* grad, void* m, void* v, std::int64_t n,
+                 const detail::AdamStepScalars& h, cudaStream_t stream);
 
 // ids_dtype i32 or i64. out [n, d] = weight[ids[n], :].
 void embedding_forward(DType dtype, const void* weight, DType ids_dtype, const void* ids, std::int64_t n,

@@ -1,6 +1,7 @@
 // adam_step and adam_step_multi: checks and dispatch (no autograd: the optimizer runs outside the tape).
 #include "attnlab/ops/adam.h"
 
+#include <cmath>
 #include <set>
 #include <string>
 #include <utility>
@@ -16,6 +17,11 @@ void check_hyper(std::string_view op, const AdamHyper& hyper) {
   ATTNLAB_CHECK(hyper.step >= 1, "{}: step must be >= 1, got {}", op, hyper.step);
   ATTNLAB_CHECK(hyper.beta1 >= 0 && hyper.beta1 < 1 && hyper.beta2 >= 0 && hyper.beta2 < 1,
                 "{}: betas must be in [0, 1), got {} and {}", op, hyper.beta1, hyper.beta2);
+  ATTNLAB_CHECK(hyper.weight_decay >= 0 && hyper.lr * hyper.weight_decay < 1,
+                "{}: weight_decay must be >= 0 with lr * weight_decay < 1, got {} at lr {}", op, hyper.weight_decay,
+                hyper.lr);
+  ATTNLAB_CHECK(hyper.grad_scale > 0 && std::isfinite(hyper.grad_scale),
+                "{}: grad_scale must be finite and > 0, got {}", op, hyper.grad_scale);
 }
 
 // grad, m and v of one entry against its param: device, dtype and shape.

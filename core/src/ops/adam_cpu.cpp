@@ -9,29 +9,31 @@
 namespace attnlab::detail {
 namespace {
 
-// Folding the bias corrections into the step size and epsilon keeps one division per element:
-// lr * m_hat / (sqrt(v_hat) + eps) = a * m / (sqrt(v) + eps_hat),
-// a = lr sqrt(1 - b2^t) / (1 - b1^t), eps_hat = eps sqrt(1 - b2^t).
+// adam_step_scalars (adam_scalars.h) in the element type.
 template <typename T>
 struct Coefficients {
   explicit Coefficients(const AdamHyper& h) {
-    const double t = static_cast<double>(h.step);
-    const double c2 = std::sqrt(1.0 - std::pow(h.beta2, t));
-    a = static_cast<T>(h.lr * c2 / (1.0 - std::pow(h.beta1, t)));
-    eps_hat = static_cast<T>(h.eps * c2);
-    b1 = static_cast<T>(h.beta1);
-    b2 = static_cast<T>(h.beta2);
+    const AdamStepScalars s = adam_step_scalars(h);
+    a = static_cast<T>(s.a);
+    eps_hat = static_cast<T>(s.eps_hat);
+    b1 = static_cast<T>(s.beta1);
+    b2 = static_cast<T>(s.beta2);
+    decay = static_cast<T>(s.decay);
+    gs = static_cast<T>(s.grad_scale);
   }
   T a, eps_hat, b1, b2;
+  T decay;  // 1 - lr * weight_decay: 1 exactly for Adam
+  T gs;     // the gradient scale: 1 exactly without clipping
 };
 
 // Element i of one tensor; adam_step and adam_step_multi both run exactly this.
 template <typename T>
 inline void update(T* p, const T* g, T* m, T* v, std::int64_t i, const Coefficients<T>& c) {
   const T one = T(1);
-  m[i] = c.b1 * m[i] + (one - c.b1) * g[i];
-  v[i] = c.b2 * v[i] + (one - c.b2) * g[i] * g[i];
-  p[i] -= c.a * m[i] / (std::sqrt(v[i]) + c.eps_hat);
+  const T gi = c.gs * g[i];  // x * 1 == x: Adam without clipping is unchanged
+  m[i] = c.b1 * m[i] + (one - c.b1) * gi;
+  v[i] = c.b2 * v[i] + (one - c.b2) * gi * gi;
+  p[i] = c.decay * p[i] - c.a * m[i] / (std::sqrt(v[i]) + c.eps_hat);
 }
 
 }  // namespace

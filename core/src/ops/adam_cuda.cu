@@ -9,18 +9,27 @@
 namespace attnlab::cuda {
 namespace {
 
-// m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2; param -= a m / (sqrt(v) + eps_hat), element i.
+// The step's scalars: the step size and epsilon with the bias corrections folded in, the betas,
+// the decoupled decay factor 1 - lr * weight_decay and the gradient scale.
+template <typename C>
+struct AdamScalars {
+  C a, eps_hat, b1, b2, decay, grad_scale;
+};
+
+// g = grad_scale grad; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+// param = decay param - a m / (sqrt(v) + eps_hat), element i.
 template <typename T>
-__device__ __forceinline__ void adam_element(T* param, const T* grad, T* m, T* v, std::int64_t i, compute_t<T> a,
-                                             compute_t<T> eps_hat, compute_t<T> b1, compute_t<T> b2) {
+__device__ __forceinline__ void adam_element(T* param, const T* grad, T* m, T* v, std::int64_t i,
+                                             const AdamScalars<compute_t<T>>& s) {
   using C = compute_t<T>;
-  const C g = load(grad, i);
+  const C a = s.a, eps_hat = s.eps_hat, b1 = s.b1, b2 = s.b2;
+  const C g = s.grad_scale * load(grad, i);
   const C mi = b1 * load(m, i) + (C(1) - b1) * g;
   const C vi = b2 * load(v, i) + (C(1) - b2) * g * g;
   store(m, i, mi);
   store(v, i, vi);
   // Re-read the stored moments so that bf16 rounds them exactly as the stored state.
-  store(param, i, load(param, i) - a * load(m, i) / (sqrt(load(v, i)) + eps_hat));
+  store(param, i, s.decay * load(param, i) - a * load(m, i) / (sqrt(load(v, i)) + eps_hat));
 }
 
 template <typename T>
@@ -28,18 +37,16 @@ __global__ void adam_kernel(T* param,       // param: (n)
                             const T* grad,  // grad: (n)
                             T* m,           // m: (n)
                             T* v,           // v: (n)
-                            std::int64_t n, compute_t<T> a, compute_t<T> eps_hat, compute_t<T> b1,
-                            compute_t<T> b2) {
+                            std::int64_t n, AdamScalars<compute_t<T>> s) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    adam_element(param, grad, m, v, i, a, eps_hat, b1, b2);
+    adam_element(param, grad, m, v, i, s);
 }
 
 // Block b: elements [chunk[b] * chunk_size, min((chunk[b] + 1) * chunk_size, numel[slot[b]])) of
 // tensor slot[b], each param/grad/m/v of shape (numel[slot[b]]).
 template <typename T>
-__global__ void adam_multi_kernel(AdamMultiTable table, std::int64_t chunk_size, compute_t<T> a,
-                                  compute_t<T> eps_hat, compute_t<T> b1, compute_t<T> b2) {
+__global__ void adam_multi_kernel(AdamMultiTable table, std::int64_t chunk_size, AdamScalars<compute_t<T>> s) {
   const int slot = table.slot[blockIdx.x];
   const std::int64_t n = table.numel[slot];
   const std::int64_t begin = static_cast<std::int64_t>(table.chunk[blockIdx.x]) * chunk_size;
@@ -48,35 +55,39 @@ __global__ void adam_multi_kernel(AdamMultiTable table, std::int64_t chunk_size,
   const T* grad = static_cast<const T*>(table.grad[slot]);
   T* m = static_cast<T*>(table.m[slot]);
   T* v = static_cast<T*>(table.v[slot]);
-  for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
-    adam_element(param, grad, m, v, i, a, eps_hat, b1, b2);
+  for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) adam_element(param, grad, m, v, i, s);
+}
+
+template <typename C>
+AdamScalars<C> scalars(const detail::AdamStepScalars& h) {
+  return {static_cast<C>(h.a),     static_cast<C>(h.eps_hat), static_cast<C>(h.beta1),
+          static_cast<C>(h.beta2), static_cast<C>(h.decay),   static_cast<C>(h.grad_scale)};
 }
 
 }  // namespace
 
-void adam_update(DType dtype, void* param, const void* grad, void* m, void* v, std::int64_t n, double a,
-                 double eps_hat, double beta1, double beta2, cudaStream_t stream) {
+void adam_update(DType dtype, void* param, const void* grad, void* m, void* v, std::int64_t n,
+                 const detail::AdamStepScalars& h, cudaStream_t stream) {
   if (n == 0) return;
   dispatch_floating("adam_step", dtype, [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
     adam_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(static_cast<T*>(param), static_cast<const T*>(grad),
                                                          static_cast<T*>(m), static_cast<T*>(v), n,
-                                                         static_cast<C>(a), static_cast<C>(eps_hat),
-                                                         static_cast<C>(beta1), static_cast<C>(beta2));
+                                                         scalars<C>(h));
     ATTNLAB_CUDA_CHECK_LAUNCH();
   });
 }
 
-void adam_update_multi(DType dtype, const AdamMultiTable& table, int blocks, std::int64_t chunk_size, double a,
-                       double eps_hat, double beta1, double beta2, cudaStream_t stream) {
+void adam_update_multi(DType dtype, const AdamMultiTable& table, int blocks, std::int64_t chunk_size,
+                       const detail::AdamStepScalars& h, cudaStream_t stream) {
   if (blocks <= 0) return;
   if (blocks > detail::adam_multi::kMaxBlocks) throw_message("adam_step_multi: too many blocks in one launch");
   dispatch_floating("adam_step_multi", dtype, [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
     adam_multi_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-        table, chunk_size, static_cast<C>(a), static_cast<C>(eps_hat), static_cast<C>(beta1), static_cast<C>(beta2));
+        table, chunk_size, scalars<C>(h));
     ATTNLAB_CUDA_CHECK_LAUNCH();
   });
 }

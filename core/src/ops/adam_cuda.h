@@ -6,6 +6,7 @@
 #include "attnlab/dtype.h"
 #include "cuda/launch.h"
 #include "ops/adam_multi_plan.h"
+#include "ops/adam_scalars.h"
 
 namespace attnlab::cuda {
 
@@ -26,9 +27,8 @@ static_assert(sizeof(AdamMultiTable) <= 3584, "AdamMultiTable must fit in the ke
 static_assert(detail::adam_multi::kMaxTensors <= 256, "slot is a uint8");
 
 // blocks in [1, kMaxBlocks]: block b updates elements [chunk[b] * chunk_size, (chunk[b] + 1) * chunk_size)
-// of its tensor (fewer at the tensor's end), as adam_update does element by element (a, eps_hat:
-// the step size and epsilon with the bias corrections folded in).
-void adam_update_multi(DType dtype, const AdamMultiTable& table, int blocks, std::int64_t chunk_size, double a,
-                       double eps_hat, double beta1, double beta2, cudaStream_t stream);
+// of its tensor (fewer at the tensor's end), as adam_update does element by element.
+void adam_update_multi(DType dtype, const AdamMultiTable& table, int blocks, std::int64_t chunk_size,
+                       const detail::AdamStepScalars& h, cudaStream_t stream);
 
 }  // namespace attnlab::cuda

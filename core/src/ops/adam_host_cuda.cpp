@@ -15,10 +15,7 @@ void adam_update_multi_cuda(std::span<const Tensor> params, std::span<const Tens
   if (params.empty()) return;
   cuda::set_device(params[0].device().index);
   const cudaStream_t stream = cuda::current_stream(params[0].device().index);
-  // The bias corrections folded into the step size and epsilon, as adam_update_cuda does.
-  const double t = static_cast<double>(h.step);
-  const double c2 = std::sqrt(1.0 - std::pow(h.beta2, t));
-  const double a = h.lr * c2 / (1.0 - std::pow(h.beta1, t));
+  const AdamStepScalars scalars = adam_step_scalars(h);
   std::vector<std::int64_t> numel;
   for (const Tensor& p : params) numel.push_back(p.numel());
   for (const adam_multi::Launch& launch : adam_multi::plan(numel)) {
@@ -38,8 +35,8 @@ void adam_update_multi_cuda(std::span<const Tensor> params, std::span<const Tens
       table.chunk[b] = static_cast<std::int32_t>(launch.blocks[b].chunk);
       table.slot[b] = static_cast<std::uint8_t>(launch.blocks[b].slot);
     }
-    cuda::adam_update_multi(params[0].dtype(), table, static_cast<int>(launch.blocks.size()), adam_multi::kChunk, a,
-                            h.eps * c2, h.beta1, h.beta2, stream);
+    cuda::adam_update_multi(params[0].dtype(), table, static_cast<int>(launch.blocks.size()), adam_multi::kChunk,
+                            scalars, stream);
   }
 }
 

@@ -1,10 +1,24 @@
 #pragma once
 // Backend kernels of adam.cpp. Each entry's param, grad, m and v share shape, dtype and device.
+#include <cmath>
 #include <span>
 
 #include "attnlab/ops/adam.h"
+#include "ops/adam_scalars.h"
 
 namespace attnlab::detail {
+
+// The scalars every kernel of one step uses.
+inline AdamStepScalars adam_step_scalars(const AdamHyper& h) {
+  const double t = static_cast<double>(h.step);
+  const double c2 = std::sqrt(1.0 - std::pow(h.beta2, t));
+  return {.a = h.lr * c2 / (1.0 - std::pow(h.beta1, t)),
+          .eps_hat = h.eps * c2,
+          .beta1 = h.beta1,
+          .beta2 = h.beta2,
+          .decay = 1.0 - h.lr * h.weight_decay,
+          .grad_scale = h.grad_scale};
+}
 
 void adam_update_cpu(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamHyper& hyper);
 // One fused kernel per step (adam_cuda.cu).

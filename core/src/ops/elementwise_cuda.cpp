@@ -70,12 +70,8 @@ void dropout_backward_cuda(const Tensor& dy, double p, std::uint64_t seed, std::
 
 void adam_update_cuda(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamHyper& h) {
   const cudaStream_t stream = use_device(param);
-  // The bias corrections folded into the step size and epsilon, as adam_update_cpu does.
-  const double t = static_cast<double>(h.step);
-  const double c2 = std::sqrt(1.0 - std::pow(h.beta2, t));
-  const double a = h.lr * c2 / (1.0 - std::pow(h.beta1, t));
   cuda::adam_update(param.dtype(), param.raw_data(), grad.raw_data(), m.raw_data(), v.raw_data(), param.numel(),
-                    a, h.eps * c2, h.beta1, h.beta2, stream);
+                    adam_step_scalars(h), stream);
 }
 
 void embedding_check_ids_cuda(const Tensor& ids, std::int64_t vocab) {

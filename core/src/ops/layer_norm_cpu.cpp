@@ -10,7 +10,7 @@ namespace {
 
 template <typename T>
 void forward_rows(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps, Tensor& y,
-                  Tensor& mean, Tensor& rstd) {
+                  Tensor& mean, Tensor& rstd, bool centered) {
   const std::int64_t d = x.dim(-1);
   if (d == 0 || x.numel() == 0) return;
   const std::int64_t rows = x.numel() / d;
@@ -22,13 +22,13 @@ void forward_rows(const Tensor& x, const Tensor& gamma, const Tensor& beta, doub
   T* prstd = rstd.data<T>();
   cpu::parallel_for(rows, cpu::row_grain(d), [&](std::int64_t s, std::int64_t e) {
     for (std::int64_t r = s; r < e; ++r)
-      layer_norm_row_forward(px + r * d, pg, pb, d, eps, py + r * d, pmean[r], prstd[r]);
+      layer_norm_row_forward(px + r * d, pg, pb, d, eps, py + r * d, pmean[r], prstd[r], centered);
   });
 }
 
 template <typename T>
 void backward_rows(const Tensor& x, const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
-                   const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+                   const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& dbeta, bool centered) {
   const std::int64_t d = x.dim(-1);
   const std::int64_t rows = d == 0 ? 0 : x.numel() / d;
   const T* px = x.data<T>();
@@ -41,7 +41,7 @@ void backward_rows(const Tensor& x, const Tensor& gamma, const Tensor& mean, con
     T* pdx = dx.data<T>();
     cpu::parallel_for(rows, cpu::row_grain(d), [&](std::int64_t s, std::int64_t e) {
       for (std::int64_t r = s; r < e; ++r)
-        layer_norm_row_backward(px + r * d, pg, pmean[r], prstd[r], pdy + r * d, d, pdx + r * d);
+        layer_norm_row_backward(px + r * d, pg, pmean[r], prstd[r], pdy + r * d, d, pdx + r * d, centered);
     });
   }
 
@@ -58,17 +58,17 @@ void backward_rows(const Tensor& x, const Tensor& gamma, const Tensor& mean, con
 }  // namespace
 
 void layer_norm_forward_cpu(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
-                            Tensor& y, Tensor& mean, Tensor& rstd) {
+                            Tensor& y, Tensor& mean, Tensor& rstd, bool centered) {
   dispatch_float("layer_norm", x.dtype(), [&](auto tag) {
-    forward_rows<typename decltype(tag)::type>(x, gamma, beta, eps, y, mean, rstd);
+    forward_rows<typename decltype(tag)::type>(x, gamma, beta, eps, y, mean, rstd, centered);
   });
 }
 
 void layer_norm_backward_cpu(const Tensor& x, const Tensor& gamma, const Tensor& mean,
                              const Tensor& rstd, const Tensor& dy, Tensor& dx, Tensor& dgamma,
-                             Tensor& dbeta) {
+                             Tensor& dbeta, bool centered) {
   dispatch_float("layer_norm", x.dtype(), [&](auto tag) {
-    backward_rows<typename decltype(tag)::type>(x, gamma, mean, rstd, dy, dx, dgamma, dbeta);
+    backward_rows<typename decltype(tag)::type>(x, gamma, mean, rstd, dy, dx, dgamma, dbeta, centered);
   });
 }
 

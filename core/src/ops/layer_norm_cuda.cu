@@ -1,4 +1,4 @@
-// CUDA kernels of layer_norm: one block per row for the forward and for dx (two-pass mean and
+// CUDA kernels of layer_norm and rms_norm (centered false: mean 0, no mean-of-gradient term): one block per row for the forward and for dx (two-pass mean and
 // variance in double, as layer_norm_cpu.cpp); dgamma and dbeta by a two-pass column reduction
 // (chunks of rows, then the chunks in order) so that the sums are deterministic without atomics.
 #include "cuda/block_reduce.cuh"
@@ -17,7 +17,7 @@ template <typename T>
 __global__ void forward_kernel(const T* x,      // (rows, d)
                                const T* gamma,  // (d) or null
                                const T* beta,   // (d) or null
-                               std::int64_t d, double eps,
+                               std::int64_t d, double eps, bool centered,
                                T* y,            // (rows, d)
                                T* mean,         // (rows)
                                T* rstd) {       // (rows)
@@ -25,7 +25,8 @@ __global__ void forward_kernel(const T* x,      // (rows, d)
   const T* xr = x + r * d;
   T* yr = y + r * d;
   double sum = 0;
-  for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) sum += static_cast<double>(xr[j]);
+  if (centered)
+    for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) sum += static_cast<double>(xr[j]);
   const double mu = block_reduce(sum, SumOp{}, 0.0) / static_cast<double>(d);
   layer_norm_row_finish(xr, mu, d, eps, gamma, beta, yr, mean + r, rstd + r);
 }
@@ -37,7 +38,7 @@ __global__ void backward_dx_kernel(const T* x,      // (rows, d)
                                    const T* mean,   // (rows)
                                    const T* rstd,   // (rows)
                                    const T* dy,     // (rows, d)
-                                   std::int64_t d,
+                                   std::int64_t d, bool centered,
                                    T* dx) {         // (rows, d)
   const std::int64_t r = blockIdx.x;
   const T* xr = x + r * d;
@@ -45,7 +46,7 @@ __global__ void backward_dx_kernel(const T* x,      // (rows, d)
   T* dr = dx + r * d;
   const T mu = mean[r];
   const T inv = rstd[r];
-  const RowGradMeans<T> means = layer_norm_row_grad_means(xr, gr, gamma, mu, inv, d);
+  const RowGradMeans<T> means = layer_norm_row_grad_means(xr, gr, gamma, mu, inv, d, centered);
   for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
     const T g = gamma ? mul_rn(gr[j], gamma[j]) : gr[j];
     const T xhat = (xr[j] - mu) * inv;
@@ -105,21 +106,21 @@ constexpr std::int64_t kMaxGridY = 65535;
 
 template <typename T>
 void forward(const T* x, const T* gamma, const T* beta, std::int64_t rows, std::int64_t d, double eps,
-             T* y, T* mean, T* rstd, int device, cudaStream_t stream) {
+             bool centered, T* y, T* mean, T* rstd, int device, cudaStream_t stream) {
   if (rows == 0 || d == 0) return;
   ATTNLAB_CUDA_CHECK(cudaSetDevice(device));
-  forward_kernel<T><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(x, gamma, beta, d, eps, y, mean,
-                                                                             rstd);
+  forward_kernel<T><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(x, gamma, beta, d, eps, centered, y,
+                                                                             mean, rstd);
   ATTNLAB_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T>
 void backward_dx(const T* x, const T* gamma, const T* mean, const T* rstd, const T* dy, std::int64_t rows,
-                 std::int64_t d, T* dx, int device, cudaStream_t stream) {
+                 std::int64_t d, bool centered, T* dx, int device, cudaStream_t stream) {
   if (rows == 0 || d == 0) return;
   ATTNLAB_CUDA_CHECK(cudaSetDevice(device));
   backward_dx_kernel<T><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(x, gamma, mean, rstd, dy, d,
-                                                                                 dx);
+                                                                                 centered, dx);
   ATTNLAB_CUDA_CHECK_LAUNCH();
 }
 
@@ -140,10 +141,10 @@ void backward_params(const T* x, const T* mean, const T* rstd, const T* dy, std:
 }
 
 #define ATTNLAB_INSTANTIATE(T)                                                                          \
-  template void forward<T>(const T*, const T*, const T*, std::int64_t, std::int64_t, double, T*, T*, T*, \
-                           int, cudaStream_t);                                                          \
+  template void forward<T>(const T*, const T*, const T*, std::int64_t, std::int64_t, double, bool, T*, T*, \
+                           T*, int, cudaStream_t);                                                      \
   template void backward_dx<T>(const T*, const T*, const T*, const T*, const T*, std::int64_t,           \
-                               std::int64_t, T*, int, cudaStream_t);                                    \
+                               std::int64_t, bool, T*, int, cudaStream_t);                              \
   template void backward_params<T>(const T*, const T*, const T*, const T*, std::int64_t, std::int64_t,   \
                                    double*, T*, T*, int, cudaStream_t);
 ATTNLAB_INSTANTIATE(float)

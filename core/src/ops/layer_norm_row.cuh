@@ -43,21 +43,22 @@ __device__ __forceinline__ void layer_norm_row_finish(const T* xr, double mu, st
 }
 
 // The two row means of the backward, mean_j(g) and mean_j(g xhat) with g = dy * gamma and
-// xhat = (x - mu) * inv, so that dx_j = inv (g_j - a - xhat_j b).
+// xhat = (x - mu) * inv, so that dx_j = inv (g_j - a - xhat_j b). Not centred (RMSNorm), a is 0.
 template <typename T>
 struct RowGradMeans {
   T a, b;
 };
 template <typename T>
 __device__ __forceinline__ RowGradMeans<T> layer_norm_row_grad_means(const T* xr, const T* gr, const T* gamma, T mu,
-                                                                     T inv, std::int64_t d) {
+                                                                     T inv, std::int64_t d, bool centered = true) {
   double a = 0, b = 0;
   for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
     const double g = static_cast<double>(gamma ? mul_rn(gr[j], gamma[j]) : gr[j]);
     a += g;
     b += g * static_cast<double>((xr[j] - mu) * inv);
   }
-  const T a_t = static_cast<T>(cuda::block_reduce(a, cuda::SumOp{}, 0.0) / static_cast<double>(d));
+  const double a_sum = cuda::block_reduce(a, cuda::SumOp{}, 0.0);  // every thread takes part in the reduction
+  const T a_t = centered ? static_cast<T>(a_sum / static_cast<double>(d)) : T(0);
   const T b_t = static_cast<T>(cuda::block_reduce(b, cuda::SumOp{}, 0.0) / static_cast<double>(d));
   return {a_t, b_t};
 }

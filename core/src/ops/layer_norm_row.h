@@ -1,6 +1,8 @@
 #pragma once
 // One row of the CPU layer norm, shared by layer_norm_cpu.cpp and dropout_add_layer_norm_cpu.cpp
-// so that the fused op computes exactly what layer_norm computes on the same row.
+// so that the fused op computes exactly what layer_norm computes on the same row. With centered
+// false the row is not centred (mean taken as 0, the variance is the mean square): RMSNorm
+// (Zhang & Sennrich 2019), y = x / sqrt(mean(x^2) + eps) * gamma.
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -11,9 +13,10 @@ namespace attnlab::detail {
 // Two passes in double: the mean, then the biased variance around it (no cancellation).
 template <typename T>
 inline void layer_norm_row_forward(const T* xr, const T* gamma, const T* beta, std::int64_t d, double eps,
-                                   T* yr, T& mean, T& rstd) {
+                                   T* yr, T& mean, T& rstd, bool centered = true) {
   double sum = 0;
-  for (std::int64_t j = 0; j < d; ++j) sum += xr[j];
+  if (centered)
+    for (std::int64_t j = 0; j < d; ++j) sum += xr[j];
   const double mu = sum / static_cast<double>(d);
   double sq = 0;
   for (std::int64_t j = 0; j < d; ++j) {
@@ -34,17 +37,18 @@ inline void layer_norm_row_forward(const T* xr, const T* gamma, const T* beta, s
 }
 
 // dx = rstd (g - mean_j(g) - xhat mean_j(g xhat)) with g = dy * gamma and xhat = (x - mean) rstd,
-// over one row of d > 0 values (the derivation is in layer_norm.cpp); gamma may be null.
+// over one row of d > 0 values (the derivation is in layer_norm.cpp); gamma may be null. Not
+// centred (mu 0), the mean_j(g) term goes: the mean does not move with x (rms_norm.cpp).
 template <typename T>
 inline void layer_norm_row_backward(const T* xr, const T* gamma, T mu, T inv, const T* dyr, std::int64_t d,
-                                    T* dxr) {
+                                    T* dxr, bool centered = true) {
   double a = 0, b = 0;
   for (std::int64_t j = 0; j < d; ++j) {
     const double g = gamma ? dyr[j] * gamma[j] : dyr[j];
     a += g;
     b += g * static_cast<double>((xr[j] - mu) * inv);
   }
-  const T a_t = static_cast<T>(a / static_cast<double>(d));
+  const T a_t = centered ? static_cast<T>(a / static_cast<double>(d)) : T(0);
   const T b_t = static_cast<T>(b / static_cast<double>(d));
   for (std::int64_t j = 0; j < d; ++j) {
     const T g = gamma ? dyr[j] * gamma[j] : dyr[j];

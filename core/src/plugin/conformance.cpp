@@ -31,6 +31,7 @@ ConformanceReport run_conformance(const Registry& registry, PluginFamily family,
     case PluginFamily::positional: conformance::check_positional(registry, name, options, report); break;
     case PluginFamily::ffn: conformance::check_ffn(registry, name, options, report); break;
     case PluginFamily::dropout: conformance::check_dropout(registry, name, options, report); break;
+    case PluginFamily::norm: conformance::check_norm(registry, name, options, report); break;
   }
   return report;
 }

@@ -65,5 +65,7 @@ void check_ffn(const Registry& registry, const std::string& name, const Conforma
                ConformanceReport& report);
 void check_dropout(const Registry& registry, const std::string& name,
                    const ConformanceOptions& options, ConformanceReport& report);
+void check_norm(const Registry& registry, const std::string& name, const ConformanceOptions& options,
+                ConformanceReport& report);
 
 }  // namespace attnlab::conformance

@@ -29,19 +29,23 @@ void Registry::add_attention(PluginInfo info, PluginFactory<Attention> factory) 
       ATTNLAB_CHECK(devices[i].device != devices[j].device,
                     "attention plugin '{}' ({}) declares its {} capabilities twice", info.name, current_source_,
                     kDeviceKindNames[static_cast<std::size_t>(devices[i].device)]);
-  add({std::move(info), std::move(factory), {}, {}, {}});
+  add({std::move(info), std::move(factory), {}, {}, {}, {}});
 }
 void Registry::add_positional(PluginInfo info, PluginFactory<PositionalEncoding> factory) {
   info.family = PluginFamily::positional;
-  add({std::move(info), {}, std::move(factory), {}, {}});
+  add({std::move(info), {}, std::move(factory), {}, {}, {}});
 }
 void Registry::add_ffn(PluginInfo info, PluginFactory<FeedForward> factory) {
   info.family = PluginFamily::ffn;
-  add({std::move(info), {}, {}, std::move(factory), {}});
+  add({std::move(info), {}, {}, std::move(factory), {}, {}});
 }
 void Registry::add_dropout(PluginInfo info, PluginFactory<Dropout> factory) {
   info.family = PluginFamily::dropout;
-  add({std::move(info), {}, {}, {}, std::move(factory)});
+  add({std::move(info), {}, {}, {}, std::move(factory), {}});
+}
+void Registry::add_norm(PluginInfo info, PluginFactory<Norm> factory) {
+  info.family = PluginFamily::norm;
+  add({std::move(info), {}, {}, {}, {}, std::move(factory)});
 }
 
 const Registry::Entry& Registry::entry(PluginFamily family, const std::string& name) const {
@@ -95,6 +99,9 @@ std::shared_ptr<FeedForward> Registry::make_ffn(const std::string& name, const B
 }
 std::shared_ptr<Dropout> Registry::make_dropout(const std::string& name, const BuildContext& ctx) const {
   return entry(PluginFamily::dropout, name).dropout(ctx);
+}
+std::shared_ptr<Norm> Registry::make_norm(const std::string& name, const BuildContext& ctx) const {
+  return entry(PluginFamily::norm, name).norm(ctx);
 }
 
 std::shared_ptr<Dropout> BuildContext::make_dropout(double p, DropoutSite site) const {

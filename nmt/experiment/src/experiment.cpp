@@ -1,9 +1,12 @@
 #include "attnlab/nmt/experiment/experiment.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <fmt/ranges.h>
 
 #include "attnlab/config/plugin_options.h"
 #include "attnlab/config/table_reader.h"
@@ -34,6 +37,18 @@ void check_positive(TableReader& t, const std::string& key, std::int64_t value) 
 
 void check_non_negative(TableReader& t, const std::string& key, std::int64_t value) {
   if (value < 0) throw Error(fmt::format("{}: {}: must be >= 0, got {}", t.position(key), t.path(key), value));
+}
+
+void check_choice(TableReader& t, const std::string& key, const std::string& value,
+                  const std::vector<std::string>& choices) {
+  if (std::find(choices.begin(), choices.end(), value) == choices.end())
+    throw Error(fmt::format("{}: {}: expected one of {}, got \"{}\"", t.position(key), t.path(key),
+                            fmt::join(choices, ", "), value));
+}
+
+void check_real_non_negative(TableReader& t, const std::string& key, double value) {
+  if (!(value >= 0.0 && std::isfinite(value)))
+    throw Error(fmt::format("{}: {}: must be finite and >= 0, got {}", t.position(key), t.path(key), value));
 }
 
 void check_rate(TableReader& t, const std::string& key, double value) {
@@ -133,6 +148,9 @@ void read_model(TableReader& t, TransformerConfig& m) {
   m.positional = read_plugin(t, "positional", m.positional.name);
   m.ffn = read_plugin(t, "ffn", m.ffn.name);
   m.dropout_plugin = read_plugin(t, "dropout_plugin", m.dropout_plugin.name);
+  m.norm = read_plugin(t, "norm", m.norm.name);
+  m.norm_position = t.get_string("norm_position", m.norm_position);
+  check_choice(t, "norm_position", m.norm_position, {"post", "pre"});
   t.finish();
 }
 
@@ -143,6 +161,25 @@ void read_training(TableReader& t, TrainingConfig& c) {
   c.max_seconds = t.get_real("max_seconds", c.max_seconds);
   c.warmup_steps = t.get_int("warmup_steps", c.warmup_steps);
   c.lr_scale = t.get_real("lr_scale", c.lr_scale);
+  c.schedule = t.get_string("schedule", c.schedule);
+  check_choice(t, "schedule", c.schedule, lr_schedule_kinds());
+  c.lr = t.get_real("lr", c.lr);
+  c.min_lr = t.get_real("min_lr", c.min_lr);
+  c.optimizer = t.get_string("optimizer", c.optimizer);
+  check_choice(t, "optimizer", c.optimizer, {"adam", "adamw"});
+  c.weight_decay = t.get_real("weight_decay", c.weight_decay);
+  if (t.has("weight_decay_exclude")) c.weight_decay_exclude = t.get_strings("weight_decay_exclude");
+  c.clip_norm = t.get_real("clip_norm", c.clip_norm);
+  for (const char* key : {"lr", "min_lr", "weight_decay", "clip_norm"}) check_real_non_negative(t, key, t.get_real(key, 0.0));
+  if (c.lr > 0 && c.lr_scale != 1.0)
+    throw Error(fmt::format("{}: training.lr: set either lr (the peak rate, {}) or lr_scale (the paper's formula, {}), "
+                            "not both", t.position("lr"), c.lr, c.lr_scale));
+  if (c.weight_decay > 0 && c.optimizer != "adamw")
+    throw Error(fmt::format("{}: training.weight_decay: {} needs optimizer = \"adamw\" (Adam has no weight decay)",
+                            t.position("weight_decay"), c.weight_decay));
+  if (c.min_lr > 0 && c.schedule != "cosine" && c.schedule != "linear")
+    throw Error(fmt::format("{}: training.min_lr: only the \"cosine\" and \"linear\" schedules decay to it, not \"{}\"",
+                            t.position("min_lr"), c.schedule));
   c.adam_beta1 = t.get_real("adam_beta1", c.adam_beta1);
   c.adam_beta2 = t.get_real("adam_beta2", c.adam_beta2);
   c.adam_eps = t.get_real("adam_eps", c.adam_eps);
@@ -181,6 +218,11 @@ void read_eval(TableReader& e, EvalConfig& v) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& lr_schedule_kinds() {
+  static const std::vector<std::string> kinds = {"inverse_sqrt", "cosine", "linear", "constant"};
+  return kinds;
+}
 
 toml::table parse_toml_text(const std::string& text, const std::string& source_name) {
   try {
@@ -258,7 +300,8 @@ std::vector<std::string> validate_plugins(const ExperimentConfig& c, const Regis
   const Site sites[] = {{"attention", PluginFamily::attention, &c.model.attention},
                         {"positional", PluginFamily::positional, &c.model.positional},
                         {"ffn", PluginFamily::ffn, &c.model.ffn},
-                        {"dropout_plugin", PluginFamily::dropout, &c.model.dropout_plugin}};
+                        {"dropout_plugin", PluginFamily::dropout, &c.model.dropout_plugin},
+                        {"norm", PluginFamily::norm, &c.model.norm}};
   const toml::table* model = c.document ? (*c.document)["model"].as_table() : nullptr;
   std::vector<std::string> notices;
   for (const Site& s : sites) {

@@ -74,14 +74,25 @@ std::string to_toml(const ExperimentConfig& c, bool include_eval) {
                                    {"attention", plugin_table(m.attention)},
                                    {"positional", plugin_table(m.positional)},
                                    {"ffn", plugin_table(m.ffn)},
-                                   {"dropout_plugin", plugin_table(m.dropout_plugin)}});
+                                   {"dropout_plugin", plugin_table(m.dropout_plugin)},
+                                   {"norm_position", m.norm_position},
+                                   {"norm", plugin_table(m.norm)}});
   const auto& t = c.training;
+  toml::array exclude;
+  for (const auto& part : t.weight_decay_exclude) exclude.push_back(part);
   root.insert("training", toml::table{{"batch_tokens", t.batch_tokens},
                                       {"accumulate", t.accumulate},
                                       {"max_steps", t.max_steps},
                                       {"max_seconds", t.max_seconds},
                                       {"warmup_steps", t.warmup_steps},
                                       {"lr_scale", t.lr_scale},
+                                      {"schedule", t.schedule},
+                                      {"lr", t.lr},
+                                      {"min_lr", t.min_lr},
+                                      {"optimizer", t.optimizer},
+                                      {"weight_decay", t.weight_decay},
+                                      {"weight_decay_exclude", exclude},
+                                      {"clip_norm", t.clip_norm},
                                       {"adam_beta1", t.adam_beta1},
                                       {"adam_beta2", t.adam_beta2},
                                       {"adam_eps", t.adam_eps},

@@ -41,10 +41,11 @@ std::int64_t expected_parameter_count(const TransformerConfig& c) {
   // scaled_dot with biases: W_q, W_k [h d_k, d], W_v [h d_v, d], W_o [d, h d_v] and their biases.
   const std::int64_t attention = 2 * (h * dk * d + h * dk) + (h * dv * d + h * dv) + (d * h * dv + d);
   const std::int64_t ffn = (d * ff + ff) + (ff * d + d);  // relu / gelu
-  const std::int64_t norm = 2 * d;
+  const std::int64_t norm = c.norm.name == "rms_norm" ? d : 2 * d;  // gain (and bias for layer_norm)
   const std::int64_t encoder = c.encoder_layers * (attention + ffn + 2 * norm);
   const std::int64_t decoder = c.decoder_layers * (2 * attention + ffn + 3 * norm);
-  return c.vocab_size * d + encoder + decoder;
+  const std::int64_t stack_norms = c.norm_position == "pre" ? (c.encoder_layers > 0 ? 2 : 1) : 0;
+  return c.vocab_size * d + encoder + decoder + stack_norms * norm;
 }
 
 }  // namespace attnlab::nmt

@@ -18,8 +18,7 @@ ParameterCount count_parameters(const TransformerConfig& config, const Registry&
     return c;
   };
   ParameterCount p;
-  const std::int64_t d = config.dims.d_model;
-  p.embedding = config.vocab_size * d;
+  p.embedding = config.vocab_size * config.dims.d_model;
   p.attention = registry.make_attention(config.attention.name, with(PluginFamily::attention, config.attention))
                     ->parameter_count();
   p.ffn = registry.make_ffn(config.ffn.name, with(PluginFamily::ffn, config.ffn))->parameter_count();
@@ -27,9 +26,14 @@ ParameterCount count_parameters(const TransformerConfig& config, const Registry&
       registry.make_positional(config.positional.name, with(PluginFamily::positional, config.positional));
   p.positional = positional->parameter_count();
   if (auto inside = positional->attention_positions(ctx)) p.attention_positions = inside->parameter_count();
-  p.norm = 2 * d;
+  BuildContext norm_ctx = with(PluginFamily::norm, config.norm);
+  norm_ctx.norm_eps = config.layer_norm_eps;
+  p.norm = registry.make_norm(config.norm.name, norm_ctx)->parameter_count();
+  // Pre-norm adds one norm at the top of each stack (of the encoder only when it has layers).
+  const std::int64_t stack_norms = config.norm_position == "pre" ? (config.encoder_layers > 0 ? 2 : 1) : 0;
   p.total = p.embedding + config.encoder_layers * (p.attention + p.attention_positions + p.ffn + 2 * p.norm) +
-            config.decoder_layers * (2 * p.attention + p.attention_positions + p.ffn + 3 * p.norm) + 2 * p.positional;
+            config.decoder_layers * (2 * p.attention + p.attention_positions + p.ffn + 3 * p.norm) +
+            2 * p.positional + stack_norms * p.norm;
   return p;
 }
 

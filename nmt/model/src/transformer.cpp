@@ -24,27 +24,38 @@ std::shared_ptr<FeedForward> make_ffn(const BuildContext& ctx, const Transformer
   return ctx.registry->make_ffn(config.ffn.name, plugin_context(ctx, *ctx.registry, PluginFamily::ffn, config.ffn));
 }
 
-std::shared_ptr<nn::LayerNorm> make_norm(const BuildContext& ctx, const TransformerConfig& config) {
-  return std::make_shared<nn::LayerNorm>(config.dims.d_model, config.layer_norm_eps, ctx.dtype, ctx.device);
+std::shared_ptr<Norm> make_norm(const BuildContext& ctx, const TransformerConfig& config) {
+  BuildContext c = plugin_context(ctx, *ctx.registry, PluginFamily::norm, config.norm);
+  c.norm_eps = config.layer_norm_eps;
+  return ctx.registry->make_norm(config.norm.name, c);
 }
 
-// The dropout stream for fused blocks, or null for the plugin's own path: fusion reproduces the
-// built-in "standard" plugin only, so any other dropout plugin runs unfused.
-Generator* fused_stream(const BuildContext& ctx, const TransformerConfig& config) {
-  const bool fused = config.fused_kernels && config.dropout_plugin.name == "standard";
+// The dropout stream for fused blocks, or null for the plugins' own path: fusion reproduces the
+// built-in "standard" dropout plugin and a centred norm (layer_norm) only, and post-norm blocks.
+Generator* fused_stream(const BuildContext& ctx, const TransformerConfig& config, const Norm& norm) {
+  const auto fusable = norm.fusable();
+  const bool fused = config.fused_kernels && config.dropout_plugin.name == "standard" &&
+                     config.norm_position == "post" && fusable && fusable->centered;
   return fused ? ctx.dropout_rng : nullptr;
 }
 
-// LayerNorm(residual + Dropout(branch)). Fused, it draws from the stream exactly when and as much
-// as the standard plugin's forward does (in training at a rate > 0: dropout(branch, rate, stream)),
-// so the masks, and with them the whole run, are those of the unfused path.
-Tensor add_norm(const nn::LayerNorm& norm, Dropout& drop, const Tensor& residual, const Tensor& branch,
-                Generator* fused_rng) {
+// Post-norm: Norm(residual + Dropout(branch)). Fused, it draws from the stream exactly when and as
+// much as the standard plugin's forward does (in training at a rate > 0: dropout(branch, rate,
+// stream)), so the masks, and with them the whole run, are those of the unfused path.
+Tensor add_norm(Norm& norm, Dropout& drop, const Tensor& residual, const Tensor& branch, Generator* fused_rng) {
   if (!fused_rng) return norm.forward(add(residual, drop.forward(branch)));
-  const DropoutAddLayerNormInputs in{
-      .x = branch, .bias = Tensor(), .residual = residual, .gamma = norm.weight(), .beta = norm.bias()};
-  if (drop.training() && drop.rate() > 0.0) return dropout_add_layer_norm(in, drop.rate(), *fused_rng, norm.eps());
-  return dropout_add_layer_norm(in, 0.0, 0, 0, norm.eps());
+  const FusableNorm f = *norm.fusable();
+  const DropoutAddLayerNormInputs in{.x = branch, .bias = Tensor(), .residual = residual, .gamma = f.gamma, .beta = f.beta};
+  if (drop.training() && drop.rate() > 0.0) return dropout_add_layer_norm(in, drop.rate(), *fused_rng, f.eps);
+  return dropout_add_layer_norm(in, 0.0, 0, 0, f.eps);
+}
+
+// One residual block around `sublayer`: post-norm Norm(x + Dropout(sublayer(x))) or pre-norm
+// x + Dropout(sublayer(Norm(x))).
+template <typename F>
+Tensor residual_block(bool pre_norm, Norm& norm, Dropout& drop, const Tensor& x, Generator* fused_rng, F&& sublayer) {
+  if (pre_norm) return add(x, drop.forward(sublayer(norm.forward(x))));
+  return add_norm(norm, drop, x, sublayer(x), fused_rng);
 }
 
 }  // namespace
@@ -67,14 +78,16 @@ EncoderLayer::EncoderLayer(const BuildContext& ctx, const TransformerConfig& con
   ffn_ = register_module("ffn", make_ffn(ctx, config));
   drop2_ = register_module("dropout2", ctx.make_dropout(config.dropout.residual, DropoutSite::residual));
   norm2_ = register_module("norm2", make_norm(ctx, config));
-  fused_rng_ = fused_stream(ctx, config);
+  pre_norm_ = config.norm_position == "pre";
+  fused_rng_ = fused_stream(ctx, config, *norm1_);
 }
 
 Tensor EncoderLayer::forward(const Tensor& x, const Tensor& src_mask) {
-  Tensor a = self_attn_->forward(
-      {.query = x, .key = x, .value = x, .key_padding_mask = src_mask, .positions = positions_.get()});
-  Tensor h = add_norm(*norm1_, *drop1_, x, a, fused_rng_);
-  return add_norm(*norm2_, *drop2_, h, ffn_->forward(h), fused_rng_);
+  Tensor h = residual_block(pre_norm_, *norm1_, *drop1_, x, fused_rng_, [&](const Tensor& in) {
+    return self_attn_->forward(
+        {.query = in, .key = in, .value = in, .key_padding_mask = src_mask, .positions = positions_.get()});
+  });
+  return residual_block(pre_norm_, *norm2_, *drop2_, h, fused_rng_, [&](const Tensor& in) { return ffn_->forward(in); });
 }
 
 DecoderLayer::DecoderLayer(const BuildContext& ctx, const TransformerConfig& config,
@@ -89,27 +102,29 @@ DecoderLayer::DecoderLayer(const BuildContext& ctx, const TransformerConfig& con
   ffn_ = register_module("ffn", make_ffn(ctx, config));
   drop3_ = register_module("dropout3", ctx.make_dropout(config.dropout.residual, DropoutSite::residual));
   norm3_ = register_module("norm3", make_norm(ctx, config));
-  fused_rng_ = fused_stream(ctx, config);
+  pre_norm_ = config.norm_position == "pre";
+  fused_rng_ = fused_stream(ctx, config, *norm1_);
 }
 
 Tensor DecoderLayer::forward(const Tensor& y, const Tensor& memory, const Tensor& src_mask,
                              DecoderLayerState* state) {
-  Tensor a = self_attn_->forward(
-      {.query = y,
-       .key = y,
-       .value = y,
-       .causal = true,
-       .cache = state ? &state->self_attn : nullptr,
-       .positions = positions_.get()});
-  Tensor h = add_norm(*norm1_, *drop1_, y, a, fused_rng_);
+  Tensor h = residual_block(pre_norm_, *norm1_, *drop1_, y, fused_rng_, [&](const Tensor& in) {
+    return self_attn_->forward({.query = in,
+                                .key = in,
+                                .value = in,
+                                .causal = true,
+                                .cache = state ? &state->self_attn : nullptr,
+                                .positions = positions_.get()});
+  });
   if (state) state->cross_attn.static_kv = true;
-  Tensor c = cross_attn_->forward({.query = h,
-                                   .key = memory,
-                                   .value = memory,
-                                   .key_padding_mask = src_mask,
-                                   .cache = state ? &state->cross_attn : nullptr});
-  Tensor g = add_norm(*norm2_, *drop2_, h, c, fused_rng_);
-  return add_norm(*norm3_, *drop3_, g, ffn_->forward(g), fused_rng_);
+  Tensor g = residual_block(pre_norm_, *norm2_, *drop2_, h, fused_rng_, [&](const Tensor& in) {
+    return cross_attn_->forward({.query = in,
+                                 .key = memory,
+                                 .value = memory,
+                                 .key_padding_mask = src_mask,
+                                 .cache = state ? &state->cross_attn : nullptr});
+  });
+  return residual_block(pre_norm_, *norm3_, *drop3_, g, fused_rng_, [&](const Tensor& in) { return ffn_->forward(in); });
 }
 
 void DecoderState::reorder(const std::vector<std::int64_t>& rows) {
@@ -125,6 +140,8 @@ Transformer::Transformer(const TransformerConfig& config, const Registry& regist
   ATTNLAB_CHECK(config.vocab_size > 0 && config.encoder_layers >= 0 && config.decoder_layers > 0,
                 "transformer: vocab_size {} must be > 0, encoder_layers {} >= 0, decoder_layers {} > 0",
                 config.vocab_size, config.encoder_layers, config.decoder_layers);
+  ATTNLAB_CHECK(config.norm_position == "post" || config.norm_position == "pre",
+                "transformer: norm_position must be \"post\" or \"pre\", got \"{}\"", config.norm_position);
   TransformerConfig layers = config;  // what the layers build: the resolved attention plugin
   layers.attention = attention_.choice;
   BuildContext ctx;
@@ -155,6 +172,10 @@ Transformer::Transformer(const TransformerConfig& config, const Registry& regist
   for (std::int64_t i = 0; i < config.decoder_layers; ++i)
     decoder_.push_back(register_module(fmt::format("decoder.layers.{}", i),
                                        std::make_shared<DecoderLayer>(ctx, layers, *tgt_positional_)));
+  if (config.norm_position == "pre") {
+    if (config.encoder_layers > 0) encoder_norm_ = register_module("encoder.norm", make_norm(ctx, config));
+    decoder_norm_ = register_module("decoder.norm", make_norm(ctx, config));
+  }
 }
 
 Tensor Transformer::embed(const Tensor& ids, PositionalEncoding& positional, std::int64_t offset) {
@@ -168,6 +189,7 @@ Encoded Transformer::encode(const Tensor& src) {
   out.src_mask = padding_mask(src, config_.pad_id, dtype_);
   Tensor x = src_dropout_->forward(embed(src, *src_positional_, 0));
   for (auto& layer : encoder_) x = layer->forward(x, out.src_mask);
+  if (encoder_norm_) x = encoder_norm_->forward(x);
   out.memory = x;
   return out;
 }
@@ -183,6 +205,7 @@ Tensor Transformer::decode(const Tensor& tgt_in, const Encoded& encoded, Decoder
   Tensor y = tgt_dropout_->forward(embed(tgt_in, *tgt_positional_, offset));
   for (std::size_t i = 0; i < decoder_.size(); ++i)
     y = decoder_[i]->forward(y, encoded.memory, encoded.src_mask, state ? &state->layers[i] : nullptr);
+  if (decoder_norm_) y = decoder_norm_->forward(y);
   if (state) state->length += tgt_in.dim(1);
   return y;
 }

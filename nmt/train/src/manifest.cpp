@@ -130,7 +130,8 @@ std::vector<std::string> row_manifest_exemptions(const std::vector<std::string>&
   static const std::pair<const char*, const char*> plugin_tables[] = {{"model.attention", "plugins.attention"},
                                                                       {"model.positional", "plugins.positional"},
                                                                       {"model.ffn", "plugins.ffn"},
-                                                                      {"model.dropout_plugin", "plugins.dropout"}};
+                                                                      {"model.dropout_plugin", "plugins.dropout"},
+                                                                      {"model.norm", "plugins.norm"}};
   std::vector<std::string> out;
   for (const std::string& key : keys) {
     for (const auto& [table, manifest] : plugin_tables)

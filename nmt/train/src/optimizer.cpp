@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "attnlab/autograd.h"
+#include "attnlab/ops.h"
 #include "attnlab/ops/adam.h"
 
 namespace attnlab::nmt {
@@ -17,22 +19,60 @@ double transformer_lr(std::int64_t step, std::int64_t d_model, std::int64_t warm
          std::min(1.0 / std::sqrt(s), s * std::pow(static_cast<double>(warmup_steps), -1.5));
 }
 
-AdamOptimizer::AdamOptimizer(Named parameters, AdamSettings settings)
-    : params_(std::move(parameters)), settings_(settings) {
+std::vector<bool> weight_decay_mask(const NamedTensors& parameters, const std::vector<std::string>& exclude) {
+  std::vector<bool> mask;
+  for (const auto& [name, p] : parameters) {
+    const bool excluded = std::any_of(exclude.begin(), exclude.end(),
+                                      [&](const std::string& part) { return name.find(part) != std::string::npos; });
+    mask.push_back(p.rank() >= 2 && !excluded);
+  }
+  return mask;
+}
+
+double gradient_norm(const NamedTensors& parameters) {
+  NoGradGuard no_grad;
+  // Sums of squares per device, accumulated there in f32 or f64 and read back once per device.
+  std::vector<Tensor> totals;
+  for (const auto& [_, p] : parameters) {
+    Tensor g = p.grad();
+    if (!g.defined() || g.numel() == 0) continue;
+    if (g.dtype() != DType::f64) g = g.to(DType::f32);
+    Tensor s = sum(mul(g, g)).to(DType::f64);
+    auto it = std::find_if(totals.begin(), totals.end(), [&](const Tensor& t) { return t.device() == s.device(); });
+    if (it == totals.end()) totals.push_back(s);
+    else *it = add(*it, s);
+  }
+  double squares = 0.0;
+  for (const Tensor& t : totals) squares += t.item();
+  return std::sqrt(squares);
+}
+
+double clip_factor(double norm, double max_norm) {
+  if (max_norm <= 0) return 1.0;
+  return std::min(1.0, max_norm / (norm + 1e-6));
+}
+
+AdamOptimizer::AdamOptimizer(Named parameters, AdamSettings settings, std::vector<bool> decayed)
+    : params_(std::move(parameters)), settings_(settings), decayed_(std::move(decayed)) {
+  ATTNLAB_CHECK(settings_.weight_decay >= 0, "optimizer: weight_decay must be >= 0, got {}", settings_.weight_decay);
+  if (decayed_.empty()) decayed_.assign(params_.size(), false);
+  ATTNLAB_CHECK(decayed_.size() == params_.size(), "optimizer: {} weight-decay flags for {} parameters",
+                decayed_.size(), params_.size());
   for (const auto& [name, p] : params_) {
     m_.emplace_back(name, Tensor::zeros_like(p));
     v_.emplace_back(name, Tensor::zeros_like(p));
   }
 }
 
-void AdamOptimizer::step(double lr) {
+void AdamOptimizer::step(double lr, double grad_scale) {
   ++steps_;
-  const AdamHyper hyper{lr, settings_.beta1, settings_.beta2, settings_.eps, steps_};
-  // One multi-tensor step per (device, dtype) of the parameters that have a gradient (a model
-  // usually has one such group): the same update as adam_step on each, in far fewer passes.
+  // One multi-tensor step per (device, dtype, decayed or not) of the parameters that have a
+  // gradient (a model usually has one or two such groups): the same update as adam_step on each,
+  // in far fewer passes.
   struct Group {
     Device device;
     DType dtype;
+    bool decayed;
     std::vector<Tensor> p, g, m, v;
   };
   std::vector<Group> groups;
@@ -40,15 +80,26 @@ void AdamOptimizer::step(double lr) {
     const Tensor& p = params_[i].second;
     Tensor g = p.grad();
     if (!g.defined()) continue;
-    auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const Group& gr) { return gr.device == p.device() && gr.dtype == p.dtype(); });
-    if (it == groups.end()) it = groups.insert(groups.end(), Group{p.device(), p.dtype(), {}, {}, {}, {}});
+    const bool decayed = decayed_[i] && settings_.weight_decay > 0;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& gr) {
+      return gr.device == p.device() && gr.dtype == p.dtype() && gr.decayed == decayed;
+    });
+    if (it == groups.end()) it = groups.insert(groups.end(), Group{p.device(), p.dtype(), decayed, {}, {}, {}, {}});
     it->p.push_back(p);
     it->g.push_back(std::move(g));
     it->m.push_back(m_[i].second);
     it->v.push_back(v_[i].second);
   }
-  for (const Group& gr : groups) adam_step_multi(gr.p, gr.g, gr.m, gr.v, hyper);
+  for (const Group& gr : groups) {
+    const AdamHyper hyper{.lr = lr,
+                          .beta1 = settings_.beta1,
+                          .beta2 = settings_.beta2,
+                          .eps = settings_.eps,
+                          .step = steps_,
+                          .weight_decay = gr.decayed ? settings_.weight_decay : 0.0,
+                          .grad_scale = grad_scale};
+    adam_step_multi(gr.p, gr.g, gr.m, gr.v, hyper);
+  }
 }
 
 void AdamOptimizer::zero_grad() {

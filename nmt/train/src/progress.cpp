@@ -34,6 +34,9 @@ std::optional<double> Progress::after_step(std::int64_t step, const StepTotals& 
   total_tokens_ += totals.tokens;
   window_exchange_ += totals.exchange_seconds;
   total_exchange_ += totals.exchange_seconds;
+  window_max_norm_ = std::max(window_max_norm_, totals.grad_norm);
+  window_clipped_ += totals.clipped ? 1 : 0;
+  ++window_steps_;
   if (live_ && seconds_since(last_status_) > 0.2) {
     // A live status line between the permanent log lines.
     const double elapsed = seconds_since(start_);
@@ -57,14 +60,22 @@ std::optional<double> Progress::after_step(std::int64_t step, const StepTotals& 
       ranks_ > 1 ? fmt::format(" | {} ranks, exchange {:.1f}%", ranks_,
                                100.0 * window_exchange_ / std::max(window_seconds, 1e-9))
                  : std::string();
-  log_(fmt::format("step {}/{} | loss {:.4f} | lr {:.3e} | {:.0f} tok/s{} | {} elapsed | ETA {}", step, tc.max_steps,
-                   loss, totals.lr, rate, exchange, duration_str(elapsed),
+  // With clipping on: the window's largest gradient norm and how many of its steps were clipped.
+  const std::string clipping =
+      window_max_norm_ >= 0 ? fmt::format(" | grad norm <= {:.3g}, {} of {} steps clipped", window_max_norm_,
+                                          window_clipped_, window_steps_)
+                            : std::string();
+  log_(fmt::format("step {}/{} | loss {:.4f} | lr {:.3e}{} | {:.0f} tok/s{} | {} elapsed | ETA {}", step,
+                   tc.max_steps, loss, totals.lr, clipping, rate, exchange, duration_str(elapsed),
                    duration_str(per_step * static_cast<double>(tc.max_steps - step))));
   nlohmann::json entry = {{"kind", "train"}, {"step", step}, {"loss", loss}, {"lr", totals.lr},
                           {"tokens_per_second", rate}, {"elapsed", elapsed}, {"window_seconds", window_seconds}};
   if (ranks_ > 1) entry["ranks"] = ranks_, entry["exchange_seconds"] = window_exchange_;
+  if (window_max_norm_ >= 0) entry["max_grad_norm"] = window_max_norm_, entry["clipped_steps"] = window_clipped_;
   metrics_.write(entry);
   window_loss_ = window_tokens_ = window_exchange_ = 0.0;
+  window_max_norm_ = -1.0;
+  window_clipped_ = window_steps_ = 0;
   window_start_ = elapsed;
   return loss;
 }

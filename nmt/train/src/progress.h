@@ -43,6 +43,9 @@ class Progress {
   int ranks_;
   double window_loss_ = 0.0, window_tokens_ = 0.0, window_start_ = 0.0;
   double window_exchange_ = 0.0, total_exchange_ = 0.0;
+  // Gradient clipping: the largest norm and the clipped steps of the window.
+  double window_max_norm_ = -1.0;
+  std::int64_t window_clipped_ = 0, window_steps_ = 0;
   std::int64_t total_tokens_ = 0;
 };
 

@@ -156,12 +156,16 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
                                                   state.step()));
   MetricsLog metrics(root ? (fs::path(config.run_dir) / "metrics.jsonl").string() : std::string(), state.step());
   log(model_line(state, result.parameters, model, device, tc.precision));
+  log(state.optimizer_line());
   if (comm->size() > 1)
     log(fmt::format("data parallel: {}; a step is {} ranks x {} batch(es) of <= {} tokens per side (effective "
                     "batch <= {} tokens)",
                     comm->describe(), comm->size(), tc.accumulate, tc.batch_tokens,
                     comm->size() * tc.accumulate * tc.batch_tokens));
-  metrics.write({{"kind", "start"}, {"step", state.step()}, {"parameters", result.parameters}, {"resumed", state.step() > 0}});
+  nlohmann::json start_entry = {
+      {"kind", "start"}, {"step", state.step()}, {"parameters", result.parameters}, {"resumed", state.step() > 0}};
+  if (tc.optimizer == "adamw") start_entry["weight_decay_parameters"] = state.decayed_parameters();
+  metrics.write(start_entry);
 
   SavePolicy policy(tc.checkpoint_every, tc.checkpoint_every_seconds);
   const std::string plugins = detail::plugins_json(config, model.attention().choice, registry);

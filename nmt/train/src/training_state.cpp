@@ -4,6 +4,9 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "attnlab/autograd.h"
 #include "attnlab/nmt/train/trainer.h"
 #include "attnlab/ops.h"
@@ -25,6 +28,28 @@ std::uint64_t batch_dropout_seed(std::uint64_t seed, std::int64_t step, std::int
   return splitmix64(splitmix64(seed ^ static_cast<std::uint64_t>(step)) ^ static_cast<std::uint64_t>(k));
 }
 
+AdamSettings adam_settings(const TrainingConfig& tc) {
+  return {.beta1 = tc.adam_beta1,
+          .beta2 = tc.adam_beta2,
+          .eps = tc.adam_eps,
+          .weight_decay = tc.optimizer == "adamw" ? tc.weight_decay : 0.0};
+}
+
+std::vector<bool> decay_mask(const TrainingConfig& tc, const NamedTensors& parameters) {
+  if (tc.optimizer != "adamw" || tc.weight_decay <= 0) return std::vector<bool>(parameters.size(), false);
+  return weight_decay_mask(parameters, tc.weight_decay_exclude);
+}
+
+LrSchedule schedule_of(const TrainingConfig& tc, std::int64_t d_model) {
+  return {.kind = tc.schedule,
+          .warmup_steps = tc.warmup_steps,
+          .max_steps = tc.max_steps,
+          .d_model = d_model,
+          .lr_scale = tc.lr_scale,
+          .lr = tc.lr,
+          .min_lr = tc.min_lr};
+}
+
 }  // namespace
 
 TrainingState::TrainingState(const ExperimentConfig& config, const Registry& registry, const PreparedData& data,
@@ -37,8 +62,9 @@ TrainingState::TrainingState(const ExperimentConfig& config, const Registry& reg
       init_(init_seed(config)),
       dropout_rng_(dropout_seed(config)),
       model_(model_config, registry, init_, dropout_rng_, compute_dtype(config), device),
-      optimizer_(model_.named_parameters(),
-                 {config.training.adam_beta1, config.training.adam_beta2, config.training.adam_eps}),
+      decayed_(decay_mask(config.training, model_.named_parameters())),
+      optimizer_(model_.named_parameters(), adam_settings(config.training), decayed_),
+      schedule_(schedule_of(config.training, model_config.dims.d_model)),
       batches_(data.train, training_batching(config)) {}
 
 StepTotals TrainingState::step_once() {
@@ -69,10 +95,44 @@ StepTotals TrainingState::step_once() {
     totals.exchange_seconds = seconds_since(start);
   }
   ++step_;
-  totals.lr = transformer_lr(step_, model_config.dims.d_model, tc.warmup_steps, tc.lr_scale);
-  optimizer_.step(totals.lr);
+  totals.lr = learning_rate(schedule_, step_);
+  double grad_scale = 1.0;
+  if (tc.clip_norm > 0) {
+    // Every rank holds the summed gradients, so every rank computes the same norm and factor.
+    totals.grad_norm = gradient_norm(model_.named_parameters());
+    grad_scale = clip_factor(totals.grad_norm, tc.clip_norm);
+    totals.clipped = grad_scale < 1.0;
+  }
+  optimizer_.step(totals.lr, grad_scale);
   optimizer_.zero_grad();
   return totals;
+}
+
+std::vector<std::string> TrainingState::decayed_parameters() const {
+  std::vector<std::string> names;
+  const auto parameters = model_.named_parameters();
+  for (std::size_t i = 0; i < parameters.size(); ++i)
+    if (decayed_[i]) names.push_back(parameters[i].first);
+  return names;
+}
+
+std::string TrainingState::optimizer_line() const {
+  const TrainingConfig& tc = training_;
+  std::string line = fmt::format("optimizer: {} (betas {}, {}; eps {})", tc.optimizer, tc.adam_beta1, tc.adam_beta2,
+                                 tc.adam_eps);
+  if (tc.optimizer == "adamw") {
+    const auto decayed = decayed_parameters();
+    line += fmt::format(", weight decay {} on {} of {} parameters (rank >= 2{}; the metrics' start entry names them)",
+                        tc.weight_decay, decayed.size(), decayed_.size(),
+                        tc.weight_decay_exclude.empty()
+                            ? std::string()
+                            : fmt::format(", names without {}", fmt::join(tc.weight_decay_exclude, ", ")));
+  }
+  line += fmt::format("; schedule {}, peak {:.3e} at step {}", tc.schedule, peak_lr(schedule_), tc.warmup_steps);
+  if (tc.schedule == "cosine" || tc.schedule == "linear")
+    line += fmt::format(" down to {:.3e} at step {}", tc.min_lr, tc.max_steps);
+  line += tc.clip_norm > 0 ? fmt::format("; gradient norm clipped to {}", tc.clip_norm) : "; no clipping";
+  return line;
 }
 
 void TrainingState::sum_gradients_over_ranks() {

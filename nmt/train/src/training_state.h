@@ -12,6 +12,7 @@
 #include "attnlab/nmt/data/prepared_data.h"
 #include "attnlab/nmt/experiment/experiment.h"
 #include "attnlab/nmt/model/transformer.h"
+#include "attnlab/nmt/train/lr_schedule.h"
 #include "attnlab/nmt/train/optimizer.h"
 #include "attnlab/random.h"
 
@@ -22,6 +23,8 @@ struct StepTotals {
   double loss_sum = 0.0;      // label-smoothed loss summed over the target tokens
   std::int64_t tokens = 0;    // target tokens of the accumulated batches
   double lr = 0.0;            // the learning rate the step was taken with
+  double grad_norm = -1.0;    // the gradients' global L2 norm before clipping; -1: not computed
+  bool clipped = false;       // the gradients were scaled down to clip_norm
   double exchange_seconds = 0.0;  // spent summing over the ranks (0 in a single process)
 };
 
@@ -41,8 +44,9 @@ class TrainingState {
   TrainingState& operator=(const TrainingState&) = delete;
 
   // Forward and backward over this rank's batches of the step (the loss is the mean over the target
-  // tokens of all the step's batches, on every rank), the gradients summed over the ranks, then one
-  // Adam step at the schedule's rate for the new step number. The totals are the whole step's.
+  // tokens of all the step's batches, on every rank), the gradients summed over the ranks (and
+  // clipped to clip_norm when set), then one Adam or AdamW step at the schedule's rate for the new
+  // step number. The totals are the whole step's.
   StepTotals step_once();
 
   // Model, moments, dropout stream, batch position and step from a checkpoint of this run.
@@ -52,6 +56,10 @@ class TrainingState {
 
   const TransformerConfig model_config;
   Transformer& model() { return model_; }
+  // The parameters AdamW decays (empty for Adam), for the run's metrics.
+  std::vector<std::string> decayed_parameters() const;
+  // One line for the run log: optimizer, schedule with its peak, clipping, and what AdamW decays.
+  std::string optimizer_line() const;
   std::int64_t step() const { return step_; }
 
  private:
@@ -64,7 +72,9 @@ class TrainingState {
   std::uint64_t dropout_seed_;
   Generator init_, dropout_rng_;
   Transformer model_;
+  std::vector<bool> decayed_;
   AdamOptimizer optimizer_;
+  LrSchedule schedule_;
   BatchIterator batches_;
   std::int64_t step_ = 0;
 };

@@ -80,6 +80,61 @@ TEST_CASE("experiment mistakes name file line column and key") {
                        doctest::Contains("t.toml:2:10: experiment.device: invalid device 'gpu'"), Error);
 }
 
+TEST_CASE("the optimizer, schedule and clipping keys are read and their mistakes named") {
+  const ExperimentConfig c = parse_experiment("[data.synthetic]\n[training]\nschedule = \"cosine\"\nlr = 0.002\n"
+                                              "min_lr = 1e-5\noptimizer = \"adamw\"\nweight_decay = 0.01\n"
+                                              "weight_decay_exclude = [\"embedding\"]\nclip_norm = 1.0\n",
+                                              "o.toml");
+  CHECK(c.training.schedule == "cosine");
+  CHECK(c.training.lr == 0.002);
+  CHECK(c.training.min_lr == 1e-5);
+  CHECK(c.training.optimizer == "adamw");
+  CHECK(c.training.weight_decay == 0.01);
+  CHECK(c.training.weight_decay_exclude == std::vector<std::string>{"embedding"});
+  CHECK(c.training.clip_norm == 1.0);
+  // The resolved TOML keeps them.
+  const ExperimentConfig back = parse_experiment(to_toml(c), "resolved.toml");
+  CHECK(to_toml(back) == to_toml(c));
+  const auto bad = [](const std::string& training) {
+    return parse_experiment("[data.synthetic]\n[training]\n" + training, "b.toml");
+  };
+  CHECK_THROWS_WITH_AS(bad("schedule = \"exp\"\n"),
+                       doctest::Contains("b.toml:3:12: training.schedule: expected one of inverse_sqrt, cosine, linear, "
+                                         "constant, got \"exp\""),
+                       Error);
+  CHECK_THROWS_WITH_AS(bad("optimizer = \"sgd\"\n"),
+                       doctest::Contains("b.toml:3:13: training.optimizer: expected one of adam, adamw, got \"sgd\""),
+                       Error);
+  CHECK_THROWS_WITH_AS(bad("weight_decay = 0.1\n"),
+                       doctest::Contains("b.toml:3:16: training.weight_decay: 0.1 needs optimizer = \"adamw\""), Error);
+  CHECK_THROWS_WITH_AS(bad("lr = 0.001\nlr_scale = 2.0\n"),
+                       doctest::Contains("b.toml:3:6: training.lr: set either lr (the peak rate, 0.001) or lr_scale"),
+                       Error);
+  CHECK_THROWS_WITH_AS(bad("min_lr = 0.001\n"),
+                       doctest::Contains("b.toml:3:10: training.min_lr: only the \"cosine\" and \"linear\" schedules"),
+                       Error);
+  CHECK_THROWS_WITH_AS(bad("clip_norm = -1.0\n"),
+                       doctest::Contains("b.toml:3:13: training.clip_norm: must be finite and >= 0, got -1"), Error);
+}
+
+TEST_CASE("the norm and its placement are read, written back and their mistakes named") {
+  const ExperimentConfig c = parse_experiment(
+      "[data.synthetic]\n[model]\nnorm_position = \"pre\"\n[model.norm]\nname = \"rms_norm\"\n", "n.toml");
+  CHECK(c.model.norm_position == "pre");
+  CHECK(c.model.norm.name == "rms_norm");
+  const ExperimentConfig back = parse_experiment(to_toml(c), "resolved.toml");
+  CHECK(back.model.norm_position == "pre");
+  CHECK(back.model.norm.name == "rms_norm");
+  CHECK(parse_experiment("[data.synthetic]\n", "d.toml").model.norm_position == "post");  // the paper
+  CHECK_THROWS_WITH_AS(parse_experiment("[data.synthetic]\n[model]\nnorm_position = \"middle\"\n", "n.toml"),
+                       doctest::Contains("n.toml:3:17: model.norm_position: expected one of post, pre, got \"middle\""),
+                       Error);
+  const ExperimentConfig unknown =
+      parse_experiment("[data.synthetic]\n[model.norm]\nname = \"batch_norm\"\n", "u.toml");
+  CHECK_THROWS_WITH_AS(validate_plugins(unknown, nmt::testing::plugins()),
+                       doctest::Contains("model.norm: unknown norm plugin 'batch_norm'; available: layer_norm"), Error);
+}
+
 TEST_CASE("synthetic dev and test sizes must not be negative") {
   // A negative size wrapped around as the corpus writer's size_t: train 10, dev -5 generated 5
   // pairs and read train pairs past them (AddressSanitizer: heap-buffer-overflow).

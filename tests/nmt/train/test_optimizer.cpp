@@ -38,3 +38,40 @@ TEST_CASE("the optimizer updates parameters with gradients and restores its stat
                        Error);
   CHECK(copy.steps() == 1);
 }
+
+TEST_CASE("AdamW decays the matrices and the embedding, never biases, norms or excluded names") {
+  const NamedTensors params = {{"embedding", Tensor::zeros({10, 4})},
+                               {"encoder.layers.0.self_attn.q.weight", Tensor::zeros({4, 4})},
+                               {"encoder.layers.0.self_attn.q.bias", Tensor::zeros({4})},
+                               {"encoder.layers.0.norm1.weight", Tensor::zeros({4})},
+                               {"decoder.layers.0.ffn.w1.weight", Tensor::zeros({8, 4})}};
+  CHECK(weight_decay_mask(params, {}) == std::vector<bool>{true, true, false, false, true});
+  CHECK(weight_decay_mask(params, {"embedding", "ffn"}) == std::vector<bool>{false, true, false, false, false});
+}
+
+TEST_CASE("AdamW shrinks only the decayed parameters; Adam with decay flags does not") {
+  for (const double wd : {0.0, 0.5}) {
+    CAPTURE(wd);
+    Tensor w = Tensor::full({2, 2}, 1.0, DType::f64), b = Tensor::full({2}, 1.0, DType::f64);
+    AdamOptimizer opt({{"w", w}, {"b", b}}, {.weight_decay = wd}, {true, false});
+    w.set_grad(Tensor::zeros({2, 2}, DType::f64));  // zero gradients: only the decay moves a parameter
+    b.set_grad(Tensor::zeros({2}, DType::f64));
+    opt.step(0.1);
+    CHECK(w.to_vector<double>()[0] == doctest::Approx(1.0 - 0.1 * wd).epsilon(1e-14));
+    CHECK(b.to_vector<double>()[0] == 1.0);
+  }
+  Tensor w = Tensor::zeros({2, 2});
+  CHECK_THROWS_WITH_AS(AdamOptimizer({{"w", w}}, {}, {true, false}),
+                       doctest::Contains("2 weight-decay flags for 1 parameters"), Error);
+}
+
+TEST_CASE("the gradient norm covers every parameter's gradient and clipping scales as PyTorch's") {
+  Tensor a = Tensor::zeros({2}, DType::f64), b = Tensor::zeros({1, 2}), c = Tensor::zeros({3});
+  a.set_grad(Tensor::from_vector<double>({2}, {3.0, 0.0}));
+  b.set_grad(Tensor::from_vector<float>({1, 2}, {0.0f, 4.0f}));  // f32 and f64 gradients together
+  // c has no gradient: it counts as zero
+  CHECK(gradient_norm({{"a", a}, {"b", b}, {"c", c}}) == doctest::Approx(5.0).epsilon(1e-12));
+  CHECK(clip_factor(5.0, 0.0) == 1.0);   // off
+  CHECK(clip_factor(5.0, 10.0) == 1.0);  // below the threshold: unchanged
+  CHECK(clip_factor(5.0, 1.0) == doctest::Approx(1.0 / (5.0 + 1e-6)));
+}

@@ -176,6 +176,64 @@ TEST_CASE("a resumed run is bit-identical with positions inside attention and si
   fs::remove_all(root);
 }
 
+TEST_CASE("a resumed run is bit-identical under AdamW, every schedule and gradient clipping") {
+  const fs::path root = fs::temp_directory_path() / fmt::format("attnlab-resume-optim-{}", ::getpid());
+  const Registry& registry = nmt::testing::plugins();
+  struct Variant {
+    const char* schedule;
+    const char* optimizer;
+    double weight_decay, clip_norm;
+  };
+  // clip_norm 0.5 is below this model's gradient norms, so that clipping acts on every step.
+  for (const Variant& v : {Variant{"cosine", "adamw", 0.1, 0.5}, Variant{"linear", "adam", 0.0, 0.5},
+                           Variant{"constant", "adamw", 0.01, 0.0}}) {
+    INFO(v.schedule, " ", v.optimizer);
+    const auto config = [&](const std::string& run) {
+      ExperimentConfig c = tiny_experiment(root, run);
+      c.training.schedule = v.schedule;
+      c.training.lr = 0.003;
+      c.training.optimizer = v.optimizer;
+      c.training.weight_decay = v.weight_decay;
+      c.training.clip_norm = v.clip_norm;
+      return c;
+    };
+    fs::remove_all(root);
+    std::vector<std::string> lines;
+    TrainOptions quiet{.progress = false, .log = [&](const std::string& line) { lines.push_back(line); }};
+    train(config("full"), registry, quiet);
+    TrainOptions crash = quiet;
+    crash.stop_after_step = 7;
+    train(config("resumed"), registry, crash);
+    CHECK(train(config("resumed"), registry, quiet).resumed_from == 4);
+    const auto a = final_state(root / "full"), b = final_state(root / "resumed");
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) REQUIRE(a[i] == b[i]);
+    // The log says what trains the model, and how often clipping acted.
+    const auto logged = [&](const std::string& part) {
+      return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(part) != std::string::npos; });
+    };
+    CHECK(logged(fmt::format("optimizer: {} (betas 0.9, 0.98; eps 1e-09)", v.optimizer)));
+    CHECK(logged(fmt::format("schedule {}, peak 3.000e-03 at step 4", v.schedule)));
+    if (v.clip_norm > 0) CHECK(logged("of 3 steps clipped"));
+    else CHECK(logged("no clipping"));
+    if (v.weight_decay > 0) {
+      CHECK(logged(fmt::format("weight decay {} on", v.weight_decay)));
+      // The metrics' start entry names the decayed parameters: the matrices and the embedding.
+      std::ifstream metrics(root / "full/metrics.jsonl");
+      std::string first;
+      std::getline(metrics, first);
+      const auto start = nlohmann::json::parse(first);
+      REQUIRE(start["kind"] == "start");
+      const auto names = start["weight_decay_parameters"].get<std::vector<std::string>>();
+      CHECK(std::find(names.begin(), names.end(), "embedding") != names.end());
+      CHECK(std::none_of(names.begin(), names.end(), [](const std::string& n) {
+        return n.find("bias") != std::string::npos || n.find("norm") != std::string::npos;
+      }));
+    }
+  }
+  fs::remove_all(root);
+}
+
 TEST_CASE("a run folder of another configuration is refused") {
   const fs::path root = fs::temp_directory_path() / fmt::format("attnlab-claim-{}", ::getpid());
   fs::remove_all(root);
@@ -187,6 +245,20 @@ TEST_CASE("a run folder of another configuration is refused") {
   c.model.dims.d_ff = 48;
   CHECK_THROWS_WITH_AS(train(c, nmt::testing::plugins(), quiet), doctest::Contains("holds a run of another configuration"),
                        Error);
+  // A model trained post-norm is refused by the same run configured pre-norm, naming both.
+  c.model.dims.d_ff = 32;
+  c.model.norm_position = "pre";
+  try {
+    train(c, nmt::testing::plugins(), quiet);
+    FAIL("a pre-norm run resumed a post-norm one");
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("[model] norm_position = ") != std::string::npos);
+    CHECK(what.find("post") != std::string::npos);
+    CHECK(what.find("pre") != std::string::npos);
+    CHECK(what.find("(the run) vs ") != std::string::npos);
+    CHECK(what.find("d_ff") == std::string::npos);  // only what differs
+  }
   fs::remove_all(root);
 }
 

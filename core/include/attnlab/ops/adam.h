@@ -1,7 +1,10 @@
 #pragma once
-// One Adam step (Kingma & Ba 2015) on a parameter, in place and outside the tape:
+// One Adam step (Kingma & Ba 2015) on a parameter, in place and outside the tape, with AdamW's
+// decoupled weight decay (Loshchilov & Hutter 2019) and a gradient scale (for norm clipping):
+//   g <- grad_scale * grad
 //   m <- b1 m + (1 - b1) g;   v <- b2 v + (1 - b2) g^2
-//   p <- p - lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
+//   p <- (1 - lr * weight_decay) p - lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
+// With weight_decay 0 and grad_scale 1 (the defaults) this is plain Adam, bit for bit.
 // param, grad, m, v: same shape, dtype and device (floating).
 #include <cstdint>
 #include <span>
@@ -16,6 +19,8 @@ struct AdamHyper {
   double beta2 = 0.98;
   double eps = 1e-9;
   std::int64_t step = 1;  // t, 1-based, for the bias corrections
+  double weight_decay = 0.0;  // decoupled (AdamW); >= 0, and lr * weight_decay < 1
+  double grad_scale = 1.0;    // multiplies the gradient first; > 0 and finite
 };
 
 void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamHyper& hyper);

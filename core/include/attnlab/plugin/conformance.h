@@ -14,6 +14,9 @@
 //   no others, offsets continuing the sequence, dependence on the key - query distance only,
 //   gradients and same seed same result.
 // ffn: shape, position-wise (no mixing across positions), gradients, same seed same result.
+// norm: shape, each position on its own, invariance to the input's scale, gradients, same seed
+//   same result (with its parameters moved off their initial values), and the core's layer_norm or
+//   rms_norm with the parameters Norm::fusable offers equal to its forward.
 // dropout: at each site (embedding, residual, attention, ffn) with an input of its shape, and at
 //   training steps 0 and 1000000: identity in evaluation mode and at rate 0, same seed same mask,
 //   the fraction dropped equal to rate(), expectation preserved.

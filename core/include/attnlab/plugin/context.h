@@ -47,6 +47,8 @@ std::string_view dropout_site_name(DropoutSite site);
 struct BuildContext {
   ModelDims dims;
   DropoutRates dropout;
+  // The model's layer_norm_eps: the epsilon of its norms (norm plugins take it from here).
+  double norm_eps = 1e-6;
   Device device = Device::cpu();
   DType dtype = DType::f32;
   std::uint64_t seed = 1;

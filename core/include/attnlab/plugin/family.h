@@ -7,10 +7,10 @@
 
 namespace attnlab {
 
-enum class PluginFamily : std::uint8_t { attention, positional, ffn, dropout };
-inline constexpr std::array<std::string_view, 4> kPluginFamilyNames = {"attention", "positional",
-                                                                      "ffn", "dropout"};
-static_assert(kPluginFamilyNames.size() == static_cast<std::size_t>(PluginFamily::dropout) + 1);
+enum class PluginFamily : std::uint8_t { attention, positional, ffn, dropout, norm };
+inline constexpr std::array<std::string_view, 5> kPluginFamilyNames = {"attention", "positional", "ffn", "dropout",
+                                                                      "norm"};
+static_assert(kPluginFamilyNames.size() == static_cast<std::size_t>(PluginFamily::norm) + 1);
 
 std::string_view family_name(PluginFamily family);
 // Throws an Error listing the families for an unknown name.

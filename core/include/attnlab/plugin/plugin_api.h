@@ -16,8 +16,9 @@
 
 // Bump when attnlab_plugin_entry_t or the meaning of its fields changes, including what
 // register_fn is given to fill in (version 2: PluginInfo carries the attention capabilities;
-// version 3: positions inside attention, dropout sites and the step in the build context).
-#define ATTNLAB_PLUGIN_ABI_VERSION 3u
+// version 3: positions inside attention, dropout sites and the step in the build context;
+// version 4: the norm family and the norms' epsilon in the build context).
+#define ATTNLAB_PLUGIN_ABI_VERSION 4u
 #define ATTNLAB_PLUGIN_ENTRY_SYMBOL "attnlab_plugin_entry"
 
 extern "C" {

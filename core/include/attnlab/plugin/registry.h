@@ -12,6 +12,7 @@
 #include "attnlab/plugin/dropout.h"
 #include "attnlab/plugin/family.h"
 #include "attnlab/plugin/feed_forward.h"
+#include "attnlab/plugin/norm.h"
 #include "attnlab/plugin/options.h"
 #include "attnlab/plugin/positional.h"
 
@@ -44,6 +45,7 @@ class Registry {
   void add_positional(PluginInfo info, PluginFactory<PositionalEncoding> factory);
   void add_ffn(PluginInfo info, PluginFactory<FeedForward> factory);
   void add_dropout(PluginInfo info, PluginFactory<Dropout> factory);
+  void add_norm(PluginInfo info, PluginFactory<Norm> factory);
 
   // Builds a plugin; ctx.options must already be validated for it (see Options::with_defaults).
   std::shared_ptr<Attention> make_attention(const std::string& name, const BuildContext& ctx) const;
@@ -51,6 +53,7 @@ class Registry {
                                                       const BuildContext& ctx) const;
   std::shared_ptr<FeedForward> make_ffn(const std::string& name, const BuildContext& ctx) const;
   std::shared_ptr<Dropout> make_dropout(const std::string& name, const BuildContext& ctx) const;
+  std::shared_ptr<Norm> make_norm(const std::string& name, const BuildContext& ctx) const;
 
   // Throws an Error listing the family's plugins (name and source) when `name` is unknown.
   const PluginInfo& find(PluginFamily family, const std::string& name) const;
@@ -69,6 +72,7 @@ class Registry {
     PluginFactory<PositionalEncoding> positional;
     PluginFactory<FeedForward> ffn;
     PluginFactory<Dropout> dropout;
+    PluginFactory<Norm> norm;
   };
   void add(Entry entry);
   const Entry& entry(PluginFamily family, const std::string& name) const;

@@ -8,11 +8,13 @@
 //   [vocab]      size, model_type
 //   [model]      encoder_layers, decoder_layers, d_model, heads, d_k, d_v, d_ff, max_length,
 //                dropout, embedding_dropout, attention_dropout, ffn_dropout, layer_norm_eps,
-//                fused_kernels
-//   [model.attention] / [model.positional] / [model.ffn] / [model.dropout]: name + options;
+//                fused_kernels, norm_position
+//   [model.attention] / [model.positional] / [model.ffn] / [model.dropout_plugin] / [model.norm]:
+//                name + options;
 //                [model.attention] also takes `fallback`, the attention plugin for rows the named
 //                one cannot serve
 //   [training]   batch_tokens, accumulate, max_steps, max_seconds, warmup_steps, lr_scale,
+//                schedule, lr, min_lr, optimizer, weight_decay, weight_decay_exclude, clip_norm,
 //                adam_beta1, adam_beta2, adam_eps, label_smoothing, eval_every,
 //                checkpoint_every, checkpoint_every_seconds, keep_checkpoints, early_stopping,
 //                precision
@@ -58,6 +60,17 @@ struct TrainingConfig {
   double max_seconds = 0.0;           // 0: no time budget
   std::int64_t warmup_steps = 4000;
   double lr_scale = 1.0;              // multiplies d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
+  // The learning-rate schedule (nmt/train/lr_schedule.h): "inverse_sqrt" (the paper), "cosine",
+  // "linear" or "constant"; lr > 0 sets its peak instead of lr_scale; min_lr ends the decays.
+  std::string schedule = "inverse_sqrt";
+  double lr = 0.0;
+  double min_lr = 0.0;
+  // "adam" (the paper) or "adamw": decoupled weight decay on the parameters of rank >= 2 whose
+  // names contain none of weight_decay_exclude (never biases and norm gains).
+  std::string optimizer = "adam";
+  double weight_decay = 0.0;
+  std::vector<std::string> weight_decay_exclude;
+  double clip_norm = 0.0;  // the gradients' global L2 norm is clipped to this; 0: off
   double adam_beta1 = 0.9, adam_beta2 = 0.98, adam_eps = 1e-9;
   double label_smoothing = 0.1;
   std::int64_t eval_every = 1000;     // steps between dev evaluations
@@ -70,6 +83,10 @@ struct TrainingConfig {
   // "fp32", "tf32" or "bf16".
   std::string precision = "fp32";
 };
+
+// The learning-rate schedules that [training] schedule accepts, the paper's first
+// (nmt/train/lr_schedule.h computes them): inverse_sqrt, cosine, linear, constant.
+const std::vector<std::string>& lr_schedule_kinds();
 
 // How a trained model is evaluated: beam search settings and the BLEU mode (docs/evaluation.md).
 struct EvalConfig {

@@ -34,9 +34,15 @@ struct TransformerConfig {
   PluginChoice positional{"sinusoidal", {}, {}};
   PluginChoice ffn{"relu", {}, {}};
   PluginChoice dropout_plugin{"standard", {}, {}};
+  // The norm of the residual blocks (a plugin: "layer_norm", the paper's, or "rms_norm") and where
+  // it sits: "post" (the paper: LayerNorm(x + Dropout(Sublayer(x)))) or "pre"
+  // (x + Dropout(Sublayer(Norm(x))), and one more norm at the top of each stack).
+  PluginChoice norm{"layer_norm", {}, {}};
+  std::string norm_position = "post";
   // Fused kernels where they change nothing but speed: with the built-in "standard" dropout
-  // plugin, each post-norm sub-layer LayerNorm(x + Dropout(y)) is one dropout_add_layer_norm call
-  // that draws the same dropout masks from the same stream.
+  // plugin and a norm the core's fused kernel computes (layer_norm), each post-norm sub-layer
+  // LayerNorm(x + Dropout(y)) is one dropout_add_layer_norm call that draws the same dropout
+  // masks from the same stream.
   bool fused_kernels = true;
 };
 

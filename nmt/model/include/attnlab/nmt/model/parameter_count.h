@@ -1,10 +1,10 @@
 #pragma once
 // Parameter counts of a Transformer configuration without building the whole model: one
-// attention, one feed-forward and one positional module are built at the configuration's
-// dimensions through the registry (so any plugin counts correctly) and composed:
+// attention, one feed-forward, one positional and one norm module are built at the
+// configuration's dimensions through the registry (so any plugin counts correctly) and composed:
 //   V d_model (shared embedding) + N_enc (attn + pos + ffn + 2 norm) + N_dec (2 attn + pos + ffn
-//   + 3 norm) + 2 positional, with pos the positions inside one self-attention layer and
-//   norm = 2 d_model (LayerNorm gain and bias).
+//   + 3 norm) + 2 positional (+ one norm per stack with pre-norm), with pos the positions inside
+//   one self-attention layer.
 // Equal to Transformer::parameter_count() of the built model.
 #include <cstdint>
 
@@ -17,7 +17,7 @@ struct ParameterCount {
   std::int64_t embedding = 0;   // V d_model
   std::int64_t attention = 0;   // one attention module
   std::int64_t ffn = 0;         // one feed-forward module
-  std::int64_t norm = 0;        // one layer norm
+  std::int64_t norm = 0;        // one norm module
   std::int64_t positional = 0;  // one positional module (there are two: source and target)
   // The positional scheme's part in one self-attention layer (one per encoder and decoder layer).
   std::int64_t attention_positions = 0;

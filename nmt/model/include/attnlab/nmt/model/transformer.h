@@ -5,16 +5,18 @@
 //   * positional encodings (a plugin) added at the bottom of both stacks, then dropout; a scheme
 //     that acts inside attention (rope, alibi, relative) adds its part to every self-attention
 //     layer ("self_attn_positions", with that layer's parameters, if any);
-//   * post-norm residual blocks LayerNorm(x + Dropout(Sublayer(x))):
+//   * residual blocks, post-norm as the paper, Norm(x + Dropout(Sublayer(x))), or pre-norm,
+//     x + Dropout(Sublayer(Norm(x))) with one more norm at the top of each stack
+//     (config.norm_position):
 //       encoder layer: self-attention, feed-forward;
 //       decoder layer: causal self-attention, attention over the encoder output, feed-forward.
-//     With config.fused_kernels and the "standard" dropout plugin, the dropout, the residual add
-//     and the layer norm of a block are one dropout_add_layer_norm call with the same result.
-// Attention, positional encoding, feed-forward network and dropout come from plugins by name.
+//     With config.fused_kernels, the "standard" dropout plugin and a norm that the core's fused
+//     kernel computes (layer_norm), the dropout, the residual add and the norm of a post-norm
+//     block are one dropout_add_layer_norm call with the same result.
+// Attention, positional encoding, feed-forward network, dropout and norm come from plugins by name.
 #include <memory>
 #include <vector>
 
-#include "attnlab/nn/layer_norm.h"
 #include "attnlab/nmt/model/model_config.h"
 #include "attnlab/plugin/registry.h"
 
@@ -31,8 +33,9 @@ class EncoderLayer : public Module {
   std::shared_ptr<Attention> self_attn_;
   std::shared_ptr<AttentionPositions> positions_;  // null when positions are only in the embeddings
   std::shared_ptr<FeedForward> ffn_;
-  std::shared_ptr<nn::LayerNorm> norm1_, norm2_;
+  std::shared_ptr<Norm> norm1_, norm2_;
   std::shared_ptr<Dropout> drop1_, drop2_;
+  bool pre_norm_ = false;
   Generator* fused_rng_ = nullptr;  // the dropout stream when the blocks run fused, else null
 };
 
@@ -52,8 +55,9 @@ class DecoderLayer : public Module {
   std::shared_ptr<Attention> self_attn_, cross_attn_;
   std::shared_ptr<AttentionPositions> positions_;  // the self-attention's; null when none
   std::shared_ptr<FeedForward> ffn_;
-  std::shared_ptr<nn::LayerNorm> norm1_, norm2_, norm3_;
+  std::shared_ptr<Norm> norm1_, norm2_, norm3_;
   std::shared_ptr<Dropout> drop1_, drop2_, drop3_;
+  bool pre_norm_ = false;
   Generator* fused_rng_ = nullptr;  // the dropout stream when the blocks run fused, else null
 };
 
@@ -110,6 +114,8 @@ class Transformer : public Module {
   std::shared_ptr<Dropout> src_dropout_, tgt_dropout_;
   std::vector<std::shared_ptr<EncoderLayer>> encoder_;
   std::vector<std::shared_ptr<DecoderLayer>> decoder_;
+  // Pre-norm: the norms at the top of the encoder (null without encoder layers) and the decoder.
+  std::shared_ptr<Norm> encoder_norm_, decoder_norm_;
 };
 
 // Additive padding mask [B, S] (0 for tokens, -inf where ids == pad) in dtype on ids' device.

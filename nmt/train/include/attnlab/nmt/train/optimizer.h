@@ -1,5 +1,6 @@
 #pragma once
-// Adam over a model's parameters with the paper's learning-rate schedule.
+// Adam (the paper) and AdamW over a model's parameters, the paper's learning-rate formula (the
+// other schedules: lr_schedule.h) and the global gradient norm for clipping.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -16,16 +17,33 @@ struct AdamSettings {
   double beta1 = 0.9;
   double beta2 = 0.98;
   double eps = 1e-9;
+  // AdamW's decoupled weight decay, for the parameters the optimizer is told to decay; 0: Adam.
+  double weight_decay = 0.0;
 };
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+// Which parameters AdamW decays: every one of rank >= 2 (the projection matrices and the
+// embedding) whose name contains none of `exclude`; never biases and norm gains (rank 1).
+std::vector<bool> weight_decay_mask(const NamedTensors& parameters, const std::vector<std::string>& exclude);
+
+// The L2 norm of all parameters' gradients together (those without one count as zero), in double:
+// what clipping compares with its threshold. One value read back from the device.
+double gradient_norm(const NamedTensors& parameters);
+
+// The factor that clips a gradient of norm `norm` to at most max_norm, as PyTorch's
+// clip_grad_norm_ computes it: min(1, max_norm / (norm + 1e-6)); 1 when max_norm is 0 (off).
+double clip_factor(double norm, double max_norm);
 
 class AdamOptimizer {
  public:
-  using Named = std::vector<std::pair<std::string, Tensor>>;
-  AdamOptimizer(Named parameters, AdamSettings settings);
+  using Named = NamedTensors;
+  // decayed[i]: parameter i takes settings.weight_decay (weight_decay_mask); empty: none does.
+  AdamOptimizer(Named parameters, AdamSettings settings, std::vector<bool> decayed = {});
 
-  // One update with learning rate lr from each parameter's grad(); parameters without a gradient
-  // are left as they are (their moments too).
-  void step(double lr);
+  // One update with learning rate lr from each parameter's grad() times grad_scale (clipping);
+  // parameters without a gradient are left as they are (their moments too, and no decay).
+  void step(double lr, double grad_scale = 1.0);
   void zero_grad();
   std::int64_t steps() const { return steps_; }
 
@@ -39,6 +57,7 @@ class AdamOptimizer {
  private:
   Named params_, m_, v_;
   AdamSettings settings_;
+  std::vector<bool> decayed_;
   std::int64_t steps_ = 0;
 };
 

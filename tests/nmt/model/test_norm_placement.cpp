@@ -1,0 +1,111 @@
+// The residual block's norm as a choice: post-norm (the paper) or pre-norm, with layer_norm or
+// rms_norm, through the whole model.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "attnlab/autograd.h"
+#include "attnlab/nmt/model/parameter_count.h"
+#include "attnlab/nmt/model/transformer.h"
+#include "attnlab/ops.h"
+#include "nmt_testing.h"
+
+using namespace attnlab;
+using namespace attnlab::nmt;
+using nmt::testing::plugins;
+using nmt::testing::tiny_config;
+
+namespace {
+
+TransformerConfig with_norm(const std::string& position, const std::string& norm, std::int64_t encoder_layers = 1) {
+  TransformerConfig c = tiny_config(13);
+  c.encoder_layers = encoder_layers;
+  c.decoder_layers = 2;
+  c.norm_position = position;
+  c.norm.name = norm;
+  return c;
+}
+
+bool has_parameter(const Module& m, const std::string& name) {
+  for (const auto& [n, _] : m.named_parameters())
+    if (n == name) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("every placement and norm builds with the parameters its formula counts") {
+  for (const char* position : {"post", "pre"})
+    for (const char* norm : {"layer_norm", "rms_norm"})
+      for (std::int64_t encoder_layers : {0, 2}) {
+        CAPTURE(position);
+        CAPTURE(norm);
+        CAPTURE(encoder_layers);
+        const TransformerConfig c = with_norm(position, norm, encoder_layers);
+        Generator init(1), drop(2);
+        Transformer model(c, plugins(), init, drop);
+        CHECK(model.parameter_count() == expected_parameter_count(c));
+        CHECK(model.parameter_count() == count_parameters(c, plugins()).total);
+        const bool pre = std::string(position) == "pre";
+        CHECK(has_parameter(model, "decoder.norm.weight") == pre);
+        CHECK(has_parameter(model, "encoder.norm.weight") == (pre && encoder_layers > 0));
+        CHECK(has_parameter(model, "decoder.layers.0.norm1.bias") == (std::string(norm) == "layer_norm"));
+      }
+}
+
+TEST_CASE("pre-norm and rms_norm models pass the whole-model gradient check") {
+  for (const char* position : {"post", "pre"})
+    for (const char* norm : {"layer_norm", "rms_norm"}) {
+      CAPTURE(position);
+      CAPTURE(norm);
+      TransformerConfig c = with_norm(position, norm);
+      c.vocab_size = 7;
+      c.decoder_layers = 1;
+      c.dims = {.d_model = 4, .n_heads = 2, .d_k = 2, .d_v = 2, .d_ff = 6, .max_length = 16};
+      const auto result = nmt::testing::whole_model_gradcheck(c);
+      CHECK_MESSAGE(result.ok, result.message);
+    }
+}
+
+TEST_CASE("pre-norm incremental decoding gives the logits of full decoding") {
+  for (const char* norm : {"layer_norm", "rms_norm"}) {
+    CAPTURE(norm);
+    Generator init(5), drop(6);
+    Transformer model(with_norm("pre", norm), plugins(), init, drop);
+    model.eval();
+    const Tensor src = Tensor::from_vector<std::int64_t>({2, 4}, {4, 5, 6, 3, 7, 8, 3, 0});
+    const Tensor tgt = Tensor::from_vector<std::int64_t>({2, 5}, {2, 4, 5, 6, 7, 2, 8, 9, 10, 4});
+    NoGradGuard no_grad;
+    const auto full = model.forward(src, tgt).to_vector<double>();
+    Encoded enc = model.encode(src);
+    DecoderState state = model.start_decoding();
+    std::vector<Tensor> steps;
+    for (const Tensor& step : split(tgt, 1, {1, 1, 1, 1, 1})) steps.push_back(model.project(model.decode(step, enc, &state)));
+    const auto inc = concat(steps, 1).to_vector<double>();
+    REQUIRE(inc.size() == full.size());
+    for (std::size_t i = 0; i < inc.size(); ++i) CHECK(inc[i] == doctest::Approx(full[i]).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("the placements compute different functions from the same weights") {
+  // Same seed, same parameters for post and pre (pre has two more norms, initialised to 1 and 0):
+  // the logits must differ, else the placement would not reach the blocks.
+  const Tensor src = Tensor::from_vector<std::int64_t>({1, 3}, {4, 5, 6});
+  const Tensor tgt = Tensor::from_vector<std::int64_t>({1, 3}, {2, 4, 5});
+  std::vector<std::vector<double>> logits;
+  for (const char* position : {"post", "pre"}) {
+    Generator init(5), drop(6);
+    Transformer model(with_norm(position, "layer_norm"), plugins(), init, drop);
+    model.eval();
+    NoGradGuard no_grad;
+    logits.push_back(model.forward(src, tgt).to_vector<double>());
+  }
+  CHECK(logits[0] != logits[1]);
+}
+
+TEST_CASE("an unknown norm position is refused by the model") {
+  Generator init(1), drop(2);
+  CHECK_THROWS_WITH_AS(Transformer(with_norm("sandwich", "layer_norm"), plugins(), init, drop),
+                       doctest::Contains("norm_position must be \"post\" or \"pre\", got \"sandwich\""), Error);
+}
