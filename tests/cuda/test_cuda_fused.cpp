@@ -1,5 +1,5 @@
-// Parity of the fused CUDA kernels with the CPU reference: dropout_add_layer_norm (forward, the
-// five gradients, the mask) and adam_step_multi (against adam_step per tensor). Skipped without a
+// Parity of the fused CUDA kernels with the CPU reference: dropout_add_layer_norm and its pre-norm
+// pair dropout_add_norm_pair (forward, the five gradients, the mask) and adam_step_multi (against adam_step per tensor). Skipped without a
 // CUDA device.
 #include <doctest/doctest.h>
 
@@ -60,9 +60,14 @@ TEST_CASE("cuda dropout_add_layer_norm matches the cpu forward backward and mask
     for (const Shape& shape : {Shape{3, 96}, Shape{600, 37}, Shape{2, 5, 512}}) {
       for (double p : {0.0, 0.25}) {
         for (bool affine : {true, false}) {
+          // With the affine variant the residual scale (DeepNorm's alpha), and at p > 0 RMSNorm's
+          // row (not centred); the plain op without.
+          const double alpha = affine ? 1.8612097182041991 : 1.0;
           INFO("dtype ", dtype_name(dtype), " shape ", shape.str(), " p ", p, " affine ", affine);
-          const DropoutAddLayerNormInputs cpu = make_leaves(shape, dtype, affine, Device::cpu());
-          const DropoutAddLayerNormInputs gpu = make_leaves(shape, dtype, affine, kCuda);
+          DropoutAddLayerNormInputs cpu = make_leaves(shape, dtype, affine, Device::cpu());
+          DropoutAddLayerNormInputs gpu = make_leaves(shape, dtype, affine, kCuda);
+          cpu.residual_scale = gpu.residual_scale = alpha;
+          cpu.centered = gpu.centered = !(affine && p > 0.0);
           const Tensor y_cpu = dropout_add_layer_norm(cpu, p, 77, 13, 1e-5);
           const Tensor y_gpu = dropout_add_layer_norm(gpu, p, 77, 13, 1e-5);
           CHECK_TENSOR_NEAR(host(y_gpu), y_cpu, tolerance_for(dtype));
@@ -77,6 +82,33 @@ TEST_CASE("cuda dropout_add_layer_norm matches the cpu forward backward and mask
           }
           CHECK(zeros_of(host(gpu.x.grad())) == zeros_of(cpu.x.grad()));
         }
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda dropout_add_norm_pair matches the cpu: both outputs and the gradients through both") {
+  SKIP_WITHOUT_CUDA();
+  for (DType dtype : {DType::f32, DType::f64}) {
+    for (const Shape& shape : {Shape{3, 96}, Shape{600, 37}}) {
+      for (bool centered : {true, false}) {
+        INFO("dtype ", dtype_name(dtype), " shape ", shape.str(), " centered ", centered);
+        DropoutAddLayerNormInputs cpu = make_leaves(shape, dtype, true, Device::cpu());
+        DropoutAddLayerNormInputs gpu = make_leaves(shape, dtype, true, kCuda);
+        cpu.centered = gpu.centered = centered;
+        const DropoutAddNormPair out_cpu = dropout_add_norm_pair(cpu, 0.25, 77, 13, 1e-5);
+        const DropoutAddNormPair out_gpu = dropout_add_norm_pair(gpu, 0.25, 77, 13, 1e-5);
+        CHECK_TENSOR_NEAR(host(out_gpu.sum), out_cpu.sum, tolerance_for(dtype));
+        CHECK_TENSOR_NEAR(host(out_gpu.normed), out_cpu.normed, tolerance_for(dtype));
+        const Tensor g_s = random_tensor(shape, 8, -1.0, 1.0, dtype), dy = random_tensor(shape, 9, -1.0, 1.0, dtype);
+        add(sum(mul(out_cpu.sum, g_s)), sum(mul(out_cpu.normed, dy))).backward();
+        add(sum(mul(out_gpu.sum, g_s.to(kCuda))), sum(mul(out_gpu.normed, dy.to(kCuda)))).backward();
+        const auto c = fields(cpu), g = fields(gpu);
+        for (std::size_t k = 0; k < c.size(); ++k) {
+          CAPTURE(k);
+          CHECK_TENSOR_NEAR(host(g[k]->grad()), c[k]->grad(), tolerance_for(dtype));
+        }
+        CHECK(zeros_of(host(gpu.x.grad())) == zeros_of(cpu.x.grad()));
       }
     }
   }

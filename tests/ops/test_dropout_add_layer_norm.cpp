@@ -56,7 +56,9 @@ Outcome collect(const Tensor& y, const DropoutAddLayerNormInputs& in) {
 }
 
 Outcome run_fused(const DropoutAddLayerNormInputs& values, double p, const Tensor& dy) {
-  const DropoutAddLayerNormInputs in = leaves(values);
+  DropoutAddLayerNormInputs in = leaves(values);
+  in.residual_scale = values.residual_scale;
+  in.centered = values.centered;
   const Tensor y = dropout_add_layer_norm(in, p, 2024, 7, kEps);
   y.backward(dy);
   return collect(y, in);
@@ -66,7 +68,9 @@ Outcome run_fused(const DropoutAddLayerNormInputs& values, double p, const Tenso
 Outcome run_unfused(const DropoutAddLayerNormInputs& values, double p, const Tensor& dy) {
   const DropoutAddLayerNormInputs in = leaves(values);
   const Tensor h = in.bias.defined() ? add(in.x, in.bias) : in.x;
-  const Tensor y = layer_norm(add(in.residual, dropout(h, p, 2024, 7)), in.gamma, in.beta, kEps);
+  const Tensor r = values.residual_scale == 1.0 ? in.residual : scale(in.residual, values.residual_scale);
+  const Tensor s = add(r, dropout(h, p, 2024, 7));
+  const Tensor y = values.centered ? layer_norm(s, in.gamma, in.beta, kEps) : rms_norm(s, in.gamma, in.beta, kEps);
   y.backward(dy);
   return collect(y, in);
 }
@@ -136,6 +140,64 @@ TEST_CASE("dropout_add_layer_norm equals dropout then add then layer_norm forwar
   }
 }
 
+TEST_CASE("dropout_add_layer_norm with a residual scale (DeepNorm's alpha) equals scale then the composition") {
+  for (DType dtype : {DType::f32, DType::f64}) {
+    for (double alpha : {0.5, 1.8612097182041991}) {  // 1.861: DeepNorm's decoder alpha for 4 layers
+      INFO("dtype ", dtype_name(dtype), " alpha ", alpha);
+      DropoutAddLayerNormInputs in = make_inputs({3, 4, 37}, dtype, true, true, 41);
+      in.residual_scale = alpha;
+      const Tensor dy = random_tensor({3, 4, 37}, 42, -1.0, 1.0, dtype);
+      const Outcome fused = run_fused(in, 0.3, dy);
+      const Outcome unfused = run_unfused(in, 0.3, dy);
+      CHECK(fused.y == unfused.y);
+      for (std::size_t k : {0u, 2u, 3u, 4u}) {
+        CAPTURE(k);
+        CHECK(fused.grads[k] == unfused.grads[k]);
+      }
+      // Against 1: the scale is applied, and its gradient is alpha times the unscaled one's.
+      in.residual_scale = 1.0;
+      const Outcome plain = run_fused(in, 0.3, dy);
+      CHECK(plain.y != fused.y);
+    }
+  }
+  // Known values: with p = 0 and no affine parameters, y = layer_norm(a r + x).
+  const Tensor x = Tensor::from_vector<double>({1, 3}, {1.0, 0.0, -1.0});
+  const Tensor r = Tensor::from_vector<double>({1, 3}, {0.5, 1.0, 1.5});
+  const Tensor y = dropout_add_layer_norm({.x = x, .residual = r, .residual_scale = 2.0}, 0.0, 1, 0, kEps);
+  // a r + x = (2, 2, 2): every value the mean, so y = 0 (against 1 / sqrt(0 + eps) without the scale).
+  CHECK_TENSOR_NEAR(y, std::vector<double>{0.0, 0.0, 0.0}, tolerance_for(DType::f64));
+  const Tensor y2 = dropout_add_layer_norm({.x = x, .residual = r, .residual_scale = -2.0}, 0.0, 1, 0, 0.0);
+  // a r + x = (0, -2, -4): mean -2, standard deviation sqrt(8 / 3).
+  const double sd = std::sqrt(8.0 / 3.0);
+  CHECK_TENSOR_NEAR(y2, std::vector<double>{2.0 / sd, 0.0, -2.0 / sd}, tolerance_for(DType::f64));
+}
+
+TEST_CASE("dropout_add_layer_norm not centred equals dropout then add then rms_norm") {
+  for (DType dtype : {DType::f32, DType::f64}) {
+    for (int variant = 0; variant < 3; ++variant) {  // bias + affine, affine only, neither
+      INFO("dtype ", dtype_name(dtype), " variant ", variant);
+      DropoutAddLayerNormInputs in = make_inputs({4, 5, 37}, dtype, variant == 0, variant < 2, 51);
+      in.centered = false;
+      in.residual_scale = variant == 0 ? 1.5 : 1.0;
+      const Tensor dy = random_tensor({4, 5, 37}, 52, -1.0, 1.0, dtype);
+      const Outcome fused = run_fused(in, 0.3, dy);
+      const Outcome unfused = run_unfused(in, 0.3, dy);
+      CHECK(fused.y == unfused.y);
+      for (std::size_t k : {0u, 2u, 3u, 4u}) {
+        CAPTURE(k);
+        CHECK(fused.grads[k] == unfused.grads[k]);
+      }
+      check_close(fused.grads[1], unfused.grads[1], tolerance_for(dtype));
+    }
+  }
+  // Known values: p = 0, no affine: y = s / sqrt(mean(s^2) + eps) with s = r + x = (3, 4) * k.
+  const Tensor x = Tensor::from_vector<double>({1, 2}, {2.0, 3.0});
+  const Tensor r = Tensor::from_vector<double>({1, 2}, {1.0, 1.0});
+  const Tensor y = dropout_add_layer_norm({.x = x, .residual = r, .centered = false}, 0.0, 1, 0, 0.0);
+  const double rms = std::sqrt((9.0 + 16.0) / 2.0);
+  CHECK_TENSOR_NEAR(y, std::vector<double>{3.0 / rms, 4.0 / rms}, tolerance_for(DType::f64));
+}
+
 TEST_CASE("dropout_add_layer_norm gradients with dropout (finite differences)") {
   // The mask is a constant of (seed, offset), so the op is smooth in every input.
   const Tensor x = random_tensor({3, 6}, 31, -2.0, 2.0), bias = random_tensor({6}, 32);
@@ -155,6 +217,18 @@ TEST_CASE("dropout_add_layer_norm gradients with dropout (finite differences)") 
   CHECK_GRADCHECK(
       [](const std::vector<Tensor>& in) {
         return dropout_add_layer_norm({.x = in[0], .residual = in[1], .gamma = in[2]}, 0.0, 1, 0);
+      },
+      {x, residual, gamma});
+  CHECK_GRADCHECK(
+      [](const std::vector<Tensor>& in) {
+        return dropout_add_layer_norm(
+            {.x = in[0], .bias = in[1], .residual = in[2], .gamma = in[3], .beta = in[4], .residual_scale = 1.7},
+            0.3, 1234, 5);
+      },
+      {x, bias, residual, gamma, beta});
+  CHECK_GRADCHECK(
+      [](const std::vector<Tensor>& in) {
+        return dropout_add_layer_norm({.x = in[0], .residual = in[1], .gamma = in[2], .centered = false}, 0.3, 77, 2);
       },
       {x, residual, gamma});
 }
@@ -217,5 +291,103 @@ TEST_CASE("dropout_add_layer_norm errors name the op and lose nothing") {
                        doctest::Contains("dropout_add_layer_norm: eps must be finite and >= 0, got -1"), Error);
   CHECK_THROWS_WITH_AS(call({.x = Tensor::zeros({2, 4}, DType::i32), .residual = Tensor::zeros({2, 4}, DType::i32)}),
                        doctest::Contains("dropout_add_layer_norm: dtype i32 is not supported (f32, f64)"), Error);
+  CHECK_THROWS_WITH_AS(call({.x = x, .residual = x, .residual_scale = std::nan("")}),
+                       doctest::Contains("dropout_add_layer_norm: residual_scale must be finite, got nan"), Error);
   CHECK(gen.offset() == 0);  // every input is checked before the generator is drawn from
+}
+
+namespace {
+
+// The pair's outcome with gradients arriving at both outputs: loss = <sum, g_s> + <normed, dy>.
+Outcome run_pair(const DropoutAddLayerNormInputs& values, double p, const Tensor& g_s, const Tensor& dy,
+                 bool fused) {
+  DropoutAddLayerNormInputs in = leaves(values);
+  in.residual_scale = values.residual_scale;
+  in.centered = values.centered;
+  Tensor s, y;
+  if (fused) {
+    const DropoutAddNormPair pair = dropout_add_norm_pair(in, p, 2024, 7, kEps);
+    s = pair.sum;
+    y = pair.normed;
+  } else {
+    const Tensor h = in.bias.defined() ? add(in.x, in.bias) : in.x;
+    const Tensor r = in.residual_scale == 1.0 ? in.residual : scale(in.residual, in.residual_scale);
+    s = add(r, dropout(h, p, 2024, 7));
+    y = in.centered ? layer_norm(s, in.gamma, in.beta, kEps) : rms_norm(s, in.gamma, in.beta, kEps);
+  }
+  const Tensor loss = add(sum(mul(s, g_s)), sum(mul(y, dy)));
+  loss.backward();
+  Outcome o = collect(y, in);
+  const auto sv = s.to_vector<double>();
+  o.y.insert(o.y.end(), sv.begin(), sv.end());
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("dropout_add_norm_pair equals dropout then add, and the norm of the sum, forward and backward") {
+  for (DType dtype : {DType::f32, DType::f64}) {
+    for (double p : {0.0, 0.3}) {
+      for (bool centered : {true, false}) {
+        INFO("dtype ", dtype_name(dtype), " p ", p, " centered ", centered);
+        DropoutAddLayerNormInputs in = make_inputs({4, 5, 37}, dtype, true, true, 61);
+        in.centered = centered;
+        const Tensor g_s = random_tensor({4, 5, 37}, 62, -1.0, 1.0, dtype);
+        const Tensor dy = random_tensor({4, 5, 37}, 63, -1.0, 1.0, dtype);
+        const Outcome fused = run_pair(in, p, g_s, dy, true);
+        const Outcome unfused = run_pair(in, p, g_s, dy, false);
+        CHECK(fused.y == unfused.y);  // both outputs
+        for (std::size_t k : {0u, 2u, 3u, 4u}) {
+          CAPTURE(k);
+          CHECK(fused.grads[k] == unfused.grads[k]);
+        }
+        check_close(fused.grads[1], unfused.grads[1], tolerance_for(dtype));
+      }
+    }
+  }
+  // Known values: p = 0, no affine: sum = r + x, normed = layer_norm(sum).
+  const Tensor x = Tensor::from_vector<double>({1, 2}, {2.0, 3.0});
+  const Tensor r = Tensor::from_vector<double>({1, 2}, {1.0, -1.0});
+  const DropoutAddNormPair pair = dropout_add_norm_pair({.x = x, .residual = r}, 0.0, 1, 0, 0.0);
+  CHECK_TENSOR_NEAR(pair.sum, std::vector<double>{3.0, 2.0}, tolerance_for(DType::f64));
+  CHECK_TENSOR_NEAR(pair.normed, std::vector<double>{1.0, -1.0}, tolerance_for(DType::f64));
+}
+
+TEST_CASE("dropout_add_norm_pair gradients through either output or both (finite differences)") {
+  const Tensor x = random_tensor({3, 6}, 71, -2.0, 2.0), bias = random_tensor({6}, 72);
+  const Tensor residual = random_tensor({3, 6}, 73), gamma = random_tensor({6}, 74, 0.5, 1.5);
+  const Tensor beta = random_tensor({6}, 75);
+  for (int which = 0; which < 3; ++which) {  // sum only, normed only, both
+    CAPTURE(which);
+    CHECK_GRADCHECK(
+        [which](const std::vector<Tensor>& in) {
+          const DropoutAddNormPair out = dropout_add_norm_pair(
+              {.x = in[0], .bias = in[1], .residual = in[2], .gamma = in[3], .beta = in[4], .residual_scale = 1.3},
+              0.3, 1234, 5);
+          if (which == 0) return out.sum;
+          if (which == 1) return out.normed;
+          return add(scale(out.sum, 0.5), out.normed);
+        },
+        {x, bias, residual, gamma, beta});
+  }
+  CHECK_GRADCHECK(
+      [](const std::vector<Tensor>& in) {
+        const DropoutAddNormPair out =
+            dropout_add_norm_pair({.x = in[0], .residual = in[1], .gamma = in[2], .centered = false}, 0.5, 9, 1);
+        return add(out.sum, out.normed);
+      },
+      {x, residual, gamma});
+}
+
+TEST_CASE("dropout_add_norm_pair draws as dropout does and refuses what the op refuses") {
+  Generator a(5), b(5);
+  const Tensor x = random_tensor({2, 8}, 81), r = random_tensor({2, 8}, 82);
+  const DropoutAddNormPair pair = dropout_add_norm_pair({.x = x, .residual = r}, 0.4, a);
+  CHECK(pair.sum.to_vector<double>() == add(r, dropout(x, 0.4, b)).to_vector<double>());
+  CHECK(a.offset() == b.offset());
+  Generator c(3);
+  CHECK_THROWS_WITH_AS(dropout_add_norm_pair({.x = x, .residual = Tensor::zeros({2, 7})}, 0.1, c),
+                       doctest::Contains("dropout_add_layer_norm: residual [2, 7] must have the shape of x [2, 8]"),
+                       Error);
+  CHECK(c.offset() == 0);
 }

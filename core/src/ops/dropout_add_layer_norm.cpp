@@ -1,9 +1,12 @@
-// Bias + dropout + residual + layer norm, forward and backward.
+// Bias + dropout + residual + layer norm, forward and backward; and the pre-norm pair (the sum and
+// its norm).
 #include "attnlab/ops/dropout_add_layer_norm.h"
 
 #include <cmath>
 
 #include "attnlab/autograd.h"
+#include "attnlab/ops/binary.h"
+#include "attnlab/ops/dropout.h"
 #include "dispatch.h"
 #include "ops/dropout_add_layer_norm_kernels.h"
 #include "ops/op_util.h"
@@ -37,46 +40,72 @@ void check_inputs(const DropoutAddLayerNormInputs& in, double p, double eps) {
   check_vector(in.x, in.beta, "beta");
   ATTNLAB_CHECK(std::isfinite(p) && p >= 0.0 && p < 1.0, "{}: p must be in [0, 1), got p = {}", kOp, p);
   ATTNLAB_CHECK(std::isfinite(eps) && eps >= 0, "{}: eps must be finite and >= 0, got {}", kOp, eps);
+  ATTNLAB_CHECK(std::isfinite(in.residual_scale), "{}: residual_scale must be finite, got {}", kOp,
+                in.residual_scale);
+}
+
+// What the forward leaves for the backward: s, the row statistics of s, and how s was formed.
+struct Saved {
+  Tensor sum, gamma, mean, rstd;  // s = a r + dropout(x + b); gamma detached
+  detail::DropoutMask mask;
+  double residual_scale = 1.0;
+  bool centered = true;
+  void release() { sum = gamma = mean = rstd = Tensor(); }
+};
+
+// The forward of both ops: the kernels write s into `sum` and the norm of s into `y` (sum may be
+// y itself: normalized in place).
+Saved run_forward(const DropoutAddLayerNormInputs& in, double p, std::uint64_t seed, std::uint64_t offset,
+                  double eps, Tensor sum, Tensor& y) {
+  const std::int64_t d = in.x.dim(-1);
+  const Shape rows{d == 0 ? 0 : in.x.numel() / d};
+  Saved saved{std::move(sum), in.gamma.defined() ? in.gamma.detach() : Tensor(),
+              Tensor::empty(rows, in.x.dtype(), in.x.device()), Tensor::empty(rows, in.x.dtype(), in.x.device()),
+              detail::DropoutMask{p, seed, offset}, in.residual_scale, in.centered};
+  ATTNLAB_DISPATCH(in.x.device(), detail::dropout_add_layer_norm_forward, in, saved.mask, eps, saved.sum, y,
+                   saved.mean, saved.rstd);
+  return saved;
+}
+
+// The kernels' backward from dy at the norm's output into the gradients `g` asks for.
+void run_backward(const Saved& s, const Tensor& dy, detail::DropoutAddLayerNormGrads& g) {
+  ATTNLAB_DISPATCH(s.sum.device(), detail::dropout_add_layer_norm_backward, s.sum, s.gamma, s.mean, s.rstd, dy, s.mask,
+                   s.centered, g);
 }
 
 // With keep_i the mask bit of element i, c = 1 / (1 - p) and shat = (s - mean) * rstd per row:
-//   s = r + keep * c * (x + b),   y = shat * gamma + beta.
-// The layer-norm part is layer_norm's (layer_norm.cpp has the derivation):
+//   s = a r + keep * c * (x + b),   y = shat * gamma + beta.
+// The layer-norm part is layer_norm's (layer_norm.cpp has the derivation; not centred, rms_norm's):
 //   ds = rstd (g - mean_j(g) - shat mean_j(g shat)) with g = dy * gamma,
 //   dgamma = sum_rows dy * shat,   dbeta = sum_rows dy.
-// The rest is linear in s: ds/dr = 1 and ds_i/dx_i = keep_i c, so
-//   dresidual = ds,   dx = keep * c * ds,   dbias = sum_rows dx.
+// The rest is linear in s: ds/dr = a and ds_i/dx_i = keep_i c, so
+//   dresidual = a ds,   dx = keep * c * ds,   dbias = sum_rows dx.
 // The mask is regenerated from (seed, offset); s, mean and rstd come from the forward.
 class DropoutAddLayerNormNode final : public Node {
  public:
-  DropoutAddLayerNormNode(Tensor sum, const Tensor& gamma, Tensor mean, Tensor rstd, detail::DropoutMask mask)
-      : sum_(std::move(sum)),
-        gamma_(gamma.defined() ? gamma.detach() : Tensor()),
-        mean_(std::move(mean)),
-        rstd_(std::move(rstd)),
-        mask_(mask) {}
+  explicit DropoutAddLayerNormNode(Saved saved) : s_(std::move(saved)) {}
 
   std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
-    const Tensor dy = detail::grad_or_zeros(grads, 0, sum_.shape(), sum_.dtype(), sum_.device());
+    const Tensor& sum = s_.sum;
+    const Tensor dy = detail::grad_or_zeros(grads, 0, sum.shape(), sum.dtype(), sum.device());
     auto wants = [&](std::size_t i) { return i < next.size() && next[i].node != nullptr; };
-    const Shape vec{sum_.dim(-1)};
+    const Shape vec{sum.dim(-1)};
     detail::DropoutAddLayerNormGrads g;
     // dx is needed for x and for the bias, ds for all three of x, bias and residual.
-    if (wants(0) || wants(1) || wants(2)) g.ds = Tensor::empty_like(sum_);
-    if (wants(0) || wants(1)) g.dx = Tensor::empty_like(sum_);
-    if (wants(1)) g.dbias = Tensor::empty(vec, sum_.dtype(), sum_.device());
-    if (wants(3)) g.dgamma = Tensor::empty(vec, sum_.dtype(), sum_.device());
-    if (wants(4)) g.dbeta = Tensor::empty(vec, sum_.dtype(), sum_.device());
-    ATTNLAB_DISPATCH(sum_.device(), detail::dropout_add_layer_norm_backward, sum_, gamma_, mean_, rstd_, dy, mask_,
-                     g);
-    return {g.dx, g.dbias, g.ds, g.dgamma, g.dbeta};
+    if (wants(0) || wants(1) || wants(2)) g.ds = Tensor::empty_like(sum);
+    if (wants(0) || wants(1)) g.dx = Tensor::empty_like(sum);
+    if (wants(1)) g.dbias = Tensor::empty(vec, sum.dtype(), sum.device());
+    if (wants(3)) g.dgamma = Tensor::empty(vec, sum.dtype(), sum.device());
+    if (wants(4)) g.dbeta = Tensor::empty(vec, sum.dtype(), sum.device());
+    run_backward(s_, dy, g);
+    const Tensor dresidual = s_.residual_scale == 1.0 || !wants(2) ? g.ds : scale(g.ds, s_.residual_scale);
+    return {g.dx, g.dbias, dresidual, g.dgamma, g.dbeta};
   }
-  void release() override { sum_ = gamma_ = mean_ = rstd_ = Tensor(); }
+  void release() override { s_.release(); }
   std::string_view name() const override { return kOp; }
 
  private:
-  Tensor sum_, gamma_, mean_, rstd_;  // s = r + dropout(x + b), and the row statistics of s
-  detail::DropoutMask mask_;
+  Saved s_;
 };
 
 }  // namespace
@@ -84,19 +113,12 @@ class DropoutAddLayerNormNode final : public Node {
 Tensor dropout_add_layer_norm(const DropoutAddLayerNormInputs& in, double p, std::uint64_t seed,
                               std::uint64_t offset, double eps) {
   check_inputs(in, p, eps);
-  const Tensor& x = in.x;
-  const std::int64_t d = x.dim(-1);
-  const Shape rows{d == 0 ? 0 : x.numel() / d};
-  const detail::DropoutMask mask{p, seed, offset};
   const bool grad = any_requires_grad({&in.x, &in.bias, &in.residual, &in.gamma, &in.beta});
-  Tensor y = Tensor::empty_like(x);
+  Tensor y = Tensor::empty_like(in.x);
   // s is kept only for the backward; without one the kernels write it into y and normalize in place.
-  Tensor sum = grad ? Tensor::empty_like(x) : y;
-  Tensor mean = Tensor::empty(rows, x.dtype(), x.device());
-  Tensor rstd = Tensor::empty(rows, x.dtype(), x.device());
-  ATTNLAB_DISPATCH(x.device(), detail::dropout_add_layer_norm_forward, in, mask, eps, sum, y, mean, rstd);
+  Saved saved = run_forward(in, p, seed, offset, eps, grad ? Tensor::empty_like(in.x) : y, y);
   if (grad)
-    record(std::make_shared<DropoutAddLayerNormNode>(sum, in.gamma, mean, rstd, mask),
+    record(std::make_shared<DropoutAddLayerNormNode>(std::move(saved)),
            {&in.x, &in.bias, &in.residual, &in.gamma, &in.beta}, y);
   return y;
 }
@@ -106,6 +128,69 @@ Tensor dropout_add_layer_norm(const DropoutAddLayerNormInputs& in, double p, Gen
   // As dropout(x, p, generator): the stream advances by x's size whatever p is.
   const Generator::Draw draw = generator.reserve(static_cast<std::uint64_t>(in.x.numel()));
   return dropout_add_layer_norm(in, p, draw.seed, draw.offset, eps);
+}
+
+namespace {
+
+// The pair's backward: with g_s the gradient arriving at sum and dy the one at normed,
+//   ds = g_s + (the norm's backward of dy),   dresidual = a ds,   dx = keep * c * ds,
+//   dbias = sum_rows dx,   dgamma, dbeta as above.
+// The norm's part, dgamma and dbeta come from the kernels; the rest is the composition's own ops
+// (the sum of the two gradients, dropout's mask from (seed, offset)), so it equals the unfused
+// graph's accumulation.
+class DropoutAddNormPairNode final : public Node {
+ public:
+  explicit DropoutAddNormPairNode(Saved saved) : s_(std::move(saved)) {}
+
+  std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
+    NoGradGuard no_grad;
+    const Tensor& sum = s_.sum;
+    auto wants = [&](std::size_t i) { return i < next.size() && next[i].node != nullptr; };
+    const Shape vec{sum.dim(-1)};
+    detail::DropoutAddLayerNormGrads g;
+    if (grads.size() > 1 && grads[1].defined()) {
+      g.ds = Tensor::empty_like(sum);
+      if (wants(3)) g.dgamma = Tensor::empty(vec, sum.dtype(), sum.device());
+      if (wants(4)) g.dbeta = Tensor::empty(vec, sum.dtype(), sum.device());
+      run_backward(s_, grads[1], g);
+    }
+    Tensor ds = g.ds;
+    if (!grads.empty() && grads[0].defined()) ds = ds.defined() ? add(grads[0], ds) : grads[0];
+    if (!ds.defined()) ds = Tensor::zeros(sum.shape(), sum.dtype(), sum.device());
+    Tensor dx, dbias;
+    if (wants(0) || wants(1)) dx = dropout(ds, s_.mask.p, s_.mask.seed, s_.mask.offset);
+    if (wants(1)) dbias = detail::sum_to_shape(dx, vec);
+    const Tensor dresidual = s_.residual_scale == 1.0 ? ds : scale(ds, s_.residual_scale);
+    // Without a gradient at normed, gamma and beta get none: zeros, as the composition gives.
+    if (wants(3) && !g.dgamma.defined()) g.dgamma = Tensor::zeros(vec, sum.dtype(), sum.device());
+    if (wants(4) && !g.dbeta.defined()) g.dbeta = Tensor::zeros(vec, sum.dtype(), sum.device());
+    return {dx, dbias, dresidual, g.dgamma, g.dbeta};
+  }
+  void release() override { s_.release(); }
+  std::string_view name() const override { return "dropout_add_norm_pair"; }
+
+ private:
+  Saved s_;
+};
+
+}  // namespace
+
+DropoutAddNormPair dropout_add_norm_pair(const DropoutAddLayerNormInputs& in, double p, std::uint64_t seed,
+                                         std::uint64_t offset, double eps) {
+  check_inputs(in, p, eps);
+  DropoutAddNormPair out{Tensor::empty_like(in.x), Tensor::empty_like(in.x)};
+  Saved saved = run_forward(in, p, seed, offset, eps, out.sum, out.normed);
+  if (any_requires_grad({&in.x, &in.bias, &in.residual, &in.gamma, &in.beta}))
+    record(std::make_shared<DropoutAddNormPairNode>(std::move(saved)),
+           {&in.x, &in.bias, &in.residual, &in.gamma, &in.beta}, {&out.sum, &out.normed});
+  return out;
+}
+
+DropoutAddNormPair dropout_add_norm_pair(const DropoutAddLayerNormInputs& in, double p, Generator& generator,
+                                         double eps) {
+  check_inputs(in, p, eps);
+  const Generator::Draw draw = generator.reserve(static_cast<std::uint64_t>(in.x.numel()));
+  return dropout_add_norm_pair(in, p, draw.seed, draw.offset, eps);
 }
 
 }  // namespace attnlab

@@ -45,6 +45,7 @@ void forward_rows(const DropoutAddLayerNormInputs& in, const DropoutMask& mask, 
   T* prstd = rstd.data<T>();
   const bool drop = mask.p > 0.0;
   const T scale = static_cast<T>(1.0 / (1.0 - mask.p));  // as dropout_cpu.cpp
+  const T alpha = static_cast<T>(in.residual_scale);     // as scale(): one rounding, exact for 1
   cpu::parallel_for(rows, cpu::row_grain(d), [&](std::int64_t s, std::int64_t e) {
     std::vector<std::uint8_t> keep(static_cast<std::size_t>(drop ? d : 0));
     for (std::int64_t r = s; r < e; ++r) {
@@ -54,17 +55,17 @@ void forward_rows(const DropoutAddLayerNormInputs& in, const DropoutMask& mask, 
       for (std::int64_t j = 0; j < d; ++j) {
         const T v = pbias ? px[base + j] + pbias[j] : px[base + j];
         const T kept = !drop || keep[static_cast<std::size_t>(j)] ? v * scale : T(0);
-        sr[j] = pr[base + j] + kept;
+        sr[j] = pr[base + j] * alpha + kept;
       }
       // In place when sum is y: the row function reads sr[j] before it writes py[base + j].
-      layer_norm_row_forward(sr, pg, pb, d, eps, py + base, pmean[r], prstd[r]);
+      layer_norm_row_forward(sr, pg, pb, d, eps, py + base, pmean[r], prstd[r], in.centered);
     }
   });
 }
 
 template <typename T>
 void backward_rows(const Tensor& sum, const Tensor& gamma, const Tensor& mean, const Tensor& rstd,
-                   const Tensor& dy, const DropoutMask& mask, DropoutAddLayerNormGrads& grads) {
+                   const Tensor& dy, const DropoutMask& mask, bool centered, DropoutAddLayerNormGrads& grads) {
   const std::int64_t d = sum.dim(-1);
   const std::int64_t rows = d == 0 ? 0 : sum.numel() / d;
   const T* ps = sum.data<T>();
@@ -82,7 +83,7 @@ void backward_rows(const Tensor& sum, const Tensor& gamma, const Tensor& mean, c
       std::vector<std::uint8_t> keep(static_cast<std::size_t>(drop && pdx ? d : 0));
       for (std::int64_t r = s; r < e; ++r) {
         const std::int64_t base = r * d;
-        layer_norm_row_backward(ps + base, pg, pmean[r], prstd[r], pdy + base, d, pds + base);
+        layer_norm_row_backward(ps + base, pg, pmean[r], prstd[r], pdy + base, d, pds + base, centered);
         if (!pdx) continue;
         if (drop) draw_keep(mask, base, d, keep.data());
         for (std::int64_t j = 0; j < d; ++j)
@@ -112,9 +113,9 @@ void dropout_add_layer_norm_forward_cpu(const DropoutAddLayerNormInputs& in, con
 
 void dropout_add_layer_norm_backward_cpu(const Tensor& sum, const Tensor& gamma, const Tensor& mean,
                                          const Tensor& rstd, const Tensor& dy, const DropoutMask& mask,
-                                         DropoutAddLayerNormGrads& grads) {
+                                         bool centered, DropoutAddLayerNormGrads& grads) {
   dispatch_float("dropout_add_layer_norm", sum.dtype(), [&](auto tag) {
-    backward_rows<typename decltype(tag)::type>(sum, gamma, mean, rstd, dy, mask, grads);
+    backward_rows<typename decltype(tag)::type>(sum, gamma, mean, rstd, dy, mask, centered, grads);
   });
 }
 

@@ -43,14 +43,14 @@ __device__ __forceinline__ void for_each_in_row(std::int64_t base, std::int64_t 
   }
 }
 
-// s = r + (keep ? (x + bias) * scale : 0), then y = (s - mean) * rstd * gamma + beta.
+// s = r * alpha + (keep ? (x + bias) * scale : 0), then y = (s - mean) * rstd * gamma + beta.
 template <typename T>
 __global__ void forward_kernel(const T* x,         // (rows, d)
                                const T* bias,      // (d) or null
                                const T* residual,  // (rows, d)
                                const T* gamma,     // (d) or null
                                const T* beta,      // (d) or null
-                               std::int64_t d, Mask mask, T scale, double eps,
+                               std::int64_t d, Mask mask, T scale, T alpha, bool centered, double eps,
                                T* sum,             // (rows, d); may equal y
                                T* y,               // (rows, d)
                                T* mean,            // (rows)
@@ -61,13 +61,14 @@ __global__ void forward_kernel(const T* x,         // (rows, d)
   for_each_in_row(base, d, mask, [&](std::int64_t j, bool keep) {
     const std::int64_t i = base + j;
     const T v = bias ? x[i] + bias[j] : x[i];
-    const T s = residual[i] + (keep ? mul_rn(v, scale) : T(0));
+    const T s = mul_rn(residual[i], alpha) + (keep ? mul_rn(v, scale) : T(0));
     sum[i] = s;
     acc += static_cast<double>(s);
   });
   // block_reduce starts with __syncthreads(), after which every thread sees the whole row of sum
   // written above (by other threads: the Philox blocks and the columns map to threads differently).
-  const double mu = block_reduce(acc, SumOp{}, 0.0) / static_cast<double>(d);
+  const double total = block_reduce(acc, SumOp{}, 0.0);
+  const double mu = centered ? total / static_cast<double>(d) : 0.0;  // RMSNorm: no centring
   // y may alias sum: layer_norm_row_finish reads and writes each column in the same thread.
   layer_norm_row_finish(sum + base, mu, d, eps, gamma, beta, y + base, mean + r, rstd + r);
 }
@@ -80,14 +81,14 @@ __global__ void backward_rows_kernel(const T* sum,    // (rows, d)
                                      const T* mean,   // (rows)
                                      const T* rstd,   // (rows)
                                      const T* dy,     // (rows, d)
-                                     std::int64_t d, Mask mask, T scale,
+                                     std::int64_t d, Mask mask, T scale, bool centered,
                                      T* ds,           // (rows, d)
                                      T* dx) {         // (rows, d) or null
   const std::int64_t r = blockIdx.x;
   const std::int64_t base = r * d;
   const T mu = mean[r];
   const T inv = rstd[r];
-  const RowGradMeans<T> means = layer_norm_row_grad_means(sum + base, dy + base, gamma, mu, inv, d);
+  const RowGradMeans<T> means = layer_norm_row_grad_means(sum + base, dy + base, gamma, mu, inv, d, centered);
   const Mask row_mask = dx ? mask : Mask{0.0, 0, 0};  // no Philox blocks when dx is not wanted
   for_each_in_row(base, d, row_mask, [&](std::int64_t j, bool keep) {
     const std::int64_t i = base + j;
@@ -162,24 +163,25 @@ unsigned row_blocks(std::int64_t rows) {
 
 template <typename T>
 void forward(const T* x, const T* bias, const T* residual, const T* gamma, const T* beta, std::int64_t rows,
-             std::int64_t d, Mask mask, double eps, T* sum, T* y, T* mean, T* rstd, int device,
-             cudaStream_t stream) {
+             std::int64_t d, Mask mask, double residual_scale, bool centered, double eps, T* sum, T* y, T* mean,
+             T* rstd, int device, cudaStream_t stream) {
   if (rows == 0 || d == 0) return;
   ATTNLAB_CUDA_CHECK(cudaSetDevice(device));
   const T scale = static_cast<T>(1.0 / (1.0 - mask.p));  // as dropout_cpu.cpp
-  forward_kernel<T><<<row_blocks(rows), kRowThreads, 0, stream>>>(x, bias, residual, gamma, beta, d, mask, scale,
-                                                                  eps, sum, y, mean, rstd);
+  forward_kernel<T><<<row_blocks(rows), kRowThreads, 0, stream>>>(
+      x, bias, residual, gamma, beta, d, mask, scale, static_cast<T>(residual_scale), centered, eps, sum, y, mean,
+      rstd);
   ATTNLAB_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T>
 void backward_rows(const T* sum, const T* gamma, const T* mean, const T* rstd, const T* dy, std::int64_t rows,
-                   std::int64_t d, Mask mask, T* ds, T* dx, int device, cudaStream_t stream) {
+                   std::int64_t d, Mask mask, bool centered, T* ds, T* dx, int device, cudaStream_t stream) {
   if (rows == 0 || d == 0) return;
   ATTNLAB_CUDA_CHECK(cudaSetDevice(device));
   const T scale = static_cast<T>(1.0 / (1.0 - mask.p));
   backward_rows_kernel<T><<<row_blocks(rows), kRowThreads, 0, stream>>>(sum, gamma, mean, rstd, dy, d, mask,
-                                                                        scale, ds, dx);
+                                                                        scale, centered, ds, dx);
   ATTNLAB_CUDA_CHECK_LAUNCH();
 }
 
@@ -201,9 +203,9 @@ void backward_params(const T* sum, const T* mean, const T* rstd, const T* dy, co
 
 #define ATTNLAB_INSTANTIATE(T)                                                                               \
   template void forward<T>(const T*, const T*, const T*, const T*, const T*, std::int64_t, std::int64_t, Mask, \
-                           double, T*, T*, T*, T*, int, cudaStream_t);                                        \
+                           double, bool, double, T*, T*, T*, T*, int, cudaStream_t);                          \
   template void backward_rows<T>(const T*, const T*, const T*, const T*, const T*, std::int64_t, std::int64_t, \
-                                 Mask, T*, T*, int, cudaStream_t);                                            \
+                                 Mask, bool, T*, T*, int, cudaStream_t);                                      \
   template void backward_params<T>(const T*, const T*, const T*, const T*, const T*, std::int64_t,             \
                                    std::int64_t, double*, T*, T*, T*, int, cudaStream_t);
 ATTNLAB_INSTANTIATE(float)

@@ -23,15 +23,15 @@ void dropout_add_layer_norm_forward_cuda(const DropoutAddLayerNormInputs& in, co
     const std::int64_t d = in.x.dim(-1);
     if (d == 0 || in.x.numel() == 0) return;
     launch::forward<T>(in.x.data<T>(), ptr_or_null<T>(in.bias), in.residual.data<T>(), ptr_or_null<T>(in.gamma),
-                       ptr_or_null<T>(in.beta), in.x.numel() / d, d, to_launch(mask), eps, sum.data<T>(),
-                       y.data<T>(), mean.data<T>(), rstd.data<T>(), in.x.device().index,
+                       ptr_or_null<T>(in.beta), in.x.numel() / d, d, to_launch(mask), in.residual_scale, in.centered,
+                       eps, sum.data<T>(), y.data<T>(), mean.data<T>(), rstd.data<T>(), in.x.device().index,
                        cuda::current_stream(in.x.device().index));
   });
 }
 
 void dropout_add_layer_norm_backward_cuda(const Tensor& sum, const Tensor& gamma, const Tensor& mean,
                                           const Tensor& rstd, const Tensor& dy, const DropoutMask& mask,
-                                          DropoutAddLayerNormGrads& grads) {
+                                          bool centered, DropoutAddLayerNormGrads& grads) {
   dispatch_float("dropout_add_layer_norm", sum.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const std::int64_t d = sum.dim(-1);
@@ -39,8 +39,8 @@ void dropout_add_layer_norm_backward_cuda(const Tensor& sum, const Tensor& gamma
     const int device = sum.device().index;
     if (grads.ds.defined())
       launch::backward_rows<T>(sum.data<T>(), ptr_or_null<T>(gamma), mean.data<T>(), rstd.data<T>(), dy.data<T>(),
-                               rows, d, to_launch(mask), grads.ds.data<T>(), ptr_or_null<T>(grads.dx), device,
-                               cuda::current_stream(device));
+                               rows, d, to_launch(mask), centered, grads.ds.data<T>(), ptr_or_null<T>(grads.dx),
+                               device, cuda::current_stream(device));
     if (grads.dgamma.defined() || grads.dbeta.defined() || grads.dbias.defined()) {
       const std::int64_t chunks = (rows + launch::kRowChunk - 1) / launch::kRowChunk;
       // Freed at the end of this scope while the kernels may still be queued: safe, since whatever

@@ -22,15 +22,17 @@ struct DropoutAddLayerNormGrads {
   Tensor ds, dx, dbias, dgamma, dbeta;
 };
 
-// sum = residual + (keep ? (x + bias) * scale : 0), computed as dropout then add would; then
-// y, mean and rstd exactly as layer_norm_forward_cpu on sum. sum may be y itself (no backward).
+// sum = residual * a + (keep ? (x + bias) * scale : 0) with a = in.residual_scale, computed as
+// scale, dropout then add would; then
+// y, mean and rstd exactly as layer_norm_forward_cpu on sum (centred or not, as in.centered). sum
+// may be y itself (no backward).
 void dropout_add_layer_norm_forward_cpu(const DropoutAddLayerNormInputs& in, const DropoutMask& mask,
                                         double eps, Tensor& sum, Tensor& y, Tensor& mean, Tensor& rstd);
 // ds as layer_norm_backward_cpu's dx on sum; dx = keep ? ds * scale : 0; dbias = column sums of dx;
 // dgamma, dbeta as layer_norm_backward_cpu. Column sums in row order (thread-count independent).
 void dropout_add_layer_norm_backward_cpu(const Tensor& sum, const Tensor& gamma, const Tensor& mean,
                                          const Tensor& rstd, const Tensor& dy, const DropoutMask& mask,
-                                         DropoutAddLayerNormGrads& grads);
+                                         bool centered, DropoutAddLayerNormGrads& grads);
 
 // The same on a CUDA device (dropout_add_layer_norm_cuda.cu): the mask is bit-identical to the CPU's;
 // the row statistics are block reductions and the column sums go by chunks of rows, as in
@@ -39,6 +41,6 @@ void dropout_add_layer_norm_forward_cuda(const DropoutAddLayerNormInputs& in, co
                                          double eps, Tensor& sum, Tensor& y, Tensor& mean, Tensor& rstd);
 void dropout_add_layer_norm_backward_cuda(const Tensor& sum, const Tensor& gamma, const Tensor& mean,
                                           const Tensor& rstd, const Tensor& dy, const DropoutMask& mask,
-                                          DropoutAddLayerNormGrads& grads);
+                                          bool centered, DropoutAddLayerNormGrads& grads);
 
 }  // namespace attnlab::detail

@@ -150,7 +150,7 @@ void read_model(TableReader& t, TransformerConfig& m) {
   m.dropout_plugin = read_plugin(t, "dropout_plugin", m.dropout_plugin.name);
   m.norm = read_plugin(t, "norm", m.norm.name);
   m.norm_position = t.get_string("norm_position", m.norm_position);
-  check_choice(t, "norm_position", m.norm_position, {"post", "pre"});
+  check_choice(t, "norm_position", m.norm_position, {"post", "pre", "deepnorm"});
   t.finish();
 }
 

@@ -2,7 +2,10 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <string_view>
 
+#include "attnlab/autograd.h"
 #include "attnlab/init.h"
 #include "attnlab/ops.h"
 
@@ -31,34 +34,104 @@ std::shared_ptr<Norm> make_norm(const BuildContext& ctx, const TransformerConfig
 }
 
 // The dropout stream for fused blocks, or null for the plugins' own path: fusion reproduces the
-// built-in "standard" dropout plugin and a centred norm (layer_norm) only, and post-norm blocks.
+// built-in "standard" dropout plugin and a norm that offers the core's kernel (layer_norm,
+// rms_norm) only.
 Generator* fused_stream(const BuildContext& ctx, const TransformerConfig& config, const Norm& norm) {
-  const auto fusable = norm.fusable();
-  const bool fused = config.fused_kernels && config.dropout_plugin.name == "standard" &&
-                     config.norm_position == "post" && fusable && fusable->centered;
+  const bool fused =
+      config.fused_kernels && config.dropout_plugin.name == "standard" && norm.fusable().has_value();
   return fused ? ctx.dropout_rng : nullptr;
 }
 
-// Post-norm: Norm(residual + Dropout(branch)). Fused, it draws from the stream exactly when and as
-// much as the standard plugin's forward does (in training at a rate > 0: dropout(branch, rate,
-// stream)), so the masks, and with them the whole run, are those of the unfused path.
-Tensor add_norm(Norm& norm, Dropout& drop, const Tensor& residual, const Tensor& branch, Generator* fused_rng) {
-  if (!fused_rng) return norm.forward(add(residual, drop.forward(branch)));
+ResidualForm residual_form(const TransformerConfig& config, bool decoder) {
+  if (config.norm_position != "deepnorm") return {.pre_norm = config.norm_position == "pre", .alpha = 1.0};
+  const DeepNormScales s = deepnorm_scales(config.encoder_layers, config.decoder_layers);
+  return {.pre_norm = false, .alpha = decoder ? s.decoder_alpha : s.encoder_alpha};
+}
+
+// DeepNorm's initialisation: the parameters of `module` whose names `chosen` accepts (matrices
+// only), multiplied by beta in place. It draws nothing, so a DeepNorm model's weights are those of
+// the same post-norm model, scaled.
+template <typename Chosen>
+void scale_initial_weights(const TransformerConfig& config, bool decoder, Module& module, Chosen&& chosen) {
+  if (config.norm_position != "deepnorm") return;
+  const DeepNormScales s = deepnorm_scales(config.encoder_layers, config.decoder_layers);
+  const double beta = decoder ? s.decoder_beta : s.encoder_beta;
+  NoGradGuard no_grad;
+  for (auto& [name, p] : module.named_parameters()) {
+    if (p.rank() < 2 || !chosen(std::string_view(name))) continue;
+    Tensor target = p;
+    add_inplace(target, scale(p, beta - 1.0));  // p + (beta - 1) p: the storage every handle shares
+  }
+}
+
+// Attention's value and output projections (the core's projection helper names them w_v, w_o);
+// the query and key projections keep their scale, as DeepNet does.
+bool value_or_output_projection(std::string_view name) {
+  std::string dotted(1, '.');
+  dotted += name;
+  return dotted.find(".w_v.") != std::string::npos || dotted.find(".w_o.") != std::string::npos;
+}
+
+// Post-norm: Norm(alpha residual + Dropout(branch)). Fused, it draws from the stream exactly when
+// and as much as the standard plugin's forward does (in training at a rate > 0: dropout(branch,
+// rate, stream)), so the masks, and with them the whole run, are those of the unfused path.
+Tensor add_norm(Norm& norm, Dropout& drop, const Tensor& residual, double alpha, const Tensor& branch,
+                Generator* fused_rng) {
+  if (!fused_rng) {
+    const Tensor r = alpha == 1.0 ? residual : scale(residual, alpha);
+    return norm.forward(add(r, drop.forward(branch)));
+  }
   const FusableNorm f = *norm.fusable();
-  const DropoutAddLayerNormInputs in{.x = branch, .bias = Tensor(), .residual = residual, .gamma = f.gamma, .beta = f.beta};
+  const DropoutAddLayerNormInputs in{.x = branch,
+                                     .bias = Tensor(),
+                                     .residual = residual,
+                                     .gamma = f.gamma,
+                                     .beta = f.beta,
+                                     .residual_scale = alpha,
+                                     .centered = f.centered};
   if (drop.training() && drop.rate() > 0.0) return dropout_add_layer_norm(in, drop.rate(), *fused_rng, f.eps);
   return dropout_add_layer_norm(in, 0.0, 0, 0, f.eps);
 }
 
-// One residual block around `sublayer`: post-norm Norm(x + Dropout(sublayer(x))) or pre-norm
-// x + Dropout(sublayer(Norm(x))).
+// Pre-norm, fused: residual + Dropout(branch) and `next` of it in one pass, drawing from the stream
+// exactly as the standard plugin's forward does.
+DropoutAddNormPair add_then_norm(Dropout& drop, const Tensor& residual, const Tensor& branch, Norm& next,
+                                 Generator& rng) {
+  const FusableNorm f = *next.fusable();
+  const DropoutAddLayerNormInputs in{
+      .x = branch, .bias = Tensor(), .residual = residual, .gamma = f.gamma, .beta = f.beta, .centered = f.centered};
+  if (drop.training() && drop.rate() > 0.0) return dropout_add_norm_pair(in, drop.rate(), rng, f.eps);
+  return dropout_add_norm_pair(in, 0.0, 0, 0, f.eps);
+}
+
+// One residual block around `sublayer`: post-norm Norm(alpha x + Dropout(sublayer(x))) (alpha 1
+// but in DeepNorm) or pre-norm x + Dropout(sublayer(Norm(x))).
 template <typename F>
-Tensor residual_block(bool pre_norm, Norm& norm, Dropout& drop, const Tensor& x, Generator* fused_rng, F&& sublayer) {
-  if (pre_norm) return add(x, drop.forward(sublayer(norm.forward(x))));
-  return add_norm(norm, drop, x, sublayer(x), fused_rng);
+Tensor residual_block(const ResidualForm& form, Norm& norm, Dropout& drop, const Tensor& x, Generator* fused_rng,
+                      F&& sublayer) {
+  if (form.pre_norm) return add(x, drop.forward(sublayer(norm.forward(x))));
+  return add_norm(norm, drop, x, form.alpha, sublayer(x), fused_rng);
 }
 
 }  // namespace
+
+DeepNormScales deepnorm_scales(std::int64_t encoder_layers, std::int64_t decoder_layers) {
+  ATTNLAB_CHECK(encoder_layers >= 0 && decoder_layers > 0, "deepnorm_scales: {} encoder and {} decoder layers",
+                encoder_layers, decoder_layers);
+  const auto n = static_cast<double>(encoder_layers), m = static_cast<double>(decoder_layers);
+  DeepNormScales s;
+  if (encoder_layers == 0) {
+    s.decoder_alpha = std::pow(2.0 * m, 0.25);
+    s.decoder_beta = std::pow(8.0 * m, -0.25);
+    return s;
+  }
+  const double nm = std::pow(n, 4.0) * m;
+  s.encoder_alpha = 0.81 * std::pow(nm, 1.0 / 16.0);
+  s.encoder_beta = 0.87 * std::pow(nm, -1.0 / 16.0);
+  s.decoder_alpha = std::pow(3.0 * m, 0.25);
+  s.decoder_beta = std::pow(12.0 * m, -0.25);
+  return s;
+}
 
 Tensor padding_mask(const Tensor& ids, std::int64_t pad_id, DType dtype) {
   ATTNLAB_CHECK(ids.rank() == 2, "padding_mask: ids must be [batch, length], got {}", ids.shape().str());
@@ -78,16 +151,27 @@ EncoderLayer::EncoderLayer(const BuildContext& ctx, const TransformerConfig& con
   ffn_ = register_module("ffn", make_ffn(ctx, config));
   drop2_ = register_module("dropout2", ctx.make_dropout(config.dropout.residual, DropoutSite::residual));
   norm2_ = register_module("norm2", make_norm(ctx, config));
-  pre_norm_ = config.norm_position == "pre";
+  form_ = residual_form(config, false);
   fused_rng_ = fused_stream(ctx, config, *norm1_);
+  scale_initial_weights(config, false, *self_attn_, value_or_output_projection);
+  scale_initial_weights(config, false, *ffn_, [](std::string_view) { return true; });
 }
 
 Tensor EncoderLayer::forward(const Tensor& x, const Tensor& src_mask) {
-  Tensor h = residual_block(pre_norm_, *norm1_, *drop1_, x, fused_rng_, [&](const Tensor& in) {
+  Tensor h = residual_block(form_, *norm1_, *drop1_, x, fused_rng_, [&](const Tensor& in) {
     return self_attn_->forward(
         {.query = in, .key = in, .value = in, .key_padding_mask = src_mask, .positions = positions_.get()});
   });
-  return residual_block(pre_norm_, *norm2_, *drop2_, h, fused_rng_, [&](const Tensor& in) { return ffn_->forward(in); });
+  return residual_block(form_, *norm2_, *drop2_, h, fused_rng_, [&](const Tensor& in) { return ffn_->forward(in); });
+}
+
+DropoutAddNormPair EncoderLayer::forward_pre_fused(const Tensor& x, Tensor xn, const Tensor& src_mask, Norm& next) {
+  ATTNLAB_CHECK(fused_pre(), "EncoderLayer::forward_pre_fused: the layer is not a fused pre-norm layer");
+  if (!xn.defined()) xn = norm1_->forward(x);
+  const Tensor a = self_attn_->forward(
+      {.query = xn, .key = xn, .value = xn, .key_padding_mask = src_mask, .positions = positions_.get()});
+  const DropoutAddNormPair h = add_then_norm(*drop1_, x, a, *norm2_, *fused_rng_);
+  return add_then_norm(*drop2_, h.sum, ffn_->forward(h.normed), next, *fused_rng_);
 }
 
 DecoderLayer::DecoderLayer(const BuildContext& ctx, const TransformerConfig& config,
@@ -102,13 +186,16 @@ DecoderLayer::DecoderLayer(const BuildContext& ctx, const TransformerConfig& con
   ffn_ = register_module("ffn", make_ffn(ctx, config));
   drop3_ = register_module("dropout3", ctx.make_dropout(config.dropout.residual, DropoutSite::residual));
   norm3_ = register_module("norm3", make_norm(ctx, config));
-  pre_norm_ = config.norm_position == "pre";
+  form_ = residual_form(config, true);
   fused_rng_ = fused_stream(ctx, config, *norm1_);
+  scale_initial_weights(config, true, *self_attn_, value_or_output_projection);
+  scale_initial_weights(config, true, *cross_attn_, value_or_output_projection);
+  scale_initial_weights(config, true, *ffn_, [](std::string_view) { return true; });
 }
 
 Tensor DecoderLayer::forward(const Tensor& y, const Tensor& memory, const Tensor& src_mask,
                              DecoderLayerState* state) {
-  Tensor h = residual_block(pre_norm_, *norm1_, *drop1_, y, fused_rng_, [&](const Tensor& in) {
+  Tensor h = residual_block(form_, *norm1_, *drop1_, y, fused_rng_, [&](const Tensor& in) {
     return self_attn_->forward({.query = in,
                                 .key = in,
                                 .value = in,
@@ -117,14 +204,35 @@ Tensor DecoderLayer::forward(const Tensor& y, const Tensor& memory, const Tensor
                                 .positions = positions_.get()});
   });
   if (state) state->cross_attn.static_kv = true;
-  Tensor g = residual_block(pre_norm_, *norm2_, *drop2_, h, fused_rng_, [&](const Tensor& in) {
+  Tensor g = residual_block(form_, *norm2_, *drop2_, h, fused_rng_, [&](const Tensor& in) {
     return cross_attn_->forward({.query = in,
                                  .key = memory,
                                  .value = memory,
                                  .key_padding_mask = src_mask,
                                  .cache = state ? &state->cross_attn : nullptr});
   });
-  return residual_block(pre_norm_, *norm3_, *drop3_, g, fused_rng_, [&](const Tensor& in) { return ffn_->forward(in); });
+  return residual_block(form_, *norm3_, *drop3_, g, fused_rng_, [&](const Tensor& in) { return ffn_->forward(in); });
+}
+
+DropoutAddNormPair DecoderLayer::forward_pre_fused(const Tensor& y, Tensor yn, const Tensor& memory,
+                                                   const Tensor& src_mask, DecoderLayerState* state, Norm& next) {
+  ATTNLAB_CHECK(fused_pre(), "DecoderLayer::forward_pre_fused: the layer is not a fused pre-norm layer");
+  if (!yn.defined()) yn = norm1_->forward(y);
+  const Tensor a = self_attn_->forward({.query = yn,
+                                        .key = yn,
+                                        .value = yn,
+                                        .causal = true,
+                                        .cache = state ? &state->self_attn : nullptr,
+                                        .positions = positions_.get()});
+  if (state) state->cross_attn.static_kv = true;
+  const DropoutAddNormPair h = add_then_norm(*drop1_, y, a, *norm2_, *fused_rng_);
+  const Tensor c = cross_attn_->forward({.query = h.normed,
+                                         .key = memory,
+                                         .value = memory,
+                                         .key_padding_mask = src_mask,
+                                         .cache = state ? &state->cross_attn : nullptr});
+  const DropoutAddNormPair g = add_then_norm(*drop2_, h.sum, c, *norm3_, *fused_rng_);
+  return add_then_norm(*drop3_, g.sum, ffn_->forward(g.normed), next, *fused_rng_);
 }
 
 void DecoderState::reorder(const std::vector<std::int64_t>& rows) {
@@ -140,8 +248,9 @@ Transformer::Transformer(const TransformerConfig& config, const Registry& regist
   ATTNLAB_CHECK(config.vocab_size > 0 && config.encoder_layers >= 0 && config.decoder_layers > 0,
                 "transformer: vocab_size {} must be > 0, encoder_layers {} >= 0, decoder_layers {} > 0",
                 config.vocab_size, config.encoder_layers, config.decoder_layers);
-  ATTNLAB_CHECK(config.norm_position == "post" || config.norm_position == "pre",
-                "transformer: norm_position must be \"post\" or \"pre\", got \"{}\"", config.norm_position);
+  ATTNLAB_CHECK(config.norm_position == "post" || config.norm_position == "pre" || config.norm_position == "deepnorm",
+                "transformer: norm_position must be \"post\", \"pre\" or \"deepnorm\", got \"{}\"",
+                config.norm_position);
   TransformerConfig layers = config;  // what the layers build: the resolved attention plugin
   layers.attention = attention_.choice;
   BuildContext ctx;
@@ -188,6 +297,18 @@ Encoded Transformer::encode(const Tensor& src) {
   Encoded out;
   out.src_mask = padding_mask(src, config_.pad_id, dtype_);
   Tensor x = src_dropout_->forward(embed(src, *src_positional_, 0));
+  if (!encoder_.empty() && encoder_.front()->fused_pre()) {
+    // Each residual add and the norm after it in one pass; the last norm is the stack's.
+    Tensor xn;
+    for (std::size_t i = 0; i < encoder_.size(); ++i) {
+      Norm& next = i + 1 < encoder_.size() ? encoder_[i + 1]->input_norm() : *encoder_norm_;
+      DropoutAddNormPair o = encoder_[i]->forward_pre_fused(x, xn, out.src_mask, next);
+      x = std::move(o.sum);
+      xn = std::move(o.normed);
+    }
+    out.memory = xn;
+    return out;
+  }
   for (auto& layer : encoder_) x = layer->forward(x, out.src_mask);
   if (encoder_norm_) x = encoder_norm_->forward(x);
   out.memory = x;
@@ -203,9 +324,21 @@ DecoderState Transformer::start_decoding() const {
 Tensor Transformer::decode(const Tensor& tgt_in, const Encoded& encoded, DecoderState* state) {
   const std::int64_t offset = state ? state->length : 0;
   Tensor y = tgt_dropout_->forward(embed(tgt_in, *tgt_positional_, offset));
-  for (std::size_t i = 0; i < decoder_.size(); ++i)
-    y = decoder_[i]->forward(y, encoded.memory, encoded.src_mask, state ? &state->layers[i] : nullptr);
-  if (decoder_norm_) y = decoder_norm_->forward(y);
+  if (decoder_.front()->fused_pre()) {
+    Tensor yn;
+    for (std::size_t i = 0; i < decoder_.size(); ++i) {
+      Norm& next = i + 1 < decoder_.size() ? decoder_[i + 1]->input_norm() : *decoder_norm_;
+      DropoutAddNormPair o = decoder_[i]->forward_pre_fused(y, yn, encoded.memory, encoded.src_mask,
+                                                            state ? &state->layers[i] : nullptr, next);
+      y = std::move(o.sum);
+      yn = std::move(o.normed);
+    }
+    y = yn;
+  } else {
+    for (std::size_t i = 0; i < decoder_.size(); ++i)
+      y = decoder_[i]->forward(y, encoded.memory, encoded.src_mask, state ? &state->layers[i] : nullptr);
+    if (decoder_norm_) y = decoder_norm_->forward(y);
+  }
   if (state) state->length += tgt_in.dim(1);
   return y;
 }

@@ -126,8 +126,10 @@ TEST_CASE("the norm and its placement are read, written back and their mistakes 
   CHECK(back.model.norm_position == "pre");
   CHECK(back.model.norm.name == "rms_norm");
   CHECK(parse_experiment("[data.synthetic]\n", "d.toml").model.norm_position == "post");  // the paper
+  CHECK(parse_experiment("[data.synthetic]\n[model]\nnorm_position = \"deepnorm\"\n", "n.toml").model.norm_position ==
+        "deepnorm");
   CHECK_THROWS_WITH_AS(parse_experiment("[data.synthetic]\n[model]\nnorm_position = \"middle\"\n", "n.toml"),
-                       doctest::Contains("n.toml:3:17: model.norm_position: expected one of post, pre, got \"middle\""),
+                       doctest::Contains("n.toml:3:17: model.norm_position: expected one of post, pre, deepnorm, got \"middle\""),
                        Error);
   const ExperimentConfig unknown =
       parse_experiment("[data.synthetic]\n[model.norm]\nname = \"batch_norm\"\n", "u.toml");

@@ -5,22 +5,41 @@
 //   * positional encodings (a plugin) added at the bottom of both stacks, then dropout; a scheme
 //     that acts inside attention (rope, alibi, relative) adds its part to every self-attention
 //     layer ("self_attn_positions", with that layer's parameters, if any);
-//   * residual blocks, post-norm as the paper, Norm(x + Dropout(Sublayer(x))), or pre-norm,
-//     x + Dropout(Sublayer(Norm(x))) with one more norm at the top of each stack
-//     (config.norm_position):
+//   * residual blocks, post-norm as the paper, Norm(x + Dropout(Sublayer(x))), pre-norm,
+//     x + Dropout(Sublayer(Norm(x))) with one more norm at the top of each stack, or DeepNorm,
+//     Norm(alpha x + Dropout(Sublayer(x))) with the value and output projections of attention
+//     and the feed-forward matrices initialised times beta (config.norm_position; deepnorm_scales):
 //       encoder layer: self-attention, feed-forward;
 //       decoder layer: causal self-attention, attention over the encoder output, feed-forward.
 //     With config.fused_kernels, the "standard" dropout plugin and a norm that the core's fused
-//     kernel computes (layer_norm), the dropout, the residual add and the norm of a post-norm
-//     block are one dropout_add_layer_norm call with the same result.
+//     kernel computes (layer_norm, rms_norm), the dropout, the residual add (and scale) and the
+//     norm of a post-norm or DeepNorm block are one dropout_add_layer_norm call, and in a
+//     pre-norm stack each residual add and the norm after it one dropout_add_norm_pair call, with
+//     the same result.
 // Attention, positional encoding, feed-forward network, dropout and norm come from plugins by name.
 #include <memory>
 #include <vector>
 
 #include "attnlab/nmt/model/model_config.h"
+#include "attnlab/ops/dropout_add_layer_norm.h"
 #include "attnlab/plugin/registry.h"
 
 namespace attnlab::nmt {
+
+// DeepNorm's constants (Wang et al. 2022, "DeepNet", for N encoder and M decoder layers):
+// encoder alpha = 0.81 (N^4 M)^(1/16), beta = 0.87 (N^4 M)^(-1/16); decoder alpha = (3M)^(1/4),
+// beta = (12M)^(-1/4); a decoder alone (N = 0): alpha = (2M)^(1/4), beta = (8M)^(-1/4).
+struct DeepNormScales {
+  double encoder_alpha = 1.0, encoder_beta = 1.0, decoder_alpha = 1.0, decoder_beta = 1.0;
+};
+DeepNormScales deepnorm_scales(std::int64_t encoder_layers, std::int64_t decoder_layers);
+
+// How a layer's residual blocks are built: pre-norm or not, and the residual scale (DeepNorm's
+// alpha; 1 for the paper's post-norm).
+struct ResidualForm {
+  bool pre_norm = false;
+  double alpha = 1.0;
+};
 
 class EncoderLayer : public Module {
  public:
@@ -28,6 +47,13 @@ class EncoderLayer : public Module {
   EncoderLayer(const BuildContext& ctx, const TransformerConfig& config, const PositionalEncoding& positional);
   // x [B, S, d]; src_mask [B, S] additive (0 / -inf)
   Tensor forward(const Tensor& x, const Tensor& src_mask);
+  // Pre-norm with fused kernels (fused_pre()): xn is norm1(x) when the block before computed it
+  // (else undefined), `next` the norm that reads this layer's output (the next layer's first norm
+  // or the stack's final one). Returns the output (sum) and next(output) (normed), the output of
+  // forward() and the next norm of it, each residual add and the following norm in one pass.
+  DropoutAddNormPair forward_pre_fused(const Tensor& x, Tensor xn, const Tensor& src_mask, Norm& next);
+  bool fused_pre() const { return form_.pre_norm && fused_rng_ != nullptr; }
+  Norm& input_norm() { return *norm1_; }
 
  private:
   std::shared_ptr<Attention> self_attn_;
@@ -35,7 +61,7 @@ class EncoderLayer : public Module {
   std::shared_ptr<FeedForward> ffn_;
   std::shared_ptr<Norm> norm1_, norm2_;
   std::shared_ptr<Dropout> drop1_, drop2_;
-  bool pre_norm_ = false;
+  ResidualForm form_;
   Generator* fused_rng_ = nullptr;  // the dropout stream when the blocks run fused, else null
 };
 
@@ -50,6 +76,11 @@ class DecoderLayer : public Module {
   DecoderLayer(const BuildContext& ctx, const TransformerConfig& config, const PositionalEncoding& positional);
   // y [B, T, d]; memory [B, S, d]; state non-null for incremental decoding (y is then the new steps).
   Tensor forward(const Tensor& y, const Tensor& memory, const Tensor& src_mask, DecoderLayerState* state);
+  // As EncoderLayer::forward_pre_fused.
+  DropoutAddNormPair forward_pre_fused(const Tensor& y, Tensor yn, const Tensor& memory, const Tensor& src_mask,
+                                       DecoderLayerState* state, Norm& next);
+  bool fused_pre() const { return form_.pre_norm && fused_rng_ != nullptr; }
+  Norm& input_norm() { return *norm1_; }
 
  private:
   std::shared_ptr<Attention> self_attn_, cross_attn_;
@@ -57,7 +88,7 @@ class DecoderLayer : public Module {
   std::shared_ptr<FeedForward> ffn_;
   std::shared_ptr<Norm> norm1_, norm2_, norm3_;
   std::shared_ptr<Dropout> drop1_, drop2_, drop3_;
-  bool pre_norm_ = false;
+  ResidualForm form_;
   Generator* fused_rng_ = nullptr;  // the dropout stream when the blocks run fused, else null
 };
 
