@@ -4,7 +4,9 @@ PyTorch eager mode on the CPU or a CUDA device, printing the same line format (w
 model FLOP count and MFU). See bench/README.md.
 
 Model (as attnlab::nmt::Transformer with scaled_dot / sinusoidal / relu / standard dropout):
-post-norm encoder and decoder layers LayerNorm(x + Dropout(Sublayer(x))), eps 1e-6; multi-head
+post-norm encoder and decoder layers LayerNorm(x + Dropout(Sublayer(x))), eps 1e-6 (the
+reference training of tools/pytorch_reference_train.py also builds pre-norm, DeepNorm and RMSNorm
+blocks: Transformer(norm=..., position=...)); multi-head
 attention with biases in the Q, K, V and output projections (no dropout on the weights); ReLU
 feed-forward network; sinusoidal positions added to the embeddings scaled by sqrt(d_model), then
 dropout; one embedding matrix for source, target and output projection; dropout 0.1 on residual
@@ -63,30 +65,65 @@ class FeedForward(nn.Module):
         return self.w2(F.relu(self.w1(x)))
 
 
+class RMSNorm(nn.Module):
+    """x / sqrt(mean(x^2) + eps) * weight (Zhang & Sennrich 2019; no bias), as attnlab's rms_norm."""
+
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.eps, self.weight = eps, nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def make_norm(kind, d):
+    return RMSNorm(d) if kind == "rms_norm" else nn.LayerNorm(d, eps=1e-6)
+
+
+def deepnorm_alphas(enc, dec):
+    """DeepNorm's residual scales (Wang et al. 2022) for the encoder and the decoder layers."""
+    if enc == 0:
+        return 1.0, (2.0 * dec) ** 0.25
+    return 0.81 * (enc ** 4 * dec) ** (1.0 / 16.0), (3.0 * dec) ** 0.25
+
+
+class Block(nn.Module):
+    """A residual block's form: post-norm Norm(alpha x + Dropout(f(x))) or pre-norm x + Dropout(f(Norm(x)))."""
+
+    def __init__(self, p, pre, alpha):
+        super().__init__()
+        self.drop, self.pre, self.alpha = nn.Dropout(p), pre, alpha
+
+    def forward(self, norm, x, f):
+        if self.pre:
+            return x + self.drop(f(norm(x)))
+        return norm((self.alpha * x if self.alpha != 1.0 else x) + self.drop(f(x)))
+
+
 class EncoderLayer(nn.Module):
-    def __init__(self, d, h, ff, p):
+    def __init__(self, d, h, ff, p, norm="layer_norm", pre=False, alpha=1.0):
         super().__init__()
         self.self_attn, self.ffn = MultiHeadAttention(d, h), FeedForward(d, ff)
-        self.norm1, self.norm2 = nn.LayerNorm(d, eps=1e-6), nn.LayerNorm(d, eps=1e-6)
-        self.drop = nn.Dropout(p)
+        self.norm1, self.norm2 = make_norm(norm, d), make_norm(norm, d)
+        self.block = Block(p, pre, alpha)
 
     def forward(self, x, src_mask):
-        x = self.norm1(x + self.drop(self.self_attn(x, x, src_mask)))
-        return self.norm2(x + self.drop(self.ffn(x)))
+        x = self.block(self.norm1, x, lambda z: self.self_attn(z, z, src_mask))
+        return self.block(self.norm2, x, self.ffn)
 
 
 class DecoderLayer(nn.Module):
-    def __init__(self, d, h, ff, p):
+    def __init__(self, d, h, ff, p, norm="layer_norm", pre=False, alpha=1.0):
         super().__init__()
         self.self_attn, self.cross_attn = MultiHeadAttention(d, h), MultiHeadAttention(d, h)
         self.ffn = FeedForward(d, ff)
-        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d, eps=1e-6) for _ in range(3))
-        self.drop = nn.Dropout(p)
+        self.norm1, self.norm2, self.norm3 = (make_norm(norm, d) for _ in range(3))
+        self.block = Block(p, pre, alpha)
 
     def forward(self, y, memory, causal_mask, src_mask):
-        y = self.norm1(y + self.drop(self.self_attn(y, y, causal_mask)))
-        y = self.norm2(y + self.drop(self.cross_attn(y, memory, src_mask)))
-        return self.norm3(y + self.drop(self.ffn(y)))
+        y = self.block(self.norm1, y, lambda z: self.self_attn(z, z, causal_mask))
+        y = self.block(self.norm2, y, lambda z: self.cross_attn(z, memory, src_mask))
+        return self.block(self.norm3, y, self.ffn)
 
 
 def sinusoid(length, d):
@@ -98,14 +135,21 @@ def sinusoid(length, d):
 
 
 class Transformer(nn.Module):
-    def __init__(self, vocab, enc, dec, d, h, ff, p=0.1, max_length=1024):
+    """position: "post" (the paper), "pre" (with a final norm per stack: encoder_norm, decoder_norm)
+    or "deepnorm" (post-norm with the residual scaled; its initial scaling comes with the weights)."""
+
+    def __init__(self, vocab, enc, dec, d, h, ff, p=0.1, max_length=1024, norm="layer_norm", position="post"):
         super().__init__()
         self.d = d
         self.embedding = nn.Parameter(torch.randn(vocab, d) / math.sqrt(d))
         self.register_buffer("pe", sinusoid(max_length, d))
         self.drop = nn.Dropout(p)
-        self.encoder = nn.ModuleList(EncoderLayer(d, h, ff, p) for _ in range(enc))
-        self.decoder = nn.ModuleList(DecoderLayer(d, h, ff, p) for _ in range(dec))
+        pre = position == "pre"
+        enc_alpha, dec_alpha = deepnorm_alphas(enc, dec) if position == "deepnorm" else (1.0, 1.0)
+        self.encoder = nn.ModuleList(EncoderLayer(d, h, ff, p, norm, pre, enc_alpha) for _ in range(enc))
+        self.decoder = nn.ModuleList(DecoderLayer(d, h, ff, p, norm, pre, dec_alpha) for _ in range(dec))
+        self.encoder_norm = make_norm(norm, d) if pre and enc > 0 else None
+        self.decoder_norm = make_norm(norm, d) if pre else None
 
     def embed(self, ids):
         x = F.embedding(ids, self.embedding) * math.sqrt(self.d)
@@ -119,9 +163,13 @@ class Transformer(nn.Module):
         x = self.embed(src)
         for layer in self.encoder:
             x = layer(x, src_mask)
+        if self.encoder_norm is not None:
+            x = self.encoder_norm(x)
         y = self.embed(tgt_in)
         for layer in self.decoder:
             y = layer(y, x, causal, src_mask)
+        if self.decoder_norm is not None:
+            y = self.decoder_norm(y)
         return torch.matmul(y, self.embedding.t())  # logits through the shared embedding
 
 

@@ -79,11 +79,14 @@ def make_optimizer(model, r, beta1, beta2, eps):
 
 
 def torch_name(attnlab_name):
-    """attnlab 'encoder.layers.0.ffn.w1.weight' -> the reference module's 'encoder.0.ffn.w1.weight'."""
+    """attnlab 'encoder.layers.0.ffn.w1.weight' -> the reference module's 'encoder.0.ffn.w1.weight';
+    a pre-norm stack's final norm 'encoder.norm.weight' -> 'encoder_norm.weight'."""
     for side in ("encoder", "decoder"):
         prefix = side + ".layers."
         if attnlab_name.startswith(prefix):
             return side + "." + attnlab_name[len(prefix):]
+        if attnlab_name.startswith(side + ".norm."):
+            return side + "_norm." + attnlab_name[len(side + ".norm."):]
     return attnlab_name
 
 
@@ -91,17 +94,21 @@ def attnlab_name(torch_name_):
     for side in ("encoder", "decoder"):
         if torch_name_.startswith(side + ".") and torch_name_[len(side) + 1].isdigit():
             return side + ".layers." + torch_name_[len(side) + 1:]
+        if torch_name_.startswith(side + "_norm."):
+            return side + ".norm." + torch_name_[len(side + "_norm."):]
     return torch_name_
 
 
 def check_recipe(r):
-    """The reference model covers the paper's model with the default plugins only."""
+    """The reference model covers the paper's model with the default plugins, either norm plugin and
+    every norm placement."""
     problems = []
-    if r["plugins"] != ["scaled_dot", "sinusoidal", "relu", "standard", "layer_norm"]:
+    if r["plugins"][:4] != ["scaled_dot", "sinusoidal", "relu", "standard"] or \
+            r["plugins"][4] not in ("layer_norm", "rms_norm"):
         problems.append(f"plugins {r['plugins']} (the reference has scaled_dot, sinusoidal, relu, standard, "
-                        "layer_norm)")
-    if r.get("norm_position", "post") != "post":
-        problems.append(f"norm_position {r['norm_position']} (the reference is post-norm)")
+                        "layer_norm or rms_norm)")
+    if r.get("norm_position", "post") not in ("post", "pre", "deepnorm"):
+        problems.append(f"norm_position {r['norm_position']} (the reference has post, pre and deepnorm)")
     if r["d_k"] * r["heads"] != r["d_model"] or r["d_v"] != r["d_k"]:
         problems.append(f"d_k {r['d_k']}, d_v {r['d_v']} with {r['heads']} heads of d_model {r['d_model']}")
     if r["attention_dropout"] or r["ffn_dropout"] or r["embedding_dropout"] != r["dropout"]:
@@ -206,7 +213,8 @@ def main():
     init, _ = load_checkpoint(os.path.join(a.dir, "init.safetensors"))
 
     model = Transformer(r["vocab_size"], r["encoder_layers"], r["decoder_layers"], r["d_model"], r["heads"],
-                        r["d_ff"], p=r["dropout"], max_length=r["max_length"])
+                        r["d_ff"], p=r["dropout"], max_length=r["max_length"], norm=r["plugins"][4],
+                        position=r.get("norm_position", "post"))
     own = dict(model.named_parameters())
     state = {}
     for name, t in init.items():
