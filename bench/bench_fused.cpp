@@ -2,6 +2,8 @@
 //   * the post-norm residual block LayerNorm(r + Dropout(x)) of the base model on 12500 tokens
 //     (half a 25k-token batch) x d_model 512: dropout_add_layer_norm vs dropout, add, layer_norm,
 //     forward alone (no tape) and forward + backward;
+//   * the pre-norm step on the same shapes, s = r + Dropout(x) and LayerNorm(s), both kept:
+//     dropout_add_norm_pair vs dropout, add, layer_norm (forward + backward through both outputs);
 //   * the first layer of the base model's feed-forward network, max(0, x W1 + b1) with x [12500,
 //     512] and W1 [2048, 512]: linear_relu vs relu(linear), forward alone and forward + backward;
 //   * one Adam step over the base model's 253 parameter tensors (63.1 M values): adam_step_multi vs
@@ -71,18 +73,29 @@ struct Block {
           {.x = x, .bias = Tensor(), .residual = residual, .gamma = gamma, .beta = beta}, kDrop, 42, offset, kEps);
     return attnlab::layer_norm(attnlab::add(residual, attnlab::dropout(x, kDrop, 42, offset)), gamma, beta, kEps);
   }
+  // The pre-norm step: the sum (the residual stream) and its norm, added so that one backward
+  // sends dy into both (the add costs both paths the same).
+  Tensor run_pair(bool fused, std::uint64_t offset) const {
+    if (fused) {
+      const attnlab::DropoutAddNormPair out = attnlab::dropout_add_norm_pair(
+          {.x = x, .bias = Tensor(), .residual = residual, .gamma = gamma, .beta = beta}, kDrop, 42, offset, kEps);
+      return attnlab::add(out.sum, out.normed);
+    }
+    const Tensor s = attnlab::add(residual, attnlab::dropout(x, kDrop, 42, offset));
+    return attnlab::add(s, attnlab::layer_norm(s, gamma, beta, kEps));
+  }
 };
 
-void residual_block(benchmark::State& state, bool fused, bool backward) {
+void residual_block(benchmark::State& state, bool fused, bool backward, bool pair = false) {
   Block b(backward);
   std::uint64_t offset = 0;
   for (auto _ : state) {
     if (backward) {
-      b.run(fused, offset).backward(b.dy);
+      (pair ? b.run_pair(fused, offset) : b.run(fused, offset)).backward(b.dy);
       for (Tensor* t : {&b.x, &b.residual, &b.gamma, &b.beta}) t->zero_grad();
     } else {
       attnlab::NoGradGuard no_grad;
-      benchmark::DoNotOptimize(b.run(fused, offset).raw_data());
+      benchmark::DoNotOptimize((pair ? b.run_pair(fused, offset) : b.run(fused, offset)).raw_data());
     }
     offset += kTokens * kModel / 4;
     sync();
@@ -181,6 +194,10 @@ void register_all() {
   reg("residual_ln_fwd_" + shape + "/fused", [](benchmark::State& s) { residual_block(s, true, false); });
   reg("residual_ln_fwd_bwd_" + shape + "/unfused", [](benchmark::State& s) { residual_block(s, false, true); });
   reg("residual_ln_fwd_bwd_" + shape + "/fused", [](benchmark::State& s) { residual_block(s, true, true); });
+  reg("prenorm_pair_fwd_" + shape + "/unfused", [](benchmark::State& s) { residual_block(s, false, false, true); });
+  reg("prenorm_pair_fwd_" + shape + "/fused", [](benchmark::State& s) { residual_block(s, true, false, true); });
+  reg("prenorm_pair_fwd_bwd_" + shape + "/unfused", [](benchmark::State& s) { residual_block(s, false, true, true); });
+  reg("prenorm_pair_fwd_bwd_" + shape + "/fused", [](benchmark::State& s) { residual_block(s, true, true, true); });
   const std::string ffn = std::to_string(kTokens) + "x" + std::to_string(kModel) + "x" + std::to_string(kFF);
   reg("ffn_linear_relu_fwd_" + ffn + "/unfused", [](benchmark::State& s) { ffn_first(s, false, false); });
   reg("ffn_linear_relu_fwd_" + ffn + "/fused", [](benchmark::State& s) { ffn_first(s, true, false); });

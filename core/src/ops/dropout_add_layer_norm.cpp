@@ -134,10 +134,9 @@ namespace {
 
 // The pair's backward: with g_s the gradient arriving at sum and dy the one at normed,
 //   ds = g_s + (the norm's backward of dy),   dresidual = a ds,   dx = keep * c * ds,
-//   dbias = sum_rows dx,   dgamma, dbeta as above.
-// The norm's part, dgamma and dbeta come from the kernels; the rest is the composition's own ops
-// (the sum of the two gradients, dropout's mask from (seed, offset)), so it equals the unfused
-// graph's accumulation.
+//   dbias = sum_rows dx,   dgamma, dbeta as above,
+// all in the kernels' one backward (ds_extra = g_s). Without a gradient at normed, ds is g_s and
+// the rest is dropout's own mask (gamma and beta get zeros).
 class DropoutAddNormPairNode final : public Node {
  public:
   explicit DropoutAddNormPairNode(Saved saved) : s_(std::move(saved)) {}
@@ -147,24 +146,25 @@ class DropoutAddNormPairNode final : public Node {
     const Tensor& sum = s_.sum;
     auto wants = [&](std::size_t i) { return i < next.size() && next[i].node != nullptr; };
     const Shape vec{sum.dim(-1)};
+    const Tensor g_s = !grads.empty() && grads[0].defined() ? grads[0] : Tensor();
     detail::DropoutAddLayerNormGrads g;
     if (grads.size() > 1 && grads[1].defined()) {
       g.ds = Tensor::empty_like(sum);
+      g.ds_extra = g_s;
+      if (wants(0) || wants(1)) g.dx = Tensor::empty_like(sum);
+      if (wants(1)) g.dbias = Tensor::empty(vec, sum.dtype(), sum.device());
       if (wants(3)) g.dgamma = Tensor::empty(vec, sum.dtype(), sum.device());
       if (wants(4)) g.dbeta = Tensor::empty(vec, sum.dtype(), sum.device());
       run_backward(s_, grads[1], g);
+    } else {
+      g.ds = g_s.defined() ? g_s : Tensor::zeros(sum.shape(), sum.dtype(), sum.device());
+      if (wants(0) || wants(1)) g.dx = dropout(g.ds, s_.mask.p, s_.mask.seed, s_.mask.offset);
+      if (wants(1)) g.dbias = detail::sum_to_shape(g.dx, vec);
+      if (wants(3)) g.dgamma = Tensor::zeros(vec, sum.dtype(), sum.device());
+      if (wants(4)) g.dbeta = Tensor::zeros(vec, sum.dtype(), sum.device());
     }
-    Tensor ds = g.ds;
-    if (!grads.empty() && grads[0].defined()) ds = ds.defined() ? add(grads[0], ds) : grads[0];
-    if (!ds.defined()) ds = Tensor::zeros(sum.shape(), sum.dtype(), sum.device());
-    Tensor dx, dbias;
-    if (wants(0) || wants(1)) dx = dropout(ds, s_.mask.p, s_.mask.seed, s_.mask.offset);
-    if (wants(1)) dbias = detail::sum_to_shape(dx, vec);
-    const Tensor dresidual = s_.residual_scale == 1.0 ? ds : scale(ds, s_.residual_scale);
-    // Without a gradient at normed, gamma and beta get none: zeros, as the composition gives.
-    if (wants(3) && !g.dgamma.defined()) g.dgamma = Tensor::zeros(vec, sum.dtype(), sum.device());
-    if (wants(4) && !g.dbeta.defined()) g.dbeta = Tensor::zeros(vec, sum.dtype(), sum.device());
-    return {dx, dbias, dresidual, g.dgamma, g.dbeta};
+    const Tensor dresidual = s_.residual_scale == 1.0 || !wants(2) ? g.ds : scale(g.ds, s_.residual_scale);
+    return {g.dx, g.dbias, dresidual, g.dgamma, g.dbeta};
   }
   void release() override { s_.release(); }
   std::string_view name() const override { return "dropout_add_norm_pair"; }

@@ -74,6 +74,7 @@ void backward_rows(const Tensor& sum, const Tensor& gamma, const Tensor& mean, c
   const T* prstd = rstd.data<T>();
   const T* pdy = dy.data<T>();
   T* pdx = grads.dx.defined() ? grads.dx.data<T>() : nullptr;
+  const T* pextra = grads.ds_extra.defined() ? grads.ds_extra.data<T>() : nullptr;
   const bool drop = mask.p > 0.0;
   const T scale = static_cast<T>(1.0 / (1.0 - mask.p));
 
@@ -84,6 +85,8 @@ void backward_rows(const Tensor& sum, const Tensor& gamma, const Tensor& mean, c
       for (std::int64_t r = s; r < e; ++r) {
         const std::int64_t base = r * d;
         layer_norm_row_backward(ps + base, pg, pmean[r], prstd[r], pdy + base, d, pds + base, centered);
+        if (pextra)
+          for (std::int64_t j = 0; j < d; ++j) pds[base + j] = pextra[base + j] + pds[base + j];
         if (!pdx) continue;
         if (drop) draw_keep(mask, base, d, keep.data());
         for (std::int64_t j = 0; j < d; ++j)

@@ -81,6 +81,7 @@ __global__ void backward_rows_kernel(const T* sum,    // (rows, d)
                                      const T* mean,   // (rows)
                                      const T* rstd,   // (rows)
                                      const T* dy,     // (rows, d)
+                                     const T* ds_extra,  // (rows, d) or null: added to ds
                                      std::int64_t d, Mask mask, T scale, bool centered,
                                      T* ds,           // (rows, d)
                                      T* dx) {         // (rows, d) or null
@@ -94,7 +95,8 @@ __global__ void backward_rows_kernel(const T* sum,    // (rows, d)
     const std::int64_t i = base + j;
     const T g = gamma ? mul_rn(dy[i], gamma[j]) : dy[i];
     const T shat = (sum[i] - mu) * inv;
-    const T dsi = inv * (g - means.a - shat * means.b);
+    const T ln = inv * (g - means.a - shat * means.b);
+    const T dsi = ds_extra ? ds_extra[i] + ln : ln;
     ds[i] = dsi;
     if (dx) dx[i] = keep ? mul_rn(dsi, scale) : T(0);
   });
@@ -176,12 +178,13 @@ void forward(const T* x, const T* bias, const T* residual, const T* gamma, const
 
 template <typename T>
 void backward_rows(const T* sum, const T* gamma, const T* mean, const T* rstd, const T* dy, std::int64_t rows,
-                   std::int64_t d, Mask mask, bool centered, T* ds, T* dx, int device, cudaStream_t stream) {
+                   const T* ds_extra, std::int64_t d, Mask mask, bool centered, T* ds, T* dx, int device,
+                   cudaStream_t stream) {
   if (rows == 0 || d == 0) return;
   ATTNLAB_CUDA_CHECK(cudaSetDevice(device));
   const T scale = static_cast<T>(1.0 / (1.0 - mask.p));
-  backward_rows_kernel<T><<<row_blocks(rows), kRowThreads, 0, stream>>>(sum, gamma, mean, rstd, dy, d, mask,
-                                                                        scale, centered, ds, dx);
+  backward_rows_kernel<T><<<row_blocks(rows), kRowThreads, 0, stream>>>(sum, gamma, mean, rstd, dy, ds_extra, d,
+                                                                        mask, scale, centered, ds, dx);
   ATTNLAB_CUDA_CHECK_LAUNCH();
 }
 
@@ -204,8 +207,8 @@ void backward_params(const T* sum, const T* mean, const T* rstd, const T* dy, co
 #define ATTNLAB_INSTANTIATE(T)                                                                               \
   template void forward<T>(const T*, const T*, const T*, const T*, const T*, std::int64_t, std::int64_t, Mask, \
                            double, bool, double, T*, T*, T*, T*, int, cudaStream_t);                          \
-  template void backward_rows<T>(const T*, const T*, const T*, const T*, const T*, std::int64_t, std::int64_t, \
-                                 Mask, bool, T*, T*, int, cudaStream_t);                                      \
+  template void backward_rows<T>(const T*, const T*, const T*, const T*, const T*, std::int64_t, const T*,   \
+                                 std::int64_t, Mask, bool, T*, T*, int, cudaStream_t);                        \
   template void backward_params<T>(const T*, const T*, const T*, const T*, const T*, std::int64_t,             \
                                    std::int64_t, double*, T*, T*, T*, int, cudaStream_t);
 ATTNLAB_INSTANTIATE(float)

@@ -24,10 +24,12 @@ template <typename T>
 void forward(const T* x, const T* bias, const T* residual, const T* gamma, const T* beta, std::int64_t rows,
              std::int64_t d, Mask mask, double residual_scale, bool centered, double eps, T* sum, T* y, T* mean,
              T* rstd, int device, cudaStream_t stream);
-// sum, dy, ds: (rows, d); dx: (rows, d) or null; gamma: (d) or null; mean, rstd: (rows).
+// sum, dy, ds: (rows, d); ds_extra, dx: (rows, d) or null; gamma: (d) or null; mean, rstd: (rows).
+// ds = the norm's backward + ds_extra; dx from that ds.
 template <typename T>
 void backward_rows(const T* sum, const T* gamma, const T* mean, const T* rstd, const T* dy, std::int64_t rows,
-                   std::int64_t d, Mask mask, bool centered, T* ds, T* dx, int device, cudaStream_t stream);
+                   const T* ds_extra, std::int64_t d, Mask mask, bool centered, T* ds, T* dx, int device,
+                   cudaStream_t stream);
 // sum, dy: (rows, d); dx: (rows, d), or null when dbias is; dgamma, dbeta, dbias: (d) or null;
 // partial: (3, ceil(rows / kRowChunk), d) doubles of scratch.
 template <typename T>

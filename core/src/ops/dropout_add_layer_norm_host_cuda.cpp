@@ -39,7 +39,7 @@ void dropout_add_layer_norm_backward_cuda(const Tensor& sum, const Tensor& gamma
     const int device = sum.device().index;
     if (grads.ds.defined())
       launch::backward_rows<T>(sum.data<T>(), ptr_or_null<T>(gamma), mean.data<T>(), rstd.data<T>(), dy.data<T>(),
-                               rows, d, to_launch(mask), centered, grads.ds.data<T>(), ptr_or_null<T>(grads.dx),
+                               rows, ptr_or_null<T>(grads.ds_extra), d, to_launch(mask), centered, grads.ds.data<T>(), ptr_or_null<T>(grads.dx),
                                device, cuda::current_stream(device));
     if (grads.dgamma.defined() || grads.dbeta.defined() || grads.dbias.defined()) {
       const std::int64_t chunks = (rows + launch::kRowChunk - 1) / launch::kRowChunk;

@@ -17,9 +17,12 @@ struct DropoutMask {
 };
 
 // The gradients the backward writes; each is undefined when not wanted. ds (the gradient of s,
-// which is also the residual's) must be defined when dx is, dx when dbias is.
+// which is also the residual's) must be defined when dx is, dx when dbias is. ds_extra, when
+// defined, is a gradient that reaches s directly (dropout_add_norm_pair's sum output): ds is the
+// norm's backward plus ds_extra, and dx and dbias follow from that total.
 struct DropoutAddLayerNormGrads {
   Tensor ds, dx, dbias, dgamma, dbeta;
+  Tensor ds_extra;
 };
 
 // sum = residual * a + (keep ? (x + bias) * scale : 0) with a = in.residual_scale, computed as
