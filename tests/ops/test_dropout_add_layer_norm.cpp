@@ -83,6 +83,19 @@ void check_close(const std::vector<double>& got, const std::vector<double>& want
   }
 }
 
+// The fused op against the unfused composition: the outputs and the gradients of x, residual,
+// gamma and beta run the same arithmetic, so they are equal to the bit; the bias gradient is
+// summed in double by the fused op (sum_rows, on the unfused path, adds in the dtype): equal to
+// rounding.
+void check_equals_composition(const Outcome& fused, const Outcome& unfused, DType dtype) {
+  CHECK(fused.y == unfused.y);
+  for (std::size_t k : {0u, 2u, 3u, 4u}) {
+    CAPTURE(k);
+    CHECK(fused.grads[k] == unfused.grads[k]);
+  }
+  check_close(fused.grads[1], unfused.grads[1], tolerance_for(dtype));
+}
+
 }  // namespace
 
 TEST_CASE("dropout_add_layer_norm known values with the mask drawn from philox_uniform") {
@@ -126,15 +139,7 @@ TEST_CASE("dropout_add_layer_norm equals dropout then add then layer_norm forwar
         const Tensor dy = random_tensor({4, 5, 37}, 18, -1.0, 1.0, dtype);
         const Outcome fused = run_fused(in, p, dy);
         const Outcome unfused = run_unfused(in, p, dy);
-        // The forward and the gradients of x, residual, gamma and beta run the same arithmetic as
-        // the unfused ops: equal to the bit. The bias gradient is summed in double (sum_rows, on
-        // the unfused path, adds in the dtype): equal to rounding.
-        CHECK(fused.y == unfused.y);
-        for (std::size_t k : {0u, 2u, 3u, 4u}) {
-          CAPTURE(k);
-          CHECK(fused.grads[k] == unfused.grads[k]);
-        }
-        check_close(fused.grads[1], unfused.grads[1], tolerance_for(dtype));
+        check_equals_composition(fused, unfused, dtype);
       }
     }
   }
@@ -149,11 +154,7 @@ TEST_CASE("dropout_add_layer_norm with a residual scale (DeepNorm's alpha) equal
       const Tensor dy = random_tensor({3, 4, 37}, 42, -1.0, 1.0, dtype);
       const Outcome fused = run_fused(in, 0.3, dy);
       const Outcome unfused = run_unfused(in, 0.3, dy);
-      CHECK(fused.y == unfused.y);
-      for (std::size_t k : {0u, 2u, 3u, 4u}) {
-        CAPTURE(k);
-        CHECK(fused.grads[k] == unfused.grads[k]);
-      }
+      check_equals_composition(fused, unfused, dtype);
       // Against 1: the scale is applied, and its gradient is alpha times the unscaled one's.
       in.residual_scale = 1.0;
       const Outcome plain = run_fused(in, 0.3, dy);
@@ -182,12 +183,7 @@ TEST_CASE("dropout_add_layer_norm not centred equals dropout then add then rms_n
       const Tensor dy = random_tensor({4, 5, 37}, 52, -1.0, 1.0, dtype);
       const Outcome fused = run_fused(in, 0.3, dy);
       const Outcome unfused = run_unfused(in, 0.3, dy);
-      CHECK(fused.y == unfused.y);
-      for (std::size_t k : {0u, 2u, 3u, 4u}) {
-        CAPTURE(k);
-        CHECK(fused.grads[k] == unfused.grads[k]);
-      }
-      check_close(fused.grads[1], unfused.grads[1], tolerance_for(dtype));
+      check_equals_composition(fused, unfused, dtype);
     }
   }
   // Known values: p = 0, no affine: y = s / sqrt(mean(s^2) + eps) with s = r + x = (3, 4) * k.
@@ -336,12 +332,7 @@ TEST_CASE("dropout_add_norm_pair equals dropout then add, and the norm of the su
         const Tensor dy = random_tensor({4, 5, 37}, 63, -1.0, 1.0, dtype);
         const Outcome fused = run_pair(in, p, g_s, dy, true);
         const Outcome unfused = run_pair(in, p, g_s, dy, false);
-        CHECK(fused.y == unfused.y);  // both outputs
-        for (std::size_t k : {0u, 2u, 3u, 4u}) {
-          CAPTURE(k);
-          CHECK(fused.grads[k] == unfused.grads[k]);
-        }
-        check_close(fused.grads[1], unfused.grads[1], tolerance_for(dtype));
+        check_equals_composition(fused, unfused, dtype);  // y holds both outputs
       }
     }
   }
