@@ -144,8 +144,9 @@ TEST_CASE("cuda adam_step_multi equals adam_step on each tensor, with AdamW's de
   std::vector<Shape> shapes = {{0}, {1}, {3, 5}, {2 * adam_multi::kChunk + 3}, {2, 0, 4}};
   for (int i = 0; i < 40; ++i) shapes.push_back(Shape{1 + 37 * i});
   // Adam, then AdamW with its decay and a clipping scale.
-  for (const auto [weight_decay, grad_scale] : {std::pair{0.0, 1.0}, {0.1, 0.25}})
+  for (const auto setting : {std::pair{0.0, 1.0}, {0.1, 0.25}})
   for (DType dtype : {DType::f32, DType::f64}) {
+    const double weight_decay = setting.first, grad_scale = setting.second;
     INFO("dtype ", dtype_name(dtype), ", weight_decay ", weight_decay, ", grad_scale ", grad_scale);
     std::vector<Tensor> p_cpu, m_cpu, v_cpu, p_one, m_one, v_one, p_multi, m_multi, v_multi;
     for (std::size_t i = 0; i < shapes.size(); ++i) {

@@ -21,10 +21,11 @@ double transformer_lr(std::int64_t step, std::int64_t d_model, std::int64_t warm
 
 std::vector<bool> weight_decay_mask(const NamedTensors& parameters, const std::vector<std::string>& exclude) {
   std::vector<bool> mask;
-  for (const auto& [name, p] : parameters) {
+  for (const auto& entry : parameters) {
+    const std::string& name = entry.first;
     const bool excluded = std::any_of(exclude.begin(), exclude.end(),
                                       [&](const std::string& part) { return name.find(part) != std::string::npos; });
-    mask.push_back(p.rank() >= 2 && !excluded);
+    mask.push_back(entry.second.rank() >= 2 && !excluded);
   }
   return mask;
 }

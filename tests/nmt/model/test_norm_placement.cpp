@@ -137,7 +137,9 @@ TEST_CASE("DeepNorm initialises the value and output projections and the feed-fo
   std::map<std::string, Tensor> post_weights;
   for (const auto& [name, t] : a.named_parameters()) post_weights[name] = t;
   int scaled = 0;
-  for (const auto& [name, t] : b.named_parameters()) {
+  for (const auto& entry : b.named_parameters()) {
+    const std::string& name = entry.first;
+    const Tensor& t = entry.second;
     CAPTURE(name);
     const bool decoder = name.starts_with("decoder.");
     const bool chosen = t.rank() == 2 && (name.find(".ffn.") != std::string::npos ||
