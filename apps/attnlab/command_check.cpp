@@ -13,7 +13,11 @@
 #include "attnlab/commands.h"
 #include "attnlab/error.h"
 #include "attnlab/nmt/model/parameter_count.h"
+#include "attnlab/nmt/suite/machine_share.h"
+#include "attnlab/nmt/suite/row_policy.h"
 #include "attnlab/nmt/suite/suite.h"
+#include "attnlab/threads.h"
+#include "attnlab/device.h"
 
 namespace attnlab::app {
 namespace {
@@ -67,33 +71,52 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 
 }  // namespace
 
-int run_check(const std::string& file, const std::string& format);
+struct CheckFlags {
+  std::string file, format = "text";
+  std::int64_t jobs = 1, gpus_per_row = 1, threads_per_row = 0;
+};
+
+int run_check(const CheckFlags& f);
 
 Command check_command(CLI::App& root) {
-  struct Flags {
-    std::string file, format = "text";
-  };
-  auto f = std::make_shared<Flags>();
+  auto f = std::make_shared<CheckFlags>();
   CLI::App* app = root.add_subcommand(
       "check", "resolve and validate every row of an experiment suite (plugins, options, what the attention plugin "
                "serves, its fallback); print each row's settings, dimensions and parameter count; list missing data "
                "files. Exit 0: valid, 3: valid but data missing, 1: errors");
   app->add_option("SUITE", f->file, "the suite's (or one experiment's) TOML file")->required();
   app->add_option("--format", f->format, "table format")->check(one_of({"text", "markdown", "csv"}));
-  return {app, [f] { return run_check(f->file, f->format); }};
+  app->add_option("--jobs", f->jobs, "show what each row gets when `attnlab run --jobs N` trains N rows at once")
+      ->check(whole_number(1, 1024))
+      ->type_name("N");
+  app->add_option("--gpus-per-row", f->gpus_per_row, "as `attnlab run --gpus-per-row`")
+      ->check(whole_number(1, 1024))
+      ->type_name("N");
+  app->add_option("--threads-per-row", f->threads_per_row, "as `attnlab run --threads-per-row`")
+      ->check(whole_number(1, 1 << 16))
+      ->type_name("N");
+  return {app, [f] { return run_check(*f); }};
 }
 
-int run_check(const std::string& file, const std::string& format) {
-  const nmt::Suite suite = nmt::load_suite(file);
+int run_check(const CheckFlags& f) {
+  const std::string& format = f.format;
+  nmt::Suite suite = nmt::load_suite(f.file);
   std::vector<std::string> plugin_paths;
   for (const auto& row : suite.rows)
     for (const auto& p : row.config.plugin_paths)
       if (std::find(plugin_paths.begin(), plugin_paths.end(), p) == plugin_paths.end()) plugin_paths.push_back(p);
   const Registry& registry = load_plugins(plugin_paths);
+  nmt::apply_unsupported(suite, registry);
+  // What each row runs with: in this process (one job) or in a job slot of `run --jobs N`; the
+  // rows start in order, row i in slot i modulo N while every row takes about as long.
+  const nmt::MachinePlan plan =
+      f.jobs > 1 ? nmt::divide_machine(allotted_cpus(), cuda_device_count(), f.jobs, f.gpus_per_row, f.threads_per_row)
+                 : nmt::divide_machine(allotted_cpus(), 0, 1, 1, f.threads_per_row);
+  std::size_t started = 0;
 
   const std::vector<std::string> header{"row",    "seed",      "settings",   "N",     "d_model",   "d_ff",
                                         "h",      "d_k",       "d_v",        "P_drop", "eps_ls",   "attention",
-                                        "positional", "steps", "params(M)", "paper(M)"};
+                                        "positional", "steps", "params(M)", "paper(M)", "threads", "device", "run"};
   std::vector<std::vector<std::string>> table;
   struct Missing {
     std::string id, path, key, row;
@@ -103,6 +126,25 @@ int run_check(const std::string& file, const std::string& format) {
   std::vector<std::string> notices;
   for (const auto& row : suite.rows) {
     const auto& c = row.config;
+    std::string run = "own", threads = "-", device = "-";
+    if (!row.skipped.empty()) {
+      run = "skipped";
+      notices.push_back(fmt::format("note: row {} is skipped (unsupported = \"skip\"): {}", row.name, row.skipped));
+    } else if (!row.same_as.empty()) {
+      run = "same as " + row.same_as;
+    } else {
+      const nmt::RowResources r = nmt::row_resources(c, plan.slots[started++ % plan.slots.size()]);
+      threads = std::to_string(r.threads);
+      device = r.visible_gpus.empty() ? r.device : fmt::format("{} (GPUs {})", r.device, r.visible_gpus);
+    }
+    std::vector<std::string> settings;
+    for (const auto& [k, v] : row.settings) settings.push_back(fmt::format("{}={}", k, v));
+    if (!row.skipped.empty()) {
+      table.push_back({row.name, std::to_string(row.seed),
+                       settings.empty() ? "-" : fmt::format("{}", fmt::join(settings, " ")), "", "", "", "", "", "", "",
+                       "", c.model.attention.name, c.model.positional.name, "", "", "", threads, device, run});
+      continue;
+    }
     nmt::ParameterCount count;
     nmt::TransformerConfig served = c.model;  // with the attention plugin that serves the row
     try {
@@ -112,8 +154,6 @@ int run_check(const std::string& file, const std::string& format) {
     } catch (const Error& e) {
       throw Error(fmt::format("{}: row {}: {}", row.position, row.name, e.what()));
     }
-    std::vector<std::string> settings;
-    for (const auto& [k, v] : row.settings) settings.push_back(fmt::format("{}={}", k, v));
     const auto& m = c.model;
     const std::string n = m.encoder_layers == m.decoder_layers
                               ? std::to_string(m.encoder_layers)
@@ -126,7 +166,7 @@ int run_check(const std::string& file, const std::string& format) {
                                                                : fmt::format("{} (fallback)", served.attention.name),
                      m.positional.name, std::to_string(c.training.max_steps),
                      fmt::format("{:.2f}", static_cast<double>(count.total) / 1e6),
-                     row.paper && row.paper->params_m ? number(*row.paper->params_m) : ""});
+                     row.paper && row.paper->params_m ? number(*row.paper->params_m) : "", threads, device, run});
     if (!c.data.synthetic) {
       const std::pair<const char*, const std::string*> files[] = {{"data.train_source", &c.data.train_source},
                                                                   {"data.train_target", &c.data.train_target},
@@ -144,6 +184,8 @@ int run_check(const std::string& file, const std::string& format) {
   fmt::print("suite {}: {} rows{}\n", suite.name, suite.rows.size(),
              suite.reference.empty() ? "" : fmt::format(" ({})", suite.reference));
   print_table(header, table, format);
+  fmt::print("\n{}{}\n", f.jobs > 1 ? "attnlab run --jobs " + std::to_string(f.jobs) + ": " : "one row at a time: ",
+             plan.describe());
   if (!notices.empty()) {
     fmt::print("\n");
     for (const auto& n : notices) fmt::print("{}\n", n);

@@ -13,6 +13,7 @@
 #include "attnlab/nmt/cluster/slurm.h"
 #include "attnlab/nmt/io/file_util.h"
 #include "attnlab/nmt/io/folder_lock.h"
+#include "attnlab/nmt/suite/row_policy.h"
 #include "attnlab/nmt/suite/suite_runner.h"
 #include "attnlab/nmt/train/trainer.h"
 
@@ -30,6 +31,9 @@ std::string self_path() {
 int submit_slurm(const std::string& file, const std::vector<std::string>& rows, const nmt::SlurmSettings& flags,
                  const CLI::App& app, bool dry_run) {
   nmt::Suite suite = nmt::load_suite(file);
+  std::set<std::string> paths;
+  for (const auto& row : suite.rows) paths.insert(row.config.plugin_paths.begin(), row.config.plugin_paths.end());
+  nmt::apply_unsupported(suite, load_plugins({paths.begin(), paths.end()}));
   nmt::SlurmSubmitOptions o;
   o.settings = suite.slurm;
   auto given = [&](const char* flag) { return app.count(flag) > 0; };
@@ -70,6 +74,7 @@ int submit_slurm(const std::string& file, const std::vector<std::string>& rows, 
 
 struct RunFlags {
   std::string file, only_row, device;
+  std::int64_t threads = 0;  // the child's share of the cores (--jobs)
   nmt::SuiteRunOptions options;
   bool slurm = false, dry_run = false;
   nmt::SlurmSettings slurm_flags;  // the command line's Slurm settings, over [suite.slurm]
@@ -96,9 +101,19 @@ Command run_command(CLI::App& root) {
       ->delimiter(',')
       ->check(device_name())
       ->type_name("DEVICES");
+  app->add_option("--gpus-per-row", f->options.gpus_per_row,
+                  "GPUs each row on cuda gets of its own under --jobs (more rows than GPUs share them round-robin)")
+      ->check(whole_number(1, 1024))
+      ->type_name("N");
+  app->add_option("--threads-per-row", f->options.threads_per_row,
+                  "CPU threads of each row that leaves experiment.threads at 0 under --jobs (default: the cores divided "
+                  "among the jobs)")
+      ->check(whole_number(1, 1 << 16))
+      ->type_name("N");
   app->add_flag("--quiet", [o = &f->options](std::int64_t) { o->progress = false; }, "no progress lines");
   // One row in a child process (--jobs, Slurm tasks): not for people.
   app->add_option("--row", f->only_row, "")->group("");
+  app->add_option("--threads", f->threads, "")->check(whole_number(1, 1 << 16))->group("");
   add_device_option(*app, f->device, "")->group("");
   // Slurm: the command line over [suite.slurm].
   auto* slurm = app->add_flag("--slurm", f->slurm, "submit as a Slurm job array (options below override [suite.slurm])");
@@ -145,12 +160,17 @@ int run_suite_command(RunFlags& f) {
   std::set<std::string> paths;
   for (const auto& row : suite.rows) paths.insert(row.config.plugin_paths.begin(), row.config.plugin_paths.end());
   const Registry& registry = load_plugins({paths.begin(), paths.end()});
+  // Rows a plugin cannot serve: the suite refused, or those rows skipped (their `unsupported`).
+  nmt::apply_unsupported(suite, registry);
   nmt::install_stop_signal_handlers();
 
   if (!only_row.empty()) {
     for (auto& row : suite.rows) {
       if (nmt::row_key(row) != only_row) continue;
+      if (!row.skipped.empty())
+        throw Error(fmt::format("row {} is skipped (unsupported = \"skip\"): {}", only_row, row.skipped));
       if (!device.empty()) row.config.device = Device::parse(device).str();
+      if (f.threads > 0) row.config.threads = f.threads;  // its share under --jobs (the folder stays)
       // Why the row failed, for `attnlab status` (no parent records it under a scheduler).
       const std::string error_file = row.config.run_dir + "/row-error.txt";
       try {
@@ -177,8 +197,11 @@ int run_suite_command(RunFlags& f) {
   const nmt::FolderLock lock = nmt::FolderLock::acquire(suite.run_dir, "suite folder");
   fmt::print(stderr, "suite {}: {} row(s) in {}\n", suite.name, suite.rows.size(), suite.run_dir);
   const nmt::SuiteRunSummary s = nmt::run_suite(suite, registry, options);
-  fmt::print("suite {}: {} trained, {} already finished, {} failed{}\nreport: attnlab report {}\n", suite.name, s.done,
-             s.skipped, s.failed, s.interrupted ? "; interrupted (run again to resume)" : "", suite.run_dir);
+  std::string others;
+  if (s.same) others += fmt::format(", {} the same run as another row", s.same);
+  if (s.unsupported) others += fmt::format(", {} skipped (unsupported)", s.unsupported);
+  fmt::print("suite {}: {} trained, {} already finished, {} failed{}{}\nreport: attnlab report {}\n", suite.name, s.done,
+             s.skipped, s.failed, others, s.interrupted ? "; interrupted (run again to resume)" : "", suite.run_dir);
   if (s.interrupted) return 130;
   return s.failed > 0 ? 4 : 0;
 }

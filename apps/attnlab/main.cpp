@@ -11,6 +11,7 @@
 #include "attnlab/error.h"
 #include "attnlab/nmt/dist/communicator.h"
 #include "attnlab/version.h"
+#include "wait_policy.h"
 
 namespace {
 
@@ -45,6 +46,7 @@ std::string command_path(const CLI::App& root) {
 
 int main(int argc, char** argv) {
   using namespace attnlab::app;
+  settle_openmp_wait_policy(argv);
   CLI::App root{"attnlab: the Transformer of \"Attention Is All You Need\", for ablation research.\n"
                 "Data-parallel training: run `attnlab train` under mpirun -np N or srun -n N (docs/scaling.md).",
                 "attnlab"};

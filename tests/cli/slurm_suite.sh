@@ -98,6 +98,7 @@ checkpoint_every_seconds = 0
 beam = 1
 [rows.narrow]
 "model.d_ff" = 32
+"experiment.threads" = 0
 [rows.long]
 "training.max_steps" = 400
 "training.eval_every" = 200
@@ -106,7 +107,8 @@ TOML
 mkdir local slurm
 suite >local/suite.toml
 suite >slurm/suite.toml
-(cd local && "$attnlab" run suite.toml --quiet >run.log 2>&1) || { cat local/run.log; exit 1; }
+# narrow leaves threads at 0: one thread here as on Slurm, where its task is given one CPU.
+(cd local && OMP_NUM_THREADS=1 "$attnlab" run suite.toml --quiet >run.log 2>&1) || { cat local/run.log; exit 1; }
 
 cd slurm
 "$attnlab" run suite.toml --slurm --dry-run >dry.txt 2>dry.log
@@ -144,6 +146,10 @@ grep -q '"resumed":true' runs/smoke/long-s1-*/metrics.jsonl || { echo "no resume
 steps=$(grep '"kind":"train"' runs/smoke/long-s1-*/metrics.jsonl | sed 's/.*"step":\([0-9]*\).*/\1/')
 [ "$(echo "$steps" | sort -n | uniq | wc -l)" -eq "$(echo "$steps" | wc -l)" ] || { echo "a step was logged twice"; exit 1; }
 [ "$(echo "$steps" | tail -n 1)" -eq 400 ] || { echo "the long row did not reach step 400"; exit 1; }
+# A task's row that leaves threads at 0 trains with the CPUs Slurm gave the task (cpus = 1), not
+# with every core of the node (Slurm binds no CPUs here: TaskPlugin=task/none).
+narrow_threads=$(grep -o '"threads": *[0-9]*' runs/smoke/narrow-s1-*/manifest.json | grep -o '[0-9]*$')
+[ "$narrow_threads" = 1 ] || { echo "the narrow row trained with $narrow_threads threads on a 1-CPU task ($(nproc) cores)"; exit 1; }
 # The report reads a suite run by Slurm as one run locally.
 "$attnlab" report runs/smoke >report.txt
 for row in base narrow long; do grep -q "^$row .*done" report.txt || { echo "row $row missing from the report"; cat report.txt; exit 1; }; done

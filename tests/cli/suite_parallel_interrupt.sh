@@ -35,7 +35,7 @@ wait $pid
 status=$?
 set -e
 [ $status -eq 130 ] || { echo "interrupted suite exited $status, expected 130"; cat run.log; exit 1; }
-started=$(grep -c " started -> " run.log || true)
+started=$(grep -c " started on " run.log || true)
 [ "$started" -eq 2 ] || { echo "$started rows started, expected the 2 running ones only:"; cat run.log; exit 1; }
 for row in third fourth; do
   ! compgen -G "runs/parallel/$row-s1-*" >/dev/null || { echo "row $row started after the interruption"; cat run.log; exit 1; }

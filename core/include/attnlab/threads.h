@@ -7,6 +7,9 @@
 namespace attnlab {
 
 int num_threads();
+// The CPUs this process was given: its affinity mask (taskset, cgroups, a scheduler's binding),
+// capped by a Slurm allocation (SLURM_CPUS_PER_TASK, else SLURM_CPUS_ON_NODE) inside a Slurm job.
+int allotted_cpus();
 // Sets the thread count of our kernels and of OpenBLAS; n >= 1.
 void set_num_threads(int n);
 

@@ -113,7 +113,6 @@ std::string sbatch_script(const Suite& suite, const std::vector<const SuiteRow*>
   text += " )\n";
   text += "row=${rows[$SLURM_ARRAY_TASK_ID]}\ndir=${dirs[$SLURM_ARRAY_TASK_ID]}\n";
   text += "cd " + shell_quote(options.workdir) + "\n";
-  if (s.cpus > 0) text += "export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-1}\n";
   for (const std::string& line : s.setup) text += line + "\n";
   text += "mkdir -p \"$dir\"\n";
   text += "echo \"== Slurm task ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID} on $(hostname): row $row\" >>\"$dir/run.log\"\n";
@@ -158,7 +157,9 @@ SlurmSubmission submit_to_slurm(const Suite& suite, const SlurmSubmitOptions& op
       continue;
     SubmitDecision d{&row, ""};
     const std::string folder = fs::path(row.config.run_dir).filename().string();
-    if (fs::exists(fs::path(row.config.run_dir) / "result.json")) d.reason = "done";
+    if (!row.skipped.empty()) d.reason = "skipped (unsupported = \"skip\"): " + row.skipped;
+    else if (!row.same_as.empty()) d.reason = "the same run as " + row.same_as;
+    else if (fs::exists(fs::path(row.config.run_dir) / "result.json")) d.reason = "done";
     else if (auto it = queued.find(folder); it != queued.end())
       d.reason = fmt::format("{} (Slurm task {})", it->second.state == "PENDING" ? "queued" : "in Slurm",
                              it->second.id);

@@ -116,6 +116,7 @@ std::string_view row_phase_name(RowPhase phase) {
     case RowPhase::kFailed: return "failed";
     case RowPhase::kStopped: return "stopped";
     case RowPhase::kNotStarted: return "not started";
+    case RowPhase::kSkipped: return "skipped";
   }
   return "?";
 }
@@ -128,14 +129,24 @@ StatusReport read_status(const std::string& target) {
     const Suite suite = load_suite(target);
     report.name = suite.name;
     report.run_dir = suite.run_dir;
-    for (const SuiteRow& row : suite.rows) report.rows.push_back(row_progress(row.name, row.seed, row.config.run_dir,
-                                                                              row.config.training.max_steps));
+    // Which rows a run skipped needs the plugins: the last run's suite.json says.
+    std::optional<SuiteState> last;
+    if (const fs::path state = fs::path(suite.run_dir) / "suite.json"; fs::exists(state))
+      last = read_suite_state(state.string());
+    for (const SuiteRow& row : suite.rows) {
+      report.rows.push_back(row_progress(row.name, row.seed, row.config.run_dir, row.config.training.max_steps));
+      report.rows.back().same_as = row.same_as;
+      if (const SuiteRowState* s = last ? last->find(row.name, row.seed) : nullptr; s && s->status == RowStatus::kSkipped)
+        report.rows.back().phase = RowPhase::kSkipped, report.rows.back().error = s->error;
+    }
   } else if (fs::exists(fs::path(target) / "suite.json")) {
     const SuiteState state = read_suite_state((fs::path(target) / "suite.json").string());
     report.name = state.name;
     report.run_dir = target;
     for (const SuiteRowState& row : state.rows) {
       report.rows.push_back(row_progress(row.name, row.seed, (fs::path(target) / row.dir).string(), 0));
+      report.rows.back().same_as = row.same_as;
+      if (row.status == RowStatus::kSkipped) report.rows.back().phase = RowPhase::kSkipped, report.rows.back().error = row.error;
       if (row.status == RowStatus::kFailed) failures[row.dir] = row.error;
     }
   } else if (fs::exists(fs::path(target) / "config.toml")) {
@@ -151,6 +162,7 @@ StatusReport read_status(const std::string& target) {
   report.slurm = queue.has_value();
   const std::map<std::string, SlurmTask> by_folder = queue.value_or(std::map<std::string, SlurmTask>{});
   for (RowProgress& r : report.rows) {
+    if (r.phase == RowPhase::kSkipped) continue;
     const std::string folder = fs::path(r.dir).filename().string();
     inspect(r, by_folder, failures.count(folder) ? failures[folder] : std::string());
   }
@@ -162,7 +174,7 @@ std::string format_status(const StatusReport& report) {
   for (const RowProgress& r : report.rows) ++counts[r.phase];
   std::vector<std::string> parts;
   for (RowPhase p : {RowPhase::kDone, RowPhase::kRunning, RowPhase::kQueued, RowPhase::kFailed, RowPhase::kStopped,
-                     RowPhase::kNotStarted})
+                     RowPhase::kNotStarted, RowPhase::kSkipped})
     if (counts[p] > 0) parts.push_back(fmt::format("{} {}", counts[p], row_phase_name(p)));
   std::string out = fmt::format("{} ({}): {} row(s): {}{}\n", report.name, report.run_dir, report.rows.size(),
                                 fmt::join(parts, ", "), report.slurm ? "; Slurm queue read" : "");
@@ -176,8 +188,10 @@ std::string format_status(const StatusReport& report) {
     out += fmt::format("{:<{}}  {:>4}  {:<11}  {:>13}  {:>7}  {:>8}  {:>6}  {}\n", r.name, name_width, r.seed,
                        row_phase_name(r.phase), step, r.eta_seconds ? duration_str(*r.eta_seconds) : "-",
                        r.dev_ppl ? fmt::format("{:.3f}", *r.dev_ppl) : "-",
-                       r.bleu ? fmt::format("{:.2f}", *r.bleu) : "-", r.where);
-    if (!r.error.empty()) out += fmt::format("    error: {}\n", r.error);
+                       r.bleu ? fmt::format("{:.2f}", *r.bleu) : "-",
+                       r.same_as.empty() ? r.where
+                                         : fmt::format("same run as {}{}", r.same_as, r.where.empty() ? "" : "; " + r.where));
+    if (!r.error.empty()) out += fmt::format("    {}: {}\n", r.phase == RowPhase::kSkipped ? "why" : "error", r.error);
     for (const std::string& line : r.log_tail) out += fmt::format("    | {}\n", line);
   }
   return out;

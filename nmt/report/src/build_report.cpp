@@ -71,13 +71,16 @@ Summary summarize(const std::vector<double>& values) {
 
 std::string ReportRow::status_text() const {
   const int total = static_cast<int>(runs.size());
-  if (done == total) return "done";
-  if (failed == total) return "failed";
-  if (pending == total) return "pending";
+  const std::string same = same_as.empty() ? "" : fmt::format(" (same run as {})", same_as);
+  if (done == total) return "done" + same;
+  if (failed == total) return "failed" + same;
+  if (pending == total) return "pending" + same;
+  if (skipped == total) return "skipped";
   std::string s = fmt::format("{}/{} done", done, total);
   if (failed) s += fmt::format(", {} failed", failed);
   if (pending) s += fmt::format(", {} pending", pending);
-  return s;
+  if (skipped) s += fmt::format(", {} skipped", skipped);
+  return s + same;
 }
 
 std::string find_dev_reference(const std::string& row_dir) {
@@ -132,6 +135,7 @@ Report collect_suite(const std::string& run_dir, const ReportOptions& options) {
     }
     ReportRow& row = report.rows[it->second];
     if (!row.paper && s.paper) row.paper = s.paper;
+    if (row.same_as.empty()) row.same_as = s.same_as;
     ReportRun run;
     run.seed = s.seed;
     run.dir = (fs::path(run_dir) / s.dir).string();
@@ -199,6 +203,7 @@ Report build_report(const std::string& run_dir, const ReportOptions& options) {
     for (const ReportRun& run : row.runs) {
       if (run.status == RowStatus::kFailed) ++row.failed;
       else if (run.status == RowStatus::kPending) ++row.pending;
+      else if (run.status == RowStatus::kSkipped) ++row.skipped;
       if (run.status != RowStatus::kDone) continue;
       ++row.done;
       const RowResult& r = *run.result;

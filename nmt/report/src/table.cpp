@@ -209,6 +209,11 @@ std::vector<std::string> notes(const Report& report) {
     for (const ReportRun& run : row.runs)
       if (run.status == RowStatus::kFailed)
         out.push_back(fmt::format("{} (seed {}) failed: {}", row.name, run.seed, run.error.empty() ? "no error recorded" : run.error));
+      else if (run.status == RowStatus::kSkipped)
+        out.push_back(fmt::format("{} (seed {}) skipped (unsupported = \"skip\"): {}", row.name, run.seed, run.error));
+    if (!row.same_as.empty())
+      out.push_back(fmt::format("{}: the same configuration and seeds as {}: trained once, the same runs", row.name,
+                                row.same_as));
     if (!row.bootstrap_note.empty() && !row.is_base && row.done > 0)
       out.push_back(fmt::format("{}: no bootstrap test: {}", row.name, row.bootstrap_note));
   }

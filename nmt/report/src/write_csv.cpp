@@ -40,7 +40,7 @@ std::string render_csv(const Report& report) {
     std::string mode, signature, error;
     for (const ReportRun& run : row.runs) {
       if (run.result && mode.empty()) mode = run.result->bleu_mode, signature = run.result->bleu_signature;
-      if (run.status == RowStatus::kFailed && error.empty()) error = run.error;
+      if ((run.status == RowStatus::kFailed || run.status == RowStatus::kSkipped) && error.empty()) error = run.error;
     }
     std::vector<std::string> f{
         row.name,

@@ -87,6 +87,7 @@ struct RowPlan {
   std::string source;                 // rows.<name> or grids.<name>
   std::vector<std::size_t> indices;   // grid: the value index on each axis
   std::optional<std::vector<std::uint64_t>> seeds;  // the row's own seeds = [...] (else the suite's)
+  std::string unsupported;            // grid: its unsupported = "..." (else the suite's)
 };
 
 class SuiteReader {
@@ -103,6 +104,7 @@ class SuiteReader {
     suite.source_file = path_;
     suite.name = fs::path(path_).stem().string();
     std::vector<std::uint64_t> seeds{1};
+    std::string default_unsupported = "error";
     if (auto s = root.table("suite")) {
       suite.name = expanded(*s, "name", suite.name);
       base_file_ = expanded(*s, "base", "");
@@ -110,6 +112,7 @@ class SuiteReader {
       s->accept("seeds");
       suite.run_dir = expanded(*s, "run_dir", "");
       suite.reference = expanded(*s, "reference", "");
+      if (std::string value = read_unsupported(*s, "suite"); !value.empty()) default_unsupported = value;
       if (auto slurm = s->table("slurm")) suite.slurm = read_slurm(*slurm);
       s->finish();
     }
@@ -132,7 +135,9 @@ class SuiteReader {
                               "the {} a suite may hold",
                               path_, runs, kMaxRows));
     for (const RowPlan& plan : plans)
-      for (std::uint64_t seed : plan.seeds.value_or(seeds)) suite.rows.push_back(resolve(suite, plan, seed));
+      for (std::uint64_t seed : plan.seeds.value_or(seeds))
+        suite.rows.push_back(resolve(suite, plan, seed, plan.unsupported.empty() ? default_unsupported : plan.unsupported));
+    mark_identical_rows(suite);
     return suite;
   }
 
@@ -208,7 +213,7 @@ class SuiteReader {
 
   std::vector<RowPlan> plan_rows(TableReader& root) {
     std::vector<RowPlan> plans;
-    plans.push_back({"base", path_, std::nullopt, RowPlan::Kind::base, "", {}, std::nullopt});
+    plans.push_back({"base", path_, std::nullopt, RowPlan::Kind::base, "", {}, std::nullopt, ""});
     std::set<std::string> names{"base"};
     auto claim = [&](const std::string& name, const std::string& where) {
       if (!names.insert(name).second)
@@ -241,7 +246,7 @@ class SuiteReader {
           continue;
         }
         claim(name, where);
-        RowPlan plan{name, where, std::nullopt, RowPlan::Kind::row, "rows." + name, {}, std::nullopt};
+        RowPlan plan{name, where, std::nullopt, RowPlan::Kind::row, "rows." + name, {}, std::nullopt, ""};
         if (const toml::node* paper = t->get("paper")) plan.paper = read_paper(*paper, "rows." + name + ".paper");
         if (const toml::node* own = t->get("seeds")) plan.seeds = parse_seeds(*own, "rows." + name + ".seeds");
         plans.push_back(std::move(plan));
@@ -262,6 +267,8 @@ class SuiteReader {
                        [](const auto& a, const auto& b) { return before(a.second->source(), b.second->source()); });
       for (const auto& [name, t] : ordered) {
         const std::vector<std::size_t> sizes = grid_sizes(*t, name);
+        TableReader grid_reader(*t, "grids." + name);
+        const std::string unsupported = read_unsupported(grid_reader, "grids." + name);
         std::size_t total = 1;
         for (std::size_t s : sizes) {  // (every size is at least 1; checked before it can overflow)
           if (total > kMaxRows / s)
@@ -276,7 +283,7 @@ class SuiteReader {
           const std::string row_name = fmt::format("{}-{:0{}}", name, i + 1, width);
           claim(row_name, source_position(t->source()));
           plans.push_back({row_name, source_position(t->source()), std::nullopt, RowPlan::Kind::grid,
-                           "grids." + name, index, std::nullopt});
+                           "grids." + name, index, std::nullopt, unsupported});
           for (std::size_t a = sizes.size(); a-- > 0;) {  // the last axis varies fastest
             if (++index[a] < sizes[a]) break;
             index[a] = 0;
@@ -286,6 +293,16 @@ class SuiteReader {
     }
     root.accept("base");
     return plans;
+  }
+
+  // unsupported = "error" | "fallback" | "skip" (empty when the table does not set it).
+  static std::string read_unsupported(TableReader& t, const std::string& where) {
+    if (!t.has("unsupported")) return "";
+    const std::string value = t.get_string("unsupported", "");
+    if (value != "error" && value != "fallback" && value != "skip")
+      throw Error(fmt::format("{}: {}.unsupported: expected \"error\", \"fallback\" or \"skip\", got \"{}\"",
+                              t.position("unsupported"), where, value));
+    return value;
   }
 
   PaperReference read_paper(const toml::node& node, const std::string& where) {
@@ -307,6 +324,7 @@ class SuiteReader {
   std::vector<std::size_t> grid_sizes(const toml::table& grid, const std::string& name) {
     TableReader r(grid, "grids." + name);
     r.accept("axes");
+    r.accept("unsupported");
     r.finish();
     const toml::node* axes_node = grid.get("axes");
     const toml::array* axes = axes_node ? axes_node->as_array() : nullptr;
@@ -395,8 +413,9 @@ class SuiteReader {
     return out;
   }
 
-  SuiteRow resolve(const Suite& suite, const RowPlan& plan, std::uint64_t seed) {
+  SuiteRow resolve(const Suite& suite, const RowPlan& plan, std::uint64_t seed, const std::string& unsupported) {
     SuiteRow row;
+    row.unsupported = unsupported;
     row.name = plan.name;
     row.seed = seed;
     row.paper = plan.paper;

@@ -50,6 +50,7 @@ std::string_view row_status_name(RowStatus status) {
   switch (status) {
     case RowStatus::kDone: return "done";
     case RowStatus::kFailed: return "failed";
+    case RowStatus::kSkipped: return "skipped";
     case RowStatus::kPending: break;
   }
   return "pending";
@@ -58,6 +59,7 @@ std::string_view row_status_name(RowStatus status) {
 RowStatus parse_row_status(std::string_view name) {
   if (name == "done") return RowStatus::kDone;
   if (name == "failed") return RowStatus::kFailed;
+  if (name == "skipped") return RowStatus::kSkipped;
   return RowStatus::kPending;
 }
 
@@ -77,7 +79,9 @@ SuiteState make_suite_state(const Suite& suite) {
     r.name = row.name;
     r.seed = row.seed;
     r.hash = row.hash;
-    r.dir = std::filesystem::path(row_dir(suite, row)).filename().string();
+    r.dir = std::filesystem::path(row.config.run_dir).filename().string();
+    r.same_as = row.same_as;
+    if (!row.skipped.empty()) r.status = RowStatus::kSkipped, r.error = row.skipped;
     r.settings = row.settings;
     r.paper = row.paper;
     state.rows.push_back(std::move(r));
@@ -97,7 +101,8 @@ std::string suite_state_to_json(const SuiteState& state) {
                         {"settings", settings},
                         {"paper", paper_json(r.paper)},
                         {"status", std::string(row_status_name(r.status))},
-                        {"error", r.error}});
+                        {"error", r.error},
+                        {"same_as", r.same_as}});
   }
   const json doc{{"name", state.name}, {"source", state.source}, {"reference", state.reference}, {"rows", rows}};
   return doc.dump(2) + "\n";
@@ -133,6 +138,7 @@ SuiteState suite_state_from_json(std::string_view json_text, const std::string& 
           r.paper = PaperReference{opt_number(*p, "ppl"), opt_number(*p, "bleu"), opt_number(*p, "params_m")};
         r.status = parse_row_status(get_or<std::string>(j, "status", "pending"));
         r.error = get_or<std::string>(j, "error", "");
+        r.same_as = get_or<std::string>(j, "same_as", "");
         state.rows.push_back(std::move(r));
       }
     }

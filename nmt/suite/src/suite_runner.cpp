@@ -4,14 +4,17 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include "attnlab/error.h"
+#include "attnlab/threads.h"
 #include "attnlab/nmt/checkpoint/average.h"
 #include "attnlab/nmt/data/corpus.h"
 #include "attnlab/nmt/eval/evaluation.h"
 #include "attnlab/nmt/io/folder_lock.h"
 #include "attnlab/nmt/data/prepared_data.h"
+#include "attnlab/nmt/suite/machine_share.h"
 #include "attnlab/nmt/suite/suite_results.h"
 #include "attnlab/nmt/train/trainer.h"
 #include "attnlab/nmt/train/training_summary.h"
@@ -107,7 +110,14 @@ SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const Su
   SuiteRunSummary summary;
   std::vector<const SuiteRow*> todo;
   for (const SuiteRow* row : selected) {
-    if (fs::exists(fs::path(row->config.run_dir) / "result.json")) {
+    if (!row->skipped.empty()) {
+      log(fmt::format("{} (seed {}): skipped (unsupported = \"skip\"): {}", row->name, row->seed, row->skipped));
+      ++summary.unsupported;
+    } else if (!row->same_as.empty()) {
+      log(fmt::format("{} (seed {}): the same run as {} ({}), trained once", row->name, row->seed, row->same_as,
+                      row->config.run_dir));
+      ++summary.same;
+    } else if (fs::exists(fs::path(row->config.run_dir) / "result.json")) {
       log(fmt::format("{} (seed {}): finished earlier, skipped ({})", row->name, row->seed, row->config.run_dir));
       set_status(*row, RowStatus::kDone, "");
       ++summary.skipped;
@@ -121,6 +131,13 @@ SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const Su
     }
   }
 
+  // A row that is the same run as another: done when that run is.
+  auto settle_same_runs = [&] {
+    for (const SuiteRow* row : selected)
+      if (!row->same_as.empty() && fs::exists(fs::path(row->config.run_dir) / "result.json"))
+        set_status(*row, RowStatus::kDone, "");
+  };
+
   if (o.jobs <= 1) {
     for (const SuiteRow* row : todo) {
       log(fmt::format("== {} (seed {}) -> {}", row->name, row->seed, row->config.run_dir));
@@ -133,6 +150,7 @@ SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const Su
         set_status(*row, RowStatus::kPending, "");
         log(fmt::format("{}; run the same command again to resume", e.what()));
         summary.interrupted = true;
+        settle_same_runs();
         return summary;
       } catch (const std::exception& e) {
         set_status(*row, RowStatus::kFailed, e.what());
@@ -140,12 +158,17 @@ SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const Su
         ++summary.failed;
       }
     }
+    settle_same_runs();
     return summary;
   }
 
   // Several rows at once: one child process per row (`attnlab run SUITE --row NAME@SEED`), at
-  // most `jobs` alive, job slot k on devices[k % devices.size()].
+  // most `jobs` alive, job slot k with its share of the machine (or on devices[k % devices.size()]).
   ATTNLAB_CHECK(!o.program.empty(), "run_suite: jobs > 1 needs the attnlab program path");
+  const MachinePlan plan =
+      divide_machine(o.cores > 0 ? o.cores : allotted_cpus(), o.gpu_count >= 0 ? o.gpu_count : cuda_device_count(),
+                     o.jobs, o.gpus_per_row, o.threads_per_row);
+  log(plan.describe());
   std::map<pid_t, std::pair<const SuiteRow*, std::size_t>> children;
   std::vector<bool> slot_busy(static_cast<std::size_t>(o.jobs), false);
   std::size_t next = 0;
@@ -157,8 +180,12 @@ SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const Su
       std::size_t slot = 0;
       while (slot_busy[slot]) ++slot;
       const SuiteRow* row = todo[next++];
-      std::vector<std::string> argv = {o.program, "run", suite.source_file, "--row", row_key(*row), "--quiet"};
-      if (!o.devices.empty()) argv.insert(argv.end(), {"--device", o.devices[slot % o.devices.size()]});
+      RowResources share = row_resources(row->config, plan.slots[slot]);
+      if (!o.devices.empty()) share.device = o.devices[slot % o.devices.size()], share.visible_gpus.clear();
+      std::vector<std::string> argv = {o.program, "run", suite.source_file, "--row", row_key(*row), "--quiet",
+                                       "--threads", std::to_string(share.threads)};
+      if (share.device != row->config.device) argv.insert(argv.end(), {"--device", share.device});
+      const std::string threads = std::to_string(share.threads);
       fs::create_directories(row->config.run_dir);
       const std::string log_path = (fs::path(row->config.run_dir) / "run.log").string();
       const pid_t pid = ::fork();
@@ -168,15 +195,20 @@ SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const Su
         for (auto& a : argv) args.push_back(a.data());
         args.push_back(nullptr);
         if (std::FILE* f = std::freopen(log_path.c_str(), "a", stderr); f == nullptr) ::_exit(126);
+        // OpenMP and OpenBLAS size their pools from these before the row sets its threads.
+        ::setenv("OMP_NUM_THREADS", threads.c_str(), 1);
+        ::setenv("OPENBLAS_NUM_THREADS", threads.c_str(), 1);
+        if (!share.visible_gpus.empty()) ::setenv("CUDA_VISIBLE_DEVICES", share.visible_gpus.c_str(), 1);
         ::execv(o.program.c_str(), args.data());
         ::_exit(127);
       }
       slot_busy[slot] = true;
       children[pid] = {row, slot};
       set_status(*row, RowStatus::kPending, "");
-      log(fmt::format("== {} (seed {}) started{} -> {} (log: {})", row->name, row->seed,
-                      o.devices.empty() ? std::string() : " on " + o.devices[slot % o.devices.size()],
-                      row->config.run_dir, log_path));
+      log(fmt::format("== {} (seed {}) started on {}{}, {} thread(s) -> {} (log: {})", row->name, row->seed,
+                      share.device,
+                      share.visible_gpus.empty() ? std::string() : " (GPUs " + share.visible_gpus + ")",
+                      share.threads, row->config.run_dir, log_path));
     }
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
@@ -202,6 +234,7 @@ SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const Su
     }
   }
   if (next < todo.size() && stop_requested()) summary.interrupted = true;  // rows left unstarted
+  settle_same_runs();
   return summary;
 }
 

@@ -3,11 +3,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "attnlab/build_info.h"
@@ -22,6 +25,14 @@
 
 namespace attnlab::nmt {
 namespace {
+
+// How the OpenMP threads waited: the policy the environment gave the OpenMP runtime.
+std::string openmp_wait() {
+  std::vector<std::string> parts;
+  for (const char* name : {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"})
+    if (const char* value = std::getenv(name)) parts.push_back(fmt::format("{}={}", name, value));
+  return parts.empty() ? std::string("the OpenMP runtime's default") : fmt::format("{}", fmt::join(parts, " "));
+}
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -83,7 +94,8 @@ std::string build_manifest(const ExperimentConfig& config, const std::string& re
                     {"description", describe_device(device)},
                     {"cpu", describe_device(Device::cpu())},
                     {"gpus", gpus},
-                    {"threads", num_threads()}};
+                    {"threads", num_threads()},
+                    {"openmp_wait", openmp_wait()}};
   doc["config"] = resolved;
   return doc.dump(2) + "\n";
 }

@@ -2,6 +2,7 @@
 #include "attnlab/nmt/train/manifest.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <csignal>
 #include <filesystem>
@@ -135,7 +136,10 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
     detail::claim_run_dir(config, resolved);
     detail::write_eval_settings(config);
   }
+  // threads = 0: the CPUs this process was given (a Slurm task's allocation, its affinity mask),
+  // unless OMP_NUM_THREADS says otherwise.
   if (config.threads > 0) set_num_threads(static_cast<int>(config.threads));
+  else if (std::getenv("OMP_NUM_THREADS") == nullptr) set_num_threads(allotted_cpus());
   for (const std::string& notice : validate_plugins(config, registry)) log("note: " + notice);
 
   // Rank 0 first: it trains the vocabulary and fills the cache the others then read.

@@ -9,8 +9,9 @@
 
 namespace attnlab::nmt {
 
-enum class RowPhase { kDone, kRunning, kQueued, kFailed, kStopped, kNotStarted };
-std::string_view row_phase_name(RowPhase phase);  // "done", "running", "queued", "failed", "stopped", "not started"
+enum class RowPhase { kDone, kRunning, kQueued, kFailed, kStopped, kNotStarted, kSkipped };
+// "done", "running", "queued", "failed", "stopped", "not started", "skipped"
+std::string_view row_phase_name(RowPhase phase);
 
 struct RowProgress {
   std::string name;
@@ -22,7 +23,8 @@ struct RowProgress {
   std::optional<double> dev_ppl;        // the result's, or the last dev evaluation's
   std::optional<double> bleu;           // finished rows
   std::string where;                    // "pid 4711 on node3", "Slurm task 41_2 (Resources)"
-  std::string error;                    // failed rows: why
+  std::string error;                    // failed rows: why; skipped rows: why (unsupported = "skip")
+  std::string same_as;                  // the row whose run (folder) this row is, or empty
   std::vector<std::string> log_tail;    // failed and stopped rows: the last lines of run.log
 };
 

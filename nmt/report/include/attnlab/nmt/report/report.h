@@ -64,7 +64,8 @@ struct ReportRow {
   std::vector<std::pair<std::string, std::string>> settings;
   std::optional<PaperReference> paper;
   std::vector<ReportRun> runs;
-  int done = 0, failed = 0, pending = 0;
+  int done = 0, failed = 0, pending = 0, skipped = 0;
+  std::string same_as;  // the row whose runs these are (identical configuration and seeds), or empty
   // Over the runs that are done (n = 0: no numbers yet).
   Summary params, steps, train_seconds, tokens_per_second, dev_ppl, bleu;
   Summary test_ppl, test_bleu;  // over the runs with a recorded evaluation of their test set
@@ -73,7 +74,8 @@ struct ReportRow {
   std::string bootstrap_note;                   // why there is no test ("" when there is)
   EffectCheck ppl_effect, bleu_effect;          // against the paper (compare_with_paper)
   bool is_base = false;
-  std::string status_text() const;  // "done", "2/3 done, 1 failed", "pending", ...
+  // "done", "2/3 done, 1 failed", "pending", "skipped", "done (same run as base)", ...
+  std::string status_text() const;
 };
 
 struct Report {

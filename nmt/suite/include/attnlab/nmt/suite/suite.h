@@ -38,6 +38,16 @@ struct SuiteRow {
   std::string hash;                                  // 16 hex digits of the resolved config + seed
   // Where the row's definition starts in the suite file (file:line:column), for messages.
   std::string position;
+  // What a row whose attention plugin cannot serve it becomes (grids.<name>.unsupported, or
+  // suite.unsupported): "error" (the suite is refused), "fallback" (the row's fallback, else
+  // scaled_dot, serves it) or "skip" (the row is listed as skipped, with the reason); applied once
+  // the plugins are loaded (row_policy.h).
+  std::string unsupported = "error";
+  // The earlier row whose resolved configuration and seed equal this one's: this row shares its
+  // run folder (config.run_dir) and is never trained on its own. Empty for a row of its own.
+  std::string same_as;
+  // Why the row is not run (unsupported = "skip"); empty for a row that runs.
+  std::string skipped;
 };
 
 // [suite.slurm]: the resources of each row's Slurm task; empty / 0 leaves Slurm's default.
@@ -66,8 +76,14 @@ struct Suite {
 // column and the key in every error; unknown keys suggested). Plugins are not checked here.
 Suite load_suite(const std::string& path);
 
-// The row folder: <suite.run_dir>/<row.name>-s<seed>-<hash>.
+// The row folder: <suite.run_dir>/<row.name>-s<seed>-<hash>. (A row that is the same run as an
+// earlier one trains in that row's folder instead: its config.run_dir.)
 std::string row_dir(const Suite& suite, const SuiteRow& row);
+
+// Marks every row whose resolved configuration (training and evaluation, all but its name) and
+// seed equal an earlier row's as the same run: same_as names the earlier row and config.run_dir
+// becomes its folder. load_suite does this; so does apply_unsupported after a fallback.
+void mark_identical_rows(Suite& suite);
 
 // "NAME@SEED": how `attnlab run SUITE --row` names one (row, seed) of a suite.
 std::string row_key(const SuiteRow& row);

@@ -5,7 +5,8 @@
 //   <run_dir>/suite.json      SuiteState: {"name", "source", "reference", "rows": [{"name", "seed",
 //                             "hash", "dir" (relative to run_dir), "settings": [[key, value], ...],
 //                             "paper": {"ppl", "bleu", "params_m"} or null, "status":
-//                             "pending" | "done" | "failed", "error"}]}
+//                             "pending" | "done" | "failed" | "skipped", "error" (why it failed or
+//                             was skipped), "same_as" (the row whose run folder it shares, or "")}]}
 //   <row dir>/result.json     RowResult: its fields as JSON keys with the same names
 //
 // Both are written atomically (atomic_file.h). The readers are tolerant: missing optional keys
@@ -22,9 +23,9 @@
 
 namespace attnlab::nmt {
 
-enum class RowStatus { kPending, kDone, kFailed };
+enum class RowStatus { kPending, kDone, kFailed, kSkipped };
 
-std::string_view row_status_name(RowStatus status);  // "pending", "done", "failed"
+std::string_view row_status_name(RowStatus status);  // "pending", "done", "failed", "skipped"
 RowStatus parse_row_status(std::string_view name);    // unknown names read as kPending
 
 // One entry of suite.json's "rows": a (row, seed) run and where it stands.
@@ -36,7 +37,8 @@ struct SuiteRowState {
   std::vector<std::pair<std::string, std::string>> settings;
   std::optional<PaperReference> paper;
   RowStatus status = RowStatus::kPending;
-  std::string error;  // why it failed (status kFailed)
+  std::string error;    // why it failed (kFailed) or was skipped (kSkipped)
+  std::string same_as;  // the earlier row whose run (dir) this one is; empty for a run of its own
 };
 
 struct SuiteState {
@@ -49,7 +51,8 @@ struct SuiteState {
   SuiteRowState* find(std::string_view name, std::uint64_t seed);
 };
 
-// The initial state of a loaded suite: every row pending, dir = the folder name of row_dir().
+// The initial state of a loaded suite: every row pending (skipped rows skipped, with the reason),
+// dir = the folder name of the row's run_dir (the first row's for rows that are the same run).
 SuiteState make_suite_state(const Suite& suite);
 
 // JSON text (pretty-printed, 2 spaces) and back.

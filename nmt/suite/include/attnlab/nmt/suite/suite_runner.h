@@ -17,6 +17,13 @@ struct SuiteRunOptions {
   std::vector<std::string> rows;     // names to run (empty: all)
   std::int64_t jobs = 1;             // rows at once (child processes)
   std::vector<std::string> devices;  // one per job slot, e.g. cuda:0,cuda:1 (empty: each row's own)
+  // How the machine is divided among the jobs (machine_share.h): rows that leave threads at 0
+  // get cores / jobs threads (threads_per_row > 0: that many), cuda rows gpus_per_row GPUs of
+  // their own. cores 0: allotted_cpus(); gpu_count -1: the GPUs CUDA sees.
+  std::int64_t gpus_per_row = 1;
+  std::int64_t threads_per_row = 0;
+  std::int64_t cores = 0;
+  std::int64_t gpu_count = -1;
   std::string program;               // the attnlab executable, for child processes (jobs > 1)
   std::function<void(const std::string&)> log;
   bool progress = true;
@@ -24,6 +31,8 @@ struct SuiteRunOptions {
 
 struct SuiteRunSummary {
   std::int64_t done = 0, skipped = 0, failed = 0;
+  std::int64_t unsupported = 0;  // rows skipped because their plugin cannot serve them
+  std::int64_t same = 0;         // rows that are the same run as an earlier row
   bool interrupted = false;
 };
 
