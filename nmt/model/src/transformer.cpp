@@ -157,20 +157,21 @@ EncoderLayer::EncoderLayer(const BuildContext& ctx, const TransformerConfig& con
   scale_initial_weights(config, false, *ffn_, [](std::string_view) { return true; });
 }
 
+Tensor EncoderLayer::attend(const Tensor& in, const Tensor& src_mask) {
+  return self_attn_->forward(
+      {.query = in, .key = in, .value = in, .key_padding_mask = src_mask, .positions = positions_.get()});
+}
+
 Tensor EncoderLayer::forward(const Tensor& x, const Tensor& src_mask) {
-  Tensor h = residual_block(form_, *norm1_, *drop1_, x, fused_rng_, [&](const Tensor& in) {
-    return self_attn_->forward(
-        {.query = in, .key = in, .value = in, .key_padding_mask = src_mask, .positions = positions_.get()});
-  });
+  Tensor h = residual_block(form_, *norm1_, *drop1_, x, fused_rng_,
+                            [&](const Tensor& in) { return attend(in, src_mask); });
   return residual_block(form_, *norm2_, *drop2_, h, fused_rng_, [&](const Tensor& in) { return ffn_->forward(in); });
 }
 
 DropoutAddNormPair EncoderLayer::forward_pre_fused(const Tensor& x, Tensor xn, const Tensor& src_mask, Norm& next) {
   ATTNLAB_CHECK(fused_pre(), "EncoderLayer::forward_pre_fused: the layer is not a fused pre-norm layer");
   if (!xn.defined()) xn = norm1_->forward(x);
-  const Tensor a = self_attn_->forward(
-      {.query = xn, .key = xn, .value = xn, .key_padding_mask = src_mask, .positions = positions_.get()});
-  const DropoutAddNormPair h = add_then_norm(*drop1_, x, a, *norm2_, *fused_rng_);
+  const DropoutAddNormPair h = add_then_norm(*drop1_, x, attend(xn, src_mask), *norm2_, *fused_rng_);
   return add_then_norm(*drop2_, h.sum, ffn_->forward(h.normed), next, *fused_rng_);
 }
 
@@ -193,24 +194,32 @@ DecoderLayer::DecoderLayer(const BuildContext& ctx, const TransformerConfig& con
   scale_initial_weights(config, true, *ffn_, [](std::string_view) { return true; });
 }
 
+Tensor DecoderLayer::attend_self(const Tensor& in, DecoderLayerState* state) {
+  Tensor out = self_attn_->forward({.query = in,
+                                    .key = in,
+                                    .value = in,
+                                    .causal = true,
+                                    .cache = state ? &state->self_attn : nullptr,
+                                    .positions = positions_.get()});
+  if (state) state->cross_attn.static_kv = true;
+  return out;
+}
+
+Tensor DecoderLayer::attend_cross(const Tensor& in, const Tensor& memory, const Tensor& src_mask,
+                                  DecoderLayerState* state) {
+  return cross_attn_->forward({.query = in,
+                               .key = memory,
+                               .value = memory,
+                               .key_padding_mask = src_mask,
+                               .cache = state ? &state->cross_attn : nullptr});
+}
+
 Tensor DecoderLayer::forward(const Tensor& y, const Tensor& memory, const Tensor& src_mask,
                              DecoderLayerState* state) {
-  Tensor h = residual_block(form_, *norm1_, *drop1_, y, fused_rng_, [&](const Tensor& in) {
-    return self_attn_->forward({.query = in,
-                                .key = in,
-                                .value = in,
-                                .causal = true,
-                                .cache = state ? &state->self_attn : nullptr,
-                                .positions = positions_.get()});
-  });
-  if (state) state->cross_attn.static_kv = true;
-  Tensor g = residual_block(form_, *norm2_, *drop2_, h, fused_rng_, [&](const Tensor& in) {
-    return cross_attn_->forward({.query = in,
-                                 .key = memory,
-                                 .value = memory,
-                                 .key_padding_mask = src_mask,
-                                 .cache = state ? &state->cross_attn : nullptr});
-  });
+  Tensor h = residual_block(form_, *norm1_, *drop1_, y, fused_rng_,
+                            [&](const Tensor& in) { return attend_self(in, state); });
+  Tensor g = residual_block(form_, *norm2_, *drop2_, h, fused_rng_,
+                            [&](const Tensor& in) { return attend_cross(in, memory, src_mask, state); });
   return residual_block(form_, *norm3_, *drop3_, g, fused_rng_, [&](const Tensor& in) { return ffn_->forward(in); });
 }
 
@@ -218,19 +227,8 @@ DropoutAddNormPair DecoderLayer::forward_pre_fused(const Tensor& y, Tensor yn, c
                                                    const Tensor& src_mask, DecoderLayerState* state, Norm& next) {
   ATTNLAB_CHECK(fused_pre(), "DecoderLayer::forward_pre_fused: the layer is not a fused pre-norm layer");
   if (!yn.defined()) yn = norm1_->forward(y);
-  const Tensor a = self_attn_->forward({.query = yn,
-                                        .key = yn,
-                                        .value = yn,
-                                        .causal = true,
-                                        .cache = state ? &state->self_attn : nullptr,
-                                        .positions = positions_.get()});
-  if (state) state->cross_attn.static_kv = true;
-  const DropoutAddNormPair h = add_then_norm(*drop1_, y, a, *norm2_, *fused_rng_);
-  const Tensor c = cross_attn_->forward({.query = h.normed,
-                                         .key = memory,
-                                         .value = memory,
-                                         .key_padding_mask = src_mask,
-                                         .cache = state ? &state->cross_attn : nullptr});
+  const DropoutAddNormPair h = add_then_norm(*drop1_, y, attend_self(yn, state), *norm2_, *fused_rng_);
+  const Tensor c = attend_cross(h.normed, memory, src_mask, state);
   const DropoutAddNormPair g = add_then_norm(*drop2_, h.sum, c, *norm3_, *fused_rng_);
   return add_then_norm(*drop3_, g.sum, ffn_->forward(g.normed), next, *fused_rng_);
 }

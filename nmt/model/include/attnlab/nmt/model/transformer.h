@@ -56,6 +56,8 @@ class EncoderLayer : public Module {
   Norm& input_norm() { return *norm1_; }
 
  private:
+  // The self-attention sub-layer on its (normed) input, as both forward paths call it.
+  Tensor attend(const Tensor& in, const Tensor& src_mask);
   std::shared_ptr<Attention> self_attn_;
   std::shared_ptr<AttentionPositions> positions_;  // null when positions are only in the embeddings
   std::shared_ptr<FeedForward> ffn_;
@@ -83,6 +85,9 @@ class DecoderLayer : public Module {
   Norm& input_norm() { return *norm1_; }
 
  private:
+  // The two attention sub-layers on their (normed) inputs, as both forward paths call them.
+  Tensor attend_self(const Tensor& in, DecoderLayerState* state);
+  Tensor attend_cross(const Tensor& in, const Tensor& memory, const Tensor& src_mask, DecoderLayerState* state);
   std::shared_ptr<Attention> self_attn_, cross_attn_;
   std::shared_ptr<AttentionPositions> positions_;  // the self-attention's; null when none
   std::shared_ptr<FeedForward> ffn_;
