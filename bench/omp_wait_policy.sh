@@ -25,18 +25,7 @@ sed -e "s/^max_steps = .*/max_steps = $steps/" -e "s/^eval_every = .*/eval_every
   -e "s|^\[data\]|[data]\ncache_dir = \"$work/cache\"|" "$root/experiments/quickstart.toml" >exp.toml
 
 # Target tokens/s over the run's training (metrics.jsonl).
-rate() {
-  python3 - "$1/metrics.jsonl" <<'PY'
-import json, sys
-tokens = seconds = 0.0
-for line in open(sys.argv[1]):
-    e = json.loads(line)
-    if e.get("kind") == "train":
-        tokens += e["tokens_per_second"] * e["window_seconds"]
-        seconds += e["window_seconds"]
-print(f"{tokens / seconds:.0f}")
-PY
-}
+rate() { python3 "$root/bench/training_rate.py" "$1/metrics.jsonl" | cut -d' ' -f3; }
 train() {  # train POLICY FOLDER
   case $1 in
     unset) env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT "$attnlab" train exp.toml --run-dir "$2" >"$2.log" 2>&1 ;;

@@ -35,20 +35,6 @@ beam = 1
 TOML
 }
 
-# Target tokens and seconds of a row's training, from its metrics.jsonl.
-row_tokens() {
-  python3 - "$1" <<'PY'
-import json, sys
-tokens = seconds = 0.0
-for line in open(sys.argv[1]):
-    e = json.loads(line)
-    if e.get("kind") == "train":
-        tokens += e["tokens_per_second"] * e["window_seconds"]
-        seconds += e["window_seconds"]
-print(f"{tokens:.0f} {seconds:.3f}")
-PY
-}
-
 # The corpus and vocabulary once, outside the timings.
 suite warmup >warmup.toml
 sed -i "s/^max_steps = .*/max_steps = 1/; s/^eval_every = .*/eval_every = 1/; s/^seeds = .*/seeds = [1]/" warmup.toml
@@ -70,7 +56,7 @@ for mode in one-at-a-time divided every-row-all-cores; do
   total=0
   rates=()
   for dir in runs/"$mode"/base-s1-* runs/"$mode"/base-s2-*; do
-    read -r tokens seconds < <(row_tokens "$dir/metrics.jsonl")
+    read -r tokens seconds _ < <(python3 "$root/bench/training_rate.py" "$dir/metrics.jsonl")
     total=$((total + tokens))
     rates+=("$(awk -v t="$tokens" -v s="$seconds" 'BEGIN { print t / s }')")
   done

@@ -14,7 +14,6 @@
 #include "attnlab/error.h"
 #include "attnlab/nmt/model/parameter_count.h"
 #include "attnlab/nmt/suite/machine_share.h"
-#include "attnlab/nmt/suite/row_policy.h"
 #include "attnlab/nmt/suite/suite.h"
 #include "attnlab/threads.h"
 #include "attnlab/device.h"
@@ -101,12 +100,7 @@ Command check_command(CLI::App& root) {
 int run_check(const CheckFlags& f) {
   const std::string& format = f.format;
   nmt::Suite suite = nmt::load_suite(f.file);
-  std::vector<std::string> plugin_paths;
-  for (const auto& row : suite.rows)
-    for (const auto& p : row.config.plugin_paths)
-      if (std::find(plugin_paths.begin(), plugin_paths.end(), p) == plugin_paths.end()) plugin_paths.push_back(p);
-  const Registry& registry = load_plugins(plugin_paths);
-  nmt::apply_unsupported(suite, registry);
+  const Registry& registry = load_suite_plugins(suite);
   // What each row runs with: in this process (one job) or in a job slot of `run --jobs N`; the
   // rows start in order, row i in slot i modulo N while every row takes about as long.
   const nmt::MachinePlan plan =
@@ -126,24 +120,22 @@ int run_check(const CheckFlags& f) {
   std::vector<std::string> notices;
   for (const auto& row : suite.rows) {
     const auto& c = row.config;
-    std::string run = "own", threads = "-", device = "-";
+    std::vector<std::string> settings;
+    for (const auto& [k, v] : row.settings) settings.push_back(fmt::format("{}={}", k, v));
     if (!row.skipped.empty()) {
-      run = "skipped";
       notices.push_back(fmt::format("note: row {} is skipped (unsupported = \"skip\"): {}", row.name, row.skipped));
-    } else if (!row.same_as.empty()) {
+      table.push_back({row.name, std::to_string(row.seed),
+                       settings.empty() ? "-" : fmt::format("{}", fmt::join(settings, " ")), "", "", "", "", "", "", "",
+                       "", c.model.attention.name, c.model.positional.name, "", "", "", "-", "-", "skipped"});
+      continue;
+    }
+    std::string run = "own", threads = "-", device = "-";
+    if (!row.same_as.empty()) {
       run = "same as " + row.same_as;
     } else {
       const nmt::RowResources r = nmt::row_resources(c, plan.slots[started++ % plan.slots.size()]);
       threads = std::to_string(r.threads);
       device = r.visible_gpus.empty() ? r.device : fmt::format("{} (GPUs {})", r.device, r.visible_gpus);
-    }
-    std::vector<std::string> settings;
-    for (const auto& [k, v] : row.settings) settings.push_back(fmt::format("{}={}", k, v));
-    if (!row.skipped.empty()) {
-      table.push_back({row.name, std::to_string(row.seed),
-                       settings.empty() ? "-" : fmt::format("{}", fmt::join(settings, " ")), "", "", "", "", "", "", "",
-                       "", c.model.attention.name, c.model.positional.name, "", "", "", threads, device, run});
-      continue;
     }
     nmt::ParameterCount count;
     nmt::TransformerConfig served = c.model;  // with the attention plugin that serves the row

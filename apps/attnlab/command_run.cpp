@@ -5,7 +5,6 @@
 #include <climits>
 #include <filesystem>
 #include <memory>
-#include <set>
 
 #include <fmt/core.h>
 
@@ -13,7 +12,6 @@
 #include "attnlab/nmt/cluster/slurm.h"
 #include "attnlab/nmt/io/file_util.h"
 #include "attnlab/nmt/io/folder_lock.h"
-#include "attnlab/nmt/suite/row_policy.h"
 #include "attnlab/nmt/suite/suite_runner.h"
 #include "attnlab/nmt/train/trainer.h"
 
@@ -31,9 +29,7 @@ std::string self_path() {
 int submit_slurm(const std::string& file, const std::vector<std::string>& rows, const nmt::SlurmSettings& flags,
                  const CLI::App& app, bool dry_run) {
   nmt::Suite suite = nmt::load_suite(file);
-  std::set<std::string> paths;
-  for (const auto& row : suite.rows) paths.insert(row.config.plugin_paths.begin(), row.config.plugin_paths.end());
-  nmt::apply_unsupported(suite, load_plugins({paths.begin(), paths.end()}));
+  load_suite_plugins(suite);
   nmt::SlurmSubmitOptions o;
   o.settings = suite.slurm;
   auto given = [&](const char* flag) { return app.count(flag) > 0; };
@@ -157,11 +153,8 @@ int run_suite_command(RunFlags& f) {
         throw DeviceError(fmt::format("{}: row {}: {}", row.position, row.name, e.what()));
       }
     }
-  std::set<std::string> paths;
-  for (const auto& row : suite.rows) paths.insert(row.config.plugin_paths.begin(), row.config.plugin_paths.end());
-  const Registry& registry = load_plugins({paths.begin(), paths.end()});
   // Rows a plugin cannot serve: the suite refused, or those rows skipped (their `unsupported`).
-  nmt::apply_unsupported(suite, registry);
+  const Registry& registry = load_suite_plugins(suite);
   nmt::install_stop_signal_handlers();
 
   if (!only_row.empty()) {

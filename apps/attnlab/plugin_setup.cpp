@@ -1,6 +1,9 @@
+#include <set>
+
 #include <fmt/core.h>
 
 #include "attnlab/commands.h"
+#include "attnlab/nmt/suite/row_policy.h"
 #include "attnlab/plugin/loader.h"
 
 namespace attnlab::app {
@@ -11,6 +14,14 @@ const Registry& load_plugins(const std::vector<std::string>& extra_paths) {
   loader.load_all();
   for (const auto& f : loader.failures()) fmt::print(stderr, "note: plugin not loaded: {}\n", f.message);
   return Registry::global();
+}
+
+const Registry& load_suite_plugins(nmt::Suite& suite) {
+  std::set<std::string> paths;
+  for (const auto& row : suite.rows) paths.insert(row.config.plugin_paths.begin(), row.config.plugin_paths.end());
+  const Registry& registry = load_plugins({paths.begin(), paths.end()});
+  nmt::apply_unsupported(suite, registry);
+  return registry;
 }
 
 }  // namespace attnlab::app

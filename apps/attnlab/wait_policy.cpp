@@ -1,7 +1,7 @@
 // How long OpenMP threads spin before they sleep when they wait for each other. libgomp spins
 // 300000 times by default: the fastest on idle cores, but a run that shares its cores with
-// another process (a compiler, a second training) keeps 12-26 % of its speed, since its threads
-// spin on a core the other process needs. With 1000 spins it keeps 55-58 %, and loses 8 % alone
+// another process (a compiler, a second training) keeps 10-12 % of its speed, since its threads
+// spin on a core the other process needs. With 1000 spins it keeps 52-57 %, and loses 7 % alone
 // (bench/omp_wait_policy.sh; bench/README.md). libgomp reads the setting when it is loaded, before
 // main: the program sets it and starts itself again, once, unless the user set a policy.
 #include <unistd.h>

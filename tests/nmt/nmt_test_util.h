@@ -54,6 +54,20 @@ std::string error_of(F&& f) {
   return "";
 }
 
+// The [base.*] tables of the tiny suites the suite tests read: a synthetic corpus of 100 pairs, a
+// 300-piece vocabulary and a 1 + 1-layer model of width 32 (training and rows left to each test).
+inline constexpr const char* kTinySuiteBase = R"([base.data.synthetic]
+train_pairs = 100
+[base.vocab]
+size = 300
+[base.model]
+encoder_layers = 1
+decoder_layers = 1
+d_model = 32
+heads = 4
+d_ff = 64
+)";
+
 inline bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }

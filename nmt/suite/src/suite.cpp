@@ -441,8 +441,7 @@ class SuiteReader {
     row.config.seed = seed;
     row.config.name = fmt::format("{}-{}", suite.name, row.name);
     if (!has_cache_dir) row.config.data.cache_dir = (fs::path(suite.run_dir) / ".cache").string();
-    row.hash = hash_row(row.config, seed);
-    row.config.run_dir = row_dir(suite, row);
+    row.hash = hash_row(row.config, seed);  // the run folder follows from it (mark_identical_rows)
     return row;
   }
 

@@ -21,18 +21,7 @@ namespace {
 std::string suite_text(const std::string& slurm_table) {
   return R"([suite]
 name = "tiny"
-)" + slurm_table + R"(
-[base.data.synthetic]
-train_pairs = 100
-[base.vocab]
-size = 300
-[base.model]
-encoder_layers = 1
-decoder_layers = 1
-d_model = 32
-heads = 4
-d_ff = 64
-[base.training]
+)" + slurm_table + "\n" + nmt::testing::kTinySuiteBase + R"([base.training]
 max_steps = 50
 [rows.wide]
 "model.d_ff" = 128

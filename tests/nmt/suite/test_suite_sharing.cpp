@@ -2,14 +2,12 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <fstream>
-
-#include <unistd.h>
 
 #include "attnlab/error.h"
 #include "attnlab/nmt/suite/row_policy.h"
 #include "attnlab/nmt/suite/suite.h"
 #include "attnlab/nmt/suite/suite_results.h"
+#include "nmt_test_util.h"
 #include "nmt_testing.h"
 
 using namespace attnlab;
@@ -18,33 +16,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kHead = R"([suite]
-name = "grid"
-UNSUPPORTED
-[base.data.synthetic]
-train_pairs = 100
-[base.vocab]
-size = 300
-[base.model]
-encoder_layers = 1
-decoder_layers = 1
-d_model = 32
-heads = 4
-d_ff = 64
-[base.training]
-max_steps = 20
-)";
-
 Suite load(const std::string& unsupported, const std::string& body) {
-  const fs::path dir = fs::temp_directory_path() / ("attnlab-sharing-test-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::string head = kHead;
-  head.replace(head.find("UNSUPPORTED"), 11, unsupported);
-  const fs::path file = dir / "grid.toml";
-  std::ofstream(file) << head << body;
-  Suite s = load_suite(file.string());
-  fs::remove_all(dir);
-  return s;
+  const nmt::testing::TempDir dir("sharing");
+  const std::string file = dir.file("grid.toml");
+  nmt::testing::write_text(file, "[suite]\nname = \"grid\"\n" + unsupported + "\n" + nmt::testing::kTinySuiteBase +
+                                     "[base.training]\nmax_steps = 20\n" + body);
+  return load_suite(file);
 }
 
 const SuiteRow& row(const Suite& s, const std::string& name) {
@@ -64,8 +41,6 @@ std::string error_of(F&& f) {
   }
   return "";
 }
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 const char* kAttentionGrid = R"([grids.pos]
 axes = [ { "model.attention.name" = ["scaled_dot", "flash"] }, { "model.positional.name" = ["sinusoidal", "alibi"] } ]
@@ -126,9 +101,9 @@ TEST_CASE("unsupported = error refuses the suite, naming the row; skip lists the
   CHECK(refused.rows.back().unsupported == "error");
   const std::string refusal = error_of([&] { apply_unsupported(refused, registry); });
   CAPTURE(refusal);
-  CHECK(has(refusal, "row pos-04: "));
-  CHECK(has(refusal, "does not support position score terms"));
-  CHECK(has(refusal, "unsupported = \"fallback\" or \"skip\""));
+  CHECK(nmt::testing::contains(refusal, "row pos-04: "));
+  CHECK(nmt::testing::contains(refusal, "does not support position score terms"));
+  CHECK(nmt::testing::contains(refusal, "unsupported = \"fallback\" or \"skip\""));
 
   Suite skipping = load("unsupported = \"skip\"", kAttentionGrid);
   apply_unsupported(skipping, registry);
@@ -160,13 +135,13 @@ axes = [ { "model.heads" = [2, 4] } ]
 )");
   });
   CAPTURE(grid);
-  CHECK(has(grid, "grid.toml:17:"));
-  CHECK(has(grid, "grids.pos.unsupported"));
-  CHECK(has(grid, "\"error\", \"fallback\" or \"skip\""));
+  CHECK(nmt::testing::contains(grid, "grid.toml:17:"));
+  CHECK(nmt::testing::contains(grid, "grids.pos.unsupported"));
+  CHECK(nmt::testing::contains(grid, "\"error\", \"fallback\" or \"skip\""));
   const std::string suite = error_of([] { load("unsupported = \"never\"", ""); });
   CAPTURE(suite);
-  CHECK(has(suite, "grid.toml:3:"));
-  CHECK(has(suite, "suite.unsupported"));
+  CHECK(nmt::testing::contains(suite, "grid.toml:3:"));
+  CHECK(nmt::testing::contains(suite, "suite.unsupported"));
   // The grid's own setting wins over the suite's.
   const Suite s = load("unsupported = \"skip\"", R"([grids.pos]
 unsupported = "fallback"
