@@ -214,6 +214,9 @@ int main(int argc, char** argv) {
 
     double fwd_ms = 0, bwd_ms = 0, opt_ms = 0, loss = 0, flops = 0;
     std::int64_t tokens = 0;
+    // The step's own host waits per phase (forward with the batch upload, backward, optimizer),
+    // the bench's waits between the phases left out. With ATTNLAB_PROFILE=1 every op waits.
+    HostWaits fwd_waits, bwd_waits, opt_waits;
     for (int step = 1; step <= opt.warmup + opt.steps; ++step) {
       const bool timed = step > opt.warmup;
       const Batch& batch = batches[static_cast<std::size_t>(step) % batches.size()];
@@ -221,16 +224,22 @@ int main(int argc, char** argv) {
       synchronize(device);
       if (profile::enabled()) profile::mark();
       const auto t0 = Clock::now();
+      HostWaits w0 = host_waits(device);
       Tensor logits = model.forward(b.src.to(device), b.tgt_in.to(device)).reshape({-1, vocab});
       auto ce = cross_entropy(logits, b.tgt_out.reshape({-1}).to(device), 0.1, config.pad_id);
       Tensor objective = scale(ce.loss_sum, 1.0 / static_cast<double>(b.tgt_tokens));
+      const HostWaits in_fwd = host_waits(device) - w0;
       synchronize(device);  // CUDA ops return once queued: wait for each phase to end
       const auto t1 = Clock::now();
+      w0 = host_waits(device);
       objective.backward();
+      const HostWaits in_bwd = host_waits(device) - w0;
       synchronize(device);
       const auto t2 = Clock::now();
+      w0 = host_waits(device);
       optimizer.step(nmt::transformer_lr(step, config.dims.d_model, 4000));
       optimizer.zero_grad();
+      const HostWaits in_opt = host_waits(device) - w0;
       synchronize(device);
       const auto t3 = Clock::now();
       loss = ce.loss_sum.item() / static_cast<double>(b.tgt_tokens);
@@ -241,6 +250,9 @@ int main(int argc, char** argv) {
       fwd_ms += ms_between(t0, t1);
       bwd_ms += ms_between(t1, t2);
       opt_ms += ms_between(t2, t3);
+      fwd_waits = fwd_waits + in_fwd;
+      bwd_waits = bwd_waits + in_bwd;
+      opt_waits = opt_waits + in_opt;
       tokens += b.tgt_tokens;
       flops += model_flops(model, batch.lengths);
     }
@@ -257,6 +269,15 @@ int main(int argc, char** argv) {
                opt_ms / n, flops / n / 1e12, achieved_tflops, peak > 0 ? fmt::format("{:.0f}", peak) : "n/a", mfu,
                static_cast<double>(mem.peak_bytes_reserved) / (1024.0 * 1024.0 * 1024.0), loss,
                model.attention().choice.name, opt.fused ? 1 : 0);
+    // Per step: every host wait (synchronisation) and, in brackets, the downloads among them.
+    const auto per_step = [&](const HostWaits& w) {
+      return fmt::format("{:g}({:g})", static_cast<double>(w.synchronizations) / n,
+                         static_cast<double>(w.downloads) / n);
+    };
+    if (device.is_cuda())
+      fmt::print("host_waits_per_step fwd={} bwd={} opt={} (synchronisations (downloads) in the step itself; "
+                 "ATTNLAB_TRACE_HOST_WAITS=1 prints where each one comes from)\n",
+                 per_step(fwd_waits), per_step(bwd_waits), per_step(opt_waits));
     if (profile::enabled()) fmt::print("\nforward (fwd) and backward (bwd) by op, per step (ATTNLAB_PROFILE=1: each op timed alone)\n{}", profile::table(n));
     return 0;
   } catch (const std::exception& e) {

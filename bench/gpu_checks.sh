@@ -10,6 +10,8 @@
 #              the report (Markdown, CSV) and the row's metrics.jsonl, packed as OUT/train.tgz
 #   profile    bench_train_step of the base model (bf16, 25000 tokens) with ATTNLAB_PROFILE=1: the
 #              time of each op of the forward and the backward
+#   waits      the host waits of a training step (small and base model, bf16): per phase, then the
+#              call stack of each wait of one step in OUT/host_waits.log
 #   compare    bench/gpu_compare.sh: base model, bf16, 25000-token batches, attnlab vs PyTorch eager
 #              vs torch.compile
 #   attention  bench/attention_compare.sh: scaled_dot, flash, cudnn and torch SDPA
@@ -22,7 +24,7 @@
 # Run from the repository root on the GPU machine, with the folder of scripts/pack-gpu.sh at PACK
 # (default dist/attnlab-gpu) and the shared data folder at ATTNLAB_SHARED (the Multi30k files).
 # TEST_FILES: the test sources whose cases run (default: all of tests/cuda).
-# Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_PLUGINS, T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_ROWS.
+# Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS, T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_ROWS.
 # Writes into OUT: summary.log (everything printed), report.md and report.csv (the suite's report),
 # train.tgz (the suite's run folder without checkpoints), compile.log (torch.compile's messages).
 set -uo pipefail
@@ -124,6 +126,25 @@ phase_profile() {
     limited "${T_PROFILE:-120}" "${run[@]}" bench_train_step --model base --device cuda:0 --precision bf16 \
       --batch-tokens 25000 --warmup 2 --steps 3
   )
+}
+
+# Where a training step makes the host wait for the GPU: the counts per step and phase, then one
+# step traced (ATTNLAB_TRACE_HOST_WAITS=1), its call stacks demangled into OUT/host_waits.log. The
+# traced step's log also holds the bench's own four waits between its phases.
+phase_waits() {
+  local model
+  for model in small base; do
+    limited "${T_WAITS:-90}" "${run[@]}" bench_train_step --model "$model" --device cuda:0 --precision bf16 \
+      --batch-tokens "$([[ $model == small ]] && echo 4096 || echo 25000)" --warmup 2 --steps 5
+  done
+  local demangle=(cat)
+  command -v c++filt >/dev/null && demangle=(c++filt)
+  (
+    export ATTNLAB_TRACE_HOST_WAITS=1
+    limited "${T_WAITS:-90}" "${run[@]}" bench_train_step --model small --device cuda:0 --precision bf16 \
+      --batch-tokens 4096 --warmup 0 --steps 1
+  ) 2>&1 | "${demangle[@]}" >"$out/host_waits.log"
+  grep -c '^host wait' "$out/host_waits.log"
 }
 
 phase_compare() {

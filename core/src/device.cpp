@@ -80,6 +80,13 @@ void synchronize(Device device) {
   ATTNLAB_CUDA_ONLY("synchronize", cuda::synchronize(device.index));
 }
 
+HostWaits host_waits(Device device) {
+  HostWaits waits;
+  if (device.is_cpu()) return waits;
+  ATTNLAB_CUDA_ONLY("host_waits", cuda::host_waits(device.index, waits.synchronizations, waits.downloads));
+  return waits;
+}
+
 CUstream_st* cuda_stream(Device device) {
   ATTNLAB_CHECK(device.is_cuda(), "cuda_stream: {} is not a CUDA device", device.str());
   ATTNLAB_CUDA_ONLY("cuda_stream", return cuda::current_stream(device.index));

@@ -87,3 +87,17 @@ TEST_CASE("CUDA tensors give a clear error without CUDA and round-trip with it")
   CHECK(Tensor::full({3}, 1.5, DType::f32, Device::cuda(0)).to_vector<float>() ==
         std::vector<float>(3, 1.5f));
 }
+
+TEST_CASE("the CPU never counts a host wait") {
+  // The counters of host_waits are a CUDA device's (tests/cuda/test_cuda_host_waits.cpp): on the
+  // CPU, ops, copies and reads of a value leave them at zero.
+  Tensor x = testing::random_tensor({8, 8}, 3);
+  const double s = sum(mul(x, x)).item();
+  CHECK(s > 0);
+  synchronize(Device::cpu());
+  const HostWaits waits = host_waits(Device::cpu());
+  CHECK(waits.synchronizations == 0);
+  CHECK(waits.downloads == 0);
+  if (!cuda_built())
+    CHECK_THROWS_WITH_AS(host_waits(Device::cuda(0)), doctest::Contains("built without CUDA"), DeviceError);
+}

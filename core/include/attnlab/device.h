@@ -48,6 +48,23 @@ void check_device_available(Device device);
 // Blocks until the work queued on `device` is done (a no-op for the CPU, whose ops return when
 // their work is done). Timing code needs it: CUDA ops return once their work is queued.
 void synchronize(Device device);
+// How often the host has waited for `device` since the process started: stream synchronisations
+// (every wait for the queued work, including the one behind each download) and device-to-host
+// copies. Both stay 0 for the CPU. A training step on CUDA should do neither except when it logs
+// its loss: benchmarks and tests take the difference around a step. With
+// ATTNLAB_TRACE_HOST_WAITS=1 each wait prints its call stack to stderr.
+struct HostWaits {
+  std::int64_t synchronizations = 0;
+  std::int64_t downloads = 0;
+  friend HostWaits operator-(const HostWaits& a, const HostWaits& b) {
+    return {a.synchronizations - b.synchronizations, a.downloads - b.downloads};
+  }
+  friend HostWaits operator+(const HostWaits& a, const HostWaits& b) {
+    return {a.synchronizations + b.synchronizations, a.downloads + b.downloads};
+  }
+};
+HostWaits host_waits(Device device);
+
 // The CUDA stream all of the core's work on `device` goes to (created on first use), for plugins
 // that call CUDA libraries themselves (cuDNN, say): their work queued there stays ordered with the
 // core's kernels and copies, with synchronize(), and with the caching allocator's reuse of freed

@@ -2,8 +2,14 @@
 #include <cublasLt.h>
 #include <cublas_v2.h>
 
+#include <execinfo.h>
+#include <unistd.h>
+
 #include <array>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -33,6 +39,25 @@ Registry& registry() {
   return *instance;
 }
 
+// ATTNLAB_TRACE_HOST_WAITS set and not "0": every host wait prints where it came from.
+bool trace_host_waits() {
+  static const bool on = [] {
+    const char* v = std::getenv("ATTNLAB_TRACE_HOST_WAITS");
+    return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
+// The call stack of a host wait, to stderr: the exported functions of the core and the plugins
+// appear by their (mangled) names, which is enough to find the op that waited.
+void print_wait_stack(int device, std::int64_t count) {
+  std::array<void*, 24> frames{};
+  const int n = backtrace(frames.data(), static_cast<int>(frames.size()));
+  std::fprintf(stderr, "host wait %lld on cuda:%d, from:\n", static_cast<long long>(count), device);
+  std::fflush(stderr);
+  backtrace_symbols_fd(frames.data() + 1, n - 1, STDERR_FILENO);  // frame 0 is this function
+}
+
 }  // namespace
 
 Context::Context(int index) : index_(index) {
@@ -58,7 +83,11 @@ Context::Context(int index) : index_(index) {
 
 void Context::make_current() const { ATTNLAB_CUDA_CHECK(cudaSetDevice(index_)); }
 
-void Context::synchronize() const { ATTNLAB_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+void Context::synchronize() const {
+  const std::int64_t count = synchronizations_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (trace_host_waits()) print_wait_stack(index_, count);
+  ATTNLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
 
 Context& Context::get(int index) {
   Registry& r = registry();
@@ -84,5 +113,11 @@ Context& Context::get(int index) {
 cudaStream_t current_stream(int device_index) { return Context::get(device_index).stream(); }
 
 void synchronize(int device_index) { Context::get(device_index).synchronize(); }
+
+void host_waits(int device_index, std::int64_t& synchronizations, std::int64_t& downloads) {
+  const Context& ctx = Context::get(device_index);
+  synchronizations = ctx.synchronizations();
+  downloads = ctx.downloads();
+}
 
 }  // namespace attnlab::cuda

@@ -9,7 +9,9 @@
 // may free a tensor while kernels that read it are still queued, because whatever reuses its
 // memory is queued behind them on the same stream. Work that needs another stream must wait for
 // this one first (and the memory it touches must outlive that wait).
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 struct CUstream_st;      // cudaStream_t = CUstream_st*
 struct cublasContext;    // cublasHandle_t = cublasContext*
@@ -39,8 +41,15 @@ class Context {
   cublasLtContext* cublas_lt() const { return cublas_lt_; }
   void* workspace() const { return workspace_; }
   std::size_t workspace_bytes() const { return workspace_bytes_; }
-  // Blocks the host until the stream's queued work is done.
+  // Blocks the host until the stream's queued work is done. Counted (host_waits()).
   void synchronize() const;
+  // Counts a device-to-host copy (the caller waits for it with synchronize()).
+  void count_download() const { downloads_.fetch_add(1, std::memory_order_relaxed); }
+  // How often the host has waited for this stream (synchronize()) and copied from this device,
+  // since the context was created. With ATTNLAB_TRACE_HOST_WAITS=1 in the environment each wait
+  // also prints its call stack to stderr, to find where a training step waits.
+  std::int64_t synchronizations() const { return synchronizations_.load(std::memory_order_relaxed); }
+  std::int64_t downloads() const { return downloads_.load(std::memory_order_relaxed); }
 
  private:
   explicit Context(int index);
@@ -52,6 +61,8 @@ class Context {
   cublasLtContext* cublas_lt_ = nullptr;
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
+  mutable std::atomic<std::int64_t> synchronizations_{0};
+  mutable std::atomic<std::int64_t> downloads_{0};
 };
 
 }  // namespace attnlab::cuda

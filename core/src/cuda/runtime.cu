@@ -143,8 +143,15 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
   const Context& ctx = Context::get(dst_device.is_cuda() ? dst_device.index : src_device.index);
   ctx.make_current();
   ATTNLAB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, ctx.stream()));
-  // The host reads dst (device to host) or may free src (host to device) on return.
-  if (kind != cudaMemcpyDeviceToDevice) ctx.synchronize();
+  // The host reads dst on return: a download waits for its copy. An upload does not: the caller
+  // may free or overwrite src on return because a copy from pageable host memory (what CPU
+  // tensors hold; nothing passes pinned memory here) returns only once the driver has staged the
+  // data (CUDA's documented memcpy behaviour), and a kernel that reads dst is queued behind the
+  // copy on the same stream.
+  if (kind == cudaMemcpyDeviceToHost) {
+    ctx.count_download();
+    ctx.synchronize();
+  }
 }
 
 void fill(void* dst, DType dtype, std::int64_t n, double value, int device_index) {

@@ -20,9 +20,10 @@ int device_count(std::string* why = nullptr);
 std::string describe(int index);
 // The caching allocator of device `index` (caching_allocator.h over cudaMalloc / cudaFree).
 Allocator& allocator(int index);
-// bytes from src to dst between any two devices (host included). Copies to or from the host are
-// synchronous (the host may read or free its buffer on return); a copy within one device is
-// queued on its stream; a copy between two devices waits for the source's stream and for the
+// bytes from src to dst between any two devices (host included). A copy to the host is
+// synchronous (the host may read its buffer on return); one from the host returns once the
+// driver has taken the data (the host may free its buffer), without waiting for the device; a
+// copy within one device is queued on its stream; a copy between two devices waits for the source's stream and for the
 // copy.
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes);
 // dst[0..n) = value, converted to dtype. Asynchronous on the device's stream.
@@ -32,5 +33,7 @@ void fill(void* dst, DType dtype, std::int64_t n, double value, int device_index
 void convert(void* dst, DType dst_dtype, const void* src, DType src_dtype, std::int64_t n, int device_index);
 // Blocks until the work queued on the device's stream is done.
 void synchronize(int device_index);
+// The host waits for device `device_index` and the copies from it so far (Context's counters).
+void host_waits(int device_index, std::int64_t& synchronizations, std::int64_t& downloads);
 
 }  // namespace attnlab::cuda

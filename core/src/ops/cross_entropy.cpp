@@ -25,11 +25,12 @@ class CrossEntropyNode final : public Node {
         ignore_index_(ignore_index) {}
   std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
     const Tensor g = detail::grad_or_zeros(grads, 0, output_shapes[0], output_dtypes[0], device);
-    // The only [N, V] allocation of either pass. g.item() reads one scalar (on CUDA a small copy
-    // that waits for the queued work).
+    // The only [N, V] allocation of either pass. The kernels read g where it is (on CUDA without
+    // a wait for the queued work), in the logits' dtype.
+    const Tensor g_in = g.dtype() == logits_.dtype() ? g : g.to(logits_.dtype());
     Tensor dlogits = Tensor::empty_like(logits_);
     ATTNLAB_DISPATCH(logits_.device(), detail::cross_entropy_backward, logits_, targets_, lse_, eps_,
-                         ignore_index_, g.item(), dlogits);
+                         ignore_index_, g_in, dlogits);
     return {dlogits, Tensor()};
   }
   void release() override { logits_ = targets_ = lse_ = Tensor(); }

@@ -75,7 +75,7 @@ void cross_entropy_forward_cpu(const Tensor& logits, const Tensor& targets, doub
 }
 
 void cross_entropy_backward_cpu(const Tensor& logits, const Tensor& targets, const Tensor& lse, double eps,
-                                std::int64_t ignore_index, double g, Tensor& dlogits) {
+                                std::int64_t ignore_index, const Tensor& g, Tensor& dlogits) {
   dispatch_float("cross_entropy_backward", logits.dtype(), [&](auto ftag) {
     using T = typename decltype(ftag)::type;
     dispatch_index("cross_entropy_backward", targets.dtype(), [&](auto itag) {
@@ -86,7 +86,7 @@ void cross_entropy_backward_cpu(const Tensor& logits, const Tensor& targets, con
       T* pd = dlogits.data<T>();
       const std::int64_t rows = logits.dim(0);
       const std::int64_t v = logits.dim(1);
-      const T gt = static_cast<T>(g);
+      const T gt = *g.data<T>();
       const T smooth = static_cast<T>(v > 0 ? eps / static_cast<double>(v) : 0.0);
       const T on_target = static_cast<T>(1.0 - eps);
       cpu::parallel_for(rows, cpu::row_grain(v), [&](std::int64_t s, std::int64_t e) {

@@ -63,7 +63,8 @@ __global__ void backward_kernel(const T* logits,   // (n, v)
                                 const I* targets,  // (n)
                                 const T* lse,      // (n)
                                 std::int64_t total, std::int64_t v, T smooth, T on_target,
-                                std::int64_t ignore_index, T g,
+                                std::int64_t ignore_index,
+                                const T* g_in,     // (1): the incoming gradient of loss_sum
                                 T* dlogits) {      // (n, v)
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= total) return;
@@ -74,6 +75,7 @@ __global__ void backward_kernel(const T* logits,   // (n, v)
     dlogits[i] = T(0);
     return;
   }
+  const T g = *g_in;
   T d = g * (device_exp(logits[i] - lse[r]) - smooth);
   if (k == t) d -= g * on_target;
   dlogits[i] = d;
@@ -97,7 +99,7 @@ void forward(const T* logits, const I* targets, std::int64_t n, std::int64_t v, 
 
 template <typename T, typename I>
 void backward(const T* logits, const I* targets, const T* lse, std::int64_t n, std::int64_t v, double eps,
-              std::int64_t ignore_index, double g, T* dlogits, int device, cudaStream_t stream) {
+              std::int64_t ignore_index, const T* g, T* dlogits, int device, cudaStream_t stream) {
   const std::int64_t total = n * v;
   if (total == 0) return;
   ATTNLAB_CUDA_CHECK(cudaSetDevice(device));
@@ -105,7 +107,7 @@ void backward(const T* logits, const I* targets, const T* lse, std::int64_t n, s
   const T on_target = static_cast<T>(1.0 - eps);
   const auto blocks = static_cast<unsigned>((total + kRowThreads - 1) / kRowThreads);
   backward_kernel<T, I><<<blocks, kRowThreads, 0, stream>>>(logits, targets, lse, total, v, smooth, on_target,
-                                                            ignore_index, static_cast<T>(g), dlogits);
+                                                            ignore_index, g, dlogits);
   ATTNLAB_CUDA_CHECK_LAUNCH();
 }
 
@@ -113,7 +115,7 @@ void backward(const T* logits, const I* targets, const T* lse, std::int64_t n, s
   template void forward<T, I>(const T*, const I*, std::int64_t, std::int64_t, double, std::int64_t, T*, \
                               double*, T*, int, cudaStream_t);                                        \
   template void backward<T, I>(const T*, const I*, const T*, std::int64_t, std::int64_t, double,       \
-                               std::int64_t, double, T*, int, cudaStream_t);
+                               std::int64_t, const T*, T*, int, cudaStream_t);
 ATTNLAB_INSTANTIATE(float, std::int32_t)
 ATTNLAB_INSTANTIATE(float, std::int64_t)
 ATTNLAB_INSTANTIATE(double, std::int32_t)

@@ -12,9 +12,9 @@ template <typename T, typename I>
 void forward(const T* logits, const I* targets, std::int64_t n, std::int64_t v, double eps,
              std::int64_t ignore_index, T* lse, double* row_loss, T* loss_sum, int device,
              cudaStream_t stream);
-// logits, dlogits: (n, v); targets, lse: (n).
+// logits, dlogits: (n, v); targets, lse: (n); g: (1), the incoming gradient, read by the kernel.
 template <typename T, typename I>
 void backward(const T* logits, const I* targets, const T* lse, std::int64_t n, std::int64_t v, double eps,
-              std::int64_t ignore_index, double g, T* dlogits, int device, cudaStream_t stream);
+              std::int64_t ignore_index, const T* g, T* dlogits, int device, cudaStream_t stream);
 
 }  // namespace attnlab::detail::cuda_cross_entropy

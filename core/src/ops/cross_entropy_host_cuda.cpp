@@ -22,13 +22,13 @@ void cross_entropy_forward_cuda(const Tensor& logits, const Tensor& targets, dou
 }
 
 void cross_entropy_backward_cuda(const Tensor& logits, const Tensor& targets, const Tensor& lse, double eps,
-                                 std::int64_t ignore_index, double g, Tensor& dlogits) {
+                                 std::int64_t ignore_index, const Tensor& g, Tensor& dlogits) {
   dispatch_float("cross_entropy_backward", logits.dtype(), [&](auto ftag) {
     using T = typename decltype(ftag)::type;
     dispatch_index("cross_entropy_backward", targets.dtype(), [&](auto itag) {
       using I = typename decltype(itag)::type;
       cuda_cross_entropy::backward<T, I>(logits.data<T>(), targets.data<I>(), lse.data<T>(), logits.dim(0),
-                                         logits.dim(1), eps, ignore_index, g, dlogits.data<T>(),
+                                         logits.dim(1), eps, ignore_index, g.data<T>(), dlogits.data<T>(),
                                          logits.device().index, cuda::current_stream(logits.device().index));
     });
   });

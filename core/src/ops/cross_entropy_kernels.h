@@ -17,15 +17,16 @@ std::int64_t cross_entropy_check_targets_cpu(const Tensor& targets, std::int64_t
 void cross_entropy_forward_cpu(const Tensor& logits, const Tensor& targets, double eps,
                                std::int64_t ignore_index, Tensor& lse, Tensor& loss_sum);
 // dlogits[n, k] = g * (exp(logits[n, k] - lse_n) - q_nk) with q_n = (1 - eps) onehot(y_n) + eps / V
-// for kept rows, 0 for ignored rows.
+// for kept rows, 0 for ignored rows. g: the incoming gradient of loss_sum, one element of the
+// logits' dtype on their device (read there: the CUDA backward does not wait for it).
 void cross_entropy_backward_cpu(const Tensor& logits, const Tensor& targets, const Tensor& lse, double eps,
-                                std::int64_t ignore_index, double g, Tensor& dlogits);
+                                std::int64_t ignore_index, const Tensor& g, Tensor& dlogits);
 
 // The same on a CUDA device (cross_entropy_cuda.cu). The targets are checked on the host
 // (cross_entropy_check_targets_cpu on a copy).
 void cross_entropy_forward_cuda(const Tensor& logits, const Tensor& targets, double eps,
                                 std::int64_t ignore_index, Tensor& lse, Tensor& loss_sum);
 void cross_entropy_backward_cuda(const Tensor& logits, const Tensor& targets, const Tensor& lse, double eps,
-                                 std::int64_t ignore_index, double g, Tensor& dlogits);
+                                 std::int64_t ignore_index, const Tensor& g, Tensor& dlogits);
 
 }  // namespace attnlab::detail

@@ -10,6 +10,7 @@
 
 #include "cuda/elementwise.h"
 #include "cuda/kernel_util.cuh"
+#include "cuda/runtime.h"
 #include "cuda/scratch.h"
 
 namespace attnlab::cuda {
@@ -85,8 +86,9 @@ void embedding_backward(DType dtype, const void* dout, DType ids_dtype, const vo
     dispatch_ids(ids_dtype, [&](auto itag) {
       using I = decltype(itag);
       std::vector<I> raw(static_cast<std::size_t>(n));
-      ATTNLAB_CUDA_CHECK(cudaMemcpyAsync(raw.data(), ids, raw.size() * sizeof(I), cudaMemcpyDeviceToHost, stream));
-      ATTNLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
+      // Queued on the device's context stream (the one `stream` is), counted as a host wait.
+      const int device = current_device();
+      copy_bytes(raw.data(), Device::cpu(), ids, Device::cuda(device), raw.size() * sizeof(I));
       for (std::size_t i = 0; i < raw.size(); ++i) host_ids[i] = static_cast<std::int64_t>(raw[i]);
     });
     // Stable counting sort of the positions by id (as embedding_cpu.cpp).

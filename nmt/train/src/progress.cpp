@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "attnlab/nmt/train/training_summary.h"
+#include "attnlab/ops/binary.h"
 
 namespace attnlab::nmt::detail {
 
@@ -27,9 +28,12 @@ double Progress::compute_share() const {
   return elapsed > 0 ? std::clamp(1.0 - total_exchange_ / elapsed, 0.0, 1.0) : 1.0;
 }
 
+double Progress::window_loss() const { return window_loss_.defined() ? window_loss_.item() : 0.0; }
+
 std::optional<double> Progress::after_step(std::int64_t step, const StepTotals& totals) {
   const TrainingConfig& tc = training_;
-  window_loss_ += totals.loss_sum;
+  if (totals.loss_sum.defined())
+    window_loss_ = window_loss_.defined() ? add(window_loss_, totals.loss_sum) : totals.loss_sum;
   window_tokens_ += static_cast<double>(totals.tokens);
   total_tokens_ += totals.tokens;
   window_exchange_ += totals.exchange_seconds;
@@ -44,7 +48,7 @@ std::optional<double> Progress::after_step(std::int64_t step, const StepTotals& 
     const int width = 30;
     const auto filled = static_cast<int>(width * static_cast<double>(step) / static_cast<double>(tc.max_steps));
     fmt::print(stderr, "\r\033[K[{}{}] {}/{} | loss {:.4f} | {:.0f} tok/s | ETA {}", std::string(filled, '#'),
-               std::string(width - filled, '.'), step, tc.max_steps, window_loss_ / std::max(window_tokens_, 1.0),
+               std::string(width - filled, '.'), step, tc.max_steps, window_loss() / std::max(window_tokens_, 1.0),
                static_cast<double>(total_tokens_) / std::max(elapsed, 1e-9),
                duration_str(per_step * static_cast<double>(tc.max_steps - step)));
     last_status_ = Clock::now();
@@ -53,7 +57,7 @@ std::optional<double> Progress::after_step(std::int64_t step, const StepTotals& 
   const double elapsed = seconds_since(start_);
   const double rate = static_cast<double>(total_tokens_) / std::max(elapsed, 1e-9);
   const double per_step = elapsed / static_cast<double>(step - first_step_);
-  const double loss = window_loss_ / std::max(window_tokens_, 1.0);
+  const double loss = window_loss() / std::max(window_tokens_, 1.0);
   const double window_seconds = elapsed - window_start_;
   // In a data-parallel run: how much of the window went to summing gradients over the ranks.
   const std::string exchange =
@@ -73,7 +77,8 @@ std::optional<double> Progress::after_step(std::int64_t step, const StepTotals& 
   if (ranks_ > 1) entry["ranks"] = ranks_, entry["exchange_seconds"] = window_exchange_;
   if (window_max_norm_ >= 0) entry["max_grad_norm"] = window_max_norm_, entry["clipped_steps"] = window_clipped_;
   metrics_.write(entry);
-  window_loss_ = window_tokens_ = window_exchange_ = 0.0;
+  window_loss_ = Tensor();
+  window_tokens_ = window_exchange_ = 0.0;
   window_max_norm_ = -1.0;
   window_clipped_ = window_steps_ = 0;
   window_start_ = elapsed;

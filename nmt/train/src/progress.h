@@ -41,12 +41,17 @@ class Progress {
   LogFn log_;
   MetricsLog& metrics_;
   int ranks_;
-  double window_loss_ = 0.0, window_tokens_ = 0.0, window_start_ = 0.0;
+  // The window's loss sum, on the training device (an f64 scalar; undefined before its first step):
+  // read, with a wait for the device, only for the log line and the live status line.
+  Tensor window_loss_;
+  double window_tokens_ = 0.0, window_start_ = 0.0;
   double window_exchange_ = 0.0, total_exchange_ = 0.0;
   // Gradient clipping: the largest norm and the clipped steps of the window.
   double window_max_norm_ = -1.0;
   std::int64_t window_clipped_ = 0, window_steps_ = 0;
   std::int64_t total_tokens_ = 0;
+
+  double window_loss() const;
 };
 
 // Early stopping: the best dev perplexity so far and the evaluations since it improved (seeded

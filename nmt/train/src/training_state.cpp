@@ -86,12 +86,16 @@ StepTotals TrainingState::step_once() {
     auto ce = cross_entropy(logits, b.tgt_out.reshape({-1}).to(device_), tc.label_smoothing, kPadId);
     // The step's loss is the mean over every target token of the step's batches.
     scale(ce.loss_sum, 1.0 / static_cast<double>(totals.tokens)).backward();
-    totals.loss_sum += ce.loss_sum.item();
+    // Summed in f64 on the device, in batch order: the same sums the host made before.
+    const Tensor loss = ce.loss_sum.detach().to(DType::f64);
+    totals.loss_sum = totals.loss_sum.defined() ? add(totals.loss_sum, loss) : loss;
   }
   if (ranks > 1) {
     const auto start = Clock::now();
     sum_gradients_over_ranks();
-    comm_.allreduce_sum(std::span<double>(&totals.loss_sum, 1));
+    double loss_sum = totals.loss_sum.defined() ? totals.loss_sum.item() : 0.0;
+    comm_.allreduce_sum(std::span<double>(&loss_sum, 1));
+    totals.loss_sum = Tensor::full(Shape{}, loss_sum, DType::f64, device_);
     totals.exchange_seconds = seconds_since(start);
   }
   ++step_;

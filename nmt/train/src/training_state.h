@@ -15,12 +15,16 @@
 #include "attnlab/nmt/train/lr_schedule.h"
 #include "attnlab/nmt/train/optimizer.h"
 #include "attnlab/random.h"
+#include "attnlab/tensor.h"
 
 namespace attnlab::nmt::detail {
 
 // What one optimizer step consumed.
 struct StepTotals {
-  double loss_sum = 0.0;      // label-smoothed loss summed over the target tokens
+  // The label-smoothed loss summed over the step's target tokens: an f64 scalar on the training
+  // device, left there so that the step does not wait for the device (Progress reads it when it
+  // logs). Undefined when this rank computed no batch of the step.
+  Tensor loss_sum;
   std::int64_t tokens = 0;    // target tokens of the accumulated batches
   double lr = 0.0;            // the learning rate the step was taken with
   double grad_norm = -1.0;    // the gradients' global L2 norm before clipping; -1: not computed
