@@ -3,10 +3,10 @@
 #include <bit>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 
 #include "attnlab/error.h"
+#include "env_flag.h"
 
 namespace attnlab {
 namespace {
@@ -25,10 +25,7 @@ std::string human_bytes(std::size_t bytes) {
 
 }  // namespace
 
-bool caching_disabled_by_env() {
-  const char* v = std::getenv("ATTNLAB_NO_CACHING_ALLOCATOR");
-  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-}
+bool caching_disabled_by_env() { return detail::env_flag("ATTNLAB_NO_CACHING_ALLOCATOR"); }
 
 std::size_t CachingAllocator::round_size(std::size_t bytes) {
   if (bytes <= kSmallLimit) return bytes <= kSmallStep ? kSmallStep : (bytes + kSmallStep - 1) / kSmallStep * kSmallStep;

@@ -1,10 +1,9 @@
 #include "cpu/bf16_gemm.h"
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 
 #include "attnlab/error.h"
+#include "env_flag.h"
 
 #if ATTNLAB_HAVE_DNNL
 #include <map>
@@ -31,8 +30,7 @@ bool cpu_has_avx512_bf16() {
 }  // namespace
 
 std::string bf16_gemm_unavailable_reason() {
-  if (const char* off = std::getenv("ATTNLAB_NO_HOST_BF16"); off != nullptr && *off != '\0' && std::strcmp(off, "0") != 0)
-    return "ATTNLAB_NO_HOST_BF16 is set";
+  if (detail::env_flag("ATTNLAB_NO_HOST_BF16")) return "ATTNLAB_NO_HOST_BF16 is set";
 #if ATTNLAB_HAVE_DNNL
   if (!cpu_has_avx512_bf16()) return "this CPU has no AVX512_BF16 instructions";
   return "";

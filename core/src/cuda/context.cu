@@ -8,8 +8,6 @@
 #include <array>
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -17,6 +15,7 @@
 #include "cuda/context.h"
 #include "cuda/launch.h"
 #include "cuda/runtime.h"
+#include "env_flag.h"
 
 namespace attnlab::cuda {
 namespace {
@@ -39,12 +38,9 @@ Registry& registry() {
   return *instance;
 }
 
-// ATTNLAB_TRACE_HOST_WAITS set and not "0": every host wait prints where it came from.
+// ATTNLAB_TRACE_HOST_WAITS on: every host wait prints where it came from.
 bool trace_host_waits() {
-  static const bool on = [] {
-    const char* v = std::getenv("ATTNLAB_TRACE_HOST_WAITS");
-    return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-  }();
+  static const bool on = detail::env_flag("ATTNLAB_TRACE_HOST_WAITS");
   return on;
 }
 

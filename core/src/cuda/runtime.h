@@ -23,8 +23,8 @@ Allocator& allocator(int index);
 // bytes from src to dst between any two devices (host included). A copy to the host is
 // synchronous (the host may read its buffer on return); one from the host returns once the
 // driver has taken the data (the host may free its buffer), without waiting for the device; a
-// copy within one device is queued on its stream; a copy between two devices waits for the source's stream and for the
-// copy.
+// copy within one device is queued on its stream; a copy between two devices waits for the
+// source's stream and for the copy.
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes);
 // dst[0..n) = value, converted to dtype. Asynchronous on the device's stream.
 void fill(void* dst, DType dtype, std::int64_t n, double value, int device_index);

@@ -27,7 +27,7 @@ class CrossEntropyNode final : public Node {
     const Tensor g = detail::grad_or_zeros(grads, 0, output_shapes[0], output_dtypes[0], device);
     // The only [N, V] allocation of either pass. The kernels read g where it is (on CUDA without
     // a wait for the queued work), in the logits' dtype.
-    const Tensor g_in = g.dtype() == logits_.dtype() ? g : g.to(logits_.dtype());
+    const Tensor g_in = g.to(logits_.dtype());
     Tensor dlogits = Tensor::empty_like(logits_);
     ATTNLAB_DISPATCH(logits_.device(), detail::cross_entropy_backward, logits_, targets_, lse_, eps_,
                          ignore_index_, g_in, dlogits);
