@@ -1,6 +1,7 @@
 // The vectorized exponentials of the CPU kernels (cpu/exp_rows.h) against libm.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -73,4 +74,31 @@ TEST_CASE("exp_affine works in place") {
   cpu::exp_affine(x.data(), 1.0f, 2.0f, 0.5f, x.data(), static_cast<std::int64_t>(x.size()));
   for (std::size_t k = 0; k < x.size(); ++k)
     CHECK(x[k] == doctest::Approx(2.0 * (std::exp(copy[k] - 1.0) - 0.5)).epsilon(1e-6));
+}
+
+TEST_CASE("max_row and sum_row equal the row's maximum and sum") {
+  for (std::int64_t n : {1, 7, 8, 9, 37, 8000}) {
+    CAPTURE(n);
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (std::int64_t k = 0; k < n; ++k)
+      x[static_cast<std::size_t>(k)] = std::cos(0.91f * static_cast<float>(k)) * 7.0f - 1.0f;
+    // The maximum placed at each end in turn, so that every lane and the tail are exercised.
+    for (std::size_t at : {std::size_t{0}, x.size() - 1}) {
+      std::vector<float> y = x;
+      y[at] = 100.0f;
+      CHECK(cpu::max_row(y.data(), n) == 100.0f);
+    }
+    CHECK(cpu::max_row(x.data(), n) == *std::max_element(x.begin(), x.end()));
+    double want = 0;
+    for (float v : x) want += static_cast<double>(v);
+    CHECK(cpu::sum_row(x.data(), n) == doctest::Approx(want).epsilon(1e-12));
+  }
+  // Known values: an empty row, integers (exact in any order), and a NaN skipped by the maximum.
+  CHECK(cpu::max_row(nullptr, 0) == -std::numeric_limits<float>::infinity());
+  CHECK(cpu::sum_row(nullptr, 0) == 0.0);
+  const std::vector<float> ints = {3, -1, 4, 1, -5, 9, 2, 6, 5, 3, 5};
+  CHECK(cpu::sum_row(ints.data(), 11) == 32.0);
+  CHECK(cpu::max_row(ints.data(), 11) == 9.0f);
+  const std::vector<float> with_nan = {1.0f, std::numeric_limits<float>::quiet_NaN(), 2.0f};
+  CHECK(cpu::max_row(with_nan.data(), 3) == 2.0f);
 }

@@ -32,6 +32,23 @@ void unary_backward(const char* op, const Tensor& x, const Tensor& dy, Tensor& d
   });
 }
 
+// dx = dy * [x > 0], a loop of its own: through unary_backward's f, GCC turns the select into a
+// branch around the multiply (unpredictable on activations, and the loop no longer vectorizes).
+void relu_backward(const char* op, const Tensor& x, const Tensor& dy, Tensor& dx) {
+  dispatch_float(op, x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* px = x.data<T>();
+    const T* pg = dy.data<T>();
+    T* pd = dx.data<T>();
+    cpu::parallel_for(x.numel(), cpu::kElementwiseGrain, [&](std::int64_t s, std::int64_t e) {
+      for (std::int64_t i = s; i < e; ++i) {
+        const T mask = px[i] > T(0) ? T(1) : T(0);
+        pd[i] = pg[i] * mask;
+      }
+    });
+  });
+}
+
 constexpr double kInvSqrt2 = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 
@@ -70,7 +87,7 @@ void activation_backward_cpu(Activation kind, const Tensor& x, const Tensor& dy,
   const char* op = kActivationNames[static_cast<std::size_t>(kind)].data();
   switch (kind) {
     case Activation::relu:  // [x > 0]
-      unary_backward(op, x, dy, dx, [](auto v) { return v > 0 ? decltype(v)(1) : decltype(v)(0); });
+      relu_backward(op, x, dy, dx);
       return;
     case Activation::gelu:  // Phi(x) + x phi(x)
       unary_backward(op, x, dy, dx, [](auto v) {

@@ -52,14 +52,17 @@ void cross_entropy_forward_cpu(const Tensor& logits, const Tensor& targets, doub
           const T* x = px + n * v;
           // Stable log-sum-exp: lse = m + log sum_k exp(x_k - m) with m = max_k x_k, so every
           // exponent is <= 0 and the largest term is exactly 1.
-          const T m = *std::max_element(x, x + v);
+          T m;
           double sum_exp = 0, sum_x = 0;
           if constexpr (std::is_same_v<T, float>) {
+            m = cpu::max_row(x, v);
             sum_exp = cpu::sum_exp(x, m, v);
+            sum_x = cpu::sum_row(x, v);
           } else {
+            m = *std::max_element(x, x + v);
             for (std::int64_t k = 0; k < v; ++k) sum_exp += static_cast<double>(std::exp(x[k] - m));
+            for (std::int64_t k = 0; k < v; ++k) sum_x += static_cast<double>(x[k]);
           }
-          for (std::int64_t k = 0; k < v; ++k) sum_x += static_cast<double>(x[k]);
           const double l = static_cast<double>(m) + std::log(sum_exp);
           pl[n] = static_cast<T>(l);
           // -sum_k q_k (x_k - lse) with sum_k q_k = 1.

@@ -1,11 +1,13 @@
+#include <bit>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "cpu/parallel.h"
+#include "cpu/philox_mask.h"
 #include "ops/dropout_add_layer_norm_kernels.h"
 #include "ops/layer_norm_row.h"
 #include "ops/op_util.h"
-#include "philox.h"
 
 namespace attnlab::detail {
 namespace {
@@ -13,17 +15,18 @@ namespace {
 template <typename T>
 const T* ptr_or_null(const Tensor& t) { return t.defined() ? t.data<T>() : nullptr; }
 
-// keep[k] = [philox_uniform(seed, offset, begin + k) >= p] for k < n: element i is word i % 4 of
-// the Philox block offset + i / 4 (philox.h, the functions philox_uniform runs), one block per
-// four consecutive elements.
+// keep[k] = [philox_uniform(seed, offset, begin + k) >= p] for k < n (cpu/philox_mask.h: the
+// blocks of philox.h, many at a time).
 void draw_keep(const DropoutMask& mask, std::int64_t begin, std::int64_t n, std::uint8_t* keep) {
-  for (std::int64_t k = 0; k < n;) {
-    const auto i = static_cast<std::uint64_t>(begin + k);
-    std::uint32_t words[4];
-    philox::block_words(mask.seed, mask.offset + i / 4, words);
-    for (std::uint64_t w = i % 4; w < 4 && k < n; ++w, ++k)
-      keep[k] = static_cast<double>(philox::word_to_uniform(words[w])) >= mask.p ? 1 : 0;
-  }
+  cpu::philox_keep(mask.seed, mask.offset, mask.p, static_cast<std::uint64_t>(begin), n, keep);
+}
+
+// keep ? v : +0, by masking the bits of v: a written select (keep ? v * scale : 0) lets GCC move
+// the multiply into a branch, and the loop no longer vectorizes. Exactly the select's value.
+template <typename T>
+T kept_or_zero(T v, std::uint8_t keep) {
+  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  return std::bit_cast<T>(std::bit_cast<Bits>(v) & (Bits{0} - Bits{keep}));
 }
 
 // Rows are independent: each is drawn, summed and normalized by one thread, so the result does
@@ -47,16 +50,23 @@ void forward_rows(const DropoutAddLayerNormInputs& in, const DropoutMask& mask, 
   const T scale = static_cast<T>(1.0 / (1.0 - mask.p));  // as dropout_cpu.cpp
   const T alpha = static_cast<T>(in.residual_scale);     // as scale(): one rounding, exact for 1
   cpu::parallel_for(rows, cpu::row_grain(d), [&](std::int64_t s, std::int64_t e) {
-    std::vector<std::uint8_t> keep(static_cast<std::size_t>(drop ? d : 0));
+    // All kept without dropout (scale is then 1): one branch-free loop below, which vectorizes.
+    std::vector<std::uint8_t> keep(static_cast<std::size_t>(d), 1);
     for (std::int64_t r = s; r < e; ++r) {
       const std::int64_t base = r * d;
       if (drop) draw_keep(mask, base, d, keep.data());
       T* sr = ps + base;
-      for (std::int64_t j = 0; j < d; ++j) {
-        const T v = pbias ? px[base + j] + pbias[j] : px[base + j];
-        const T kept = !drop || keep[static_cast<std::size_t>(j)] ? v * scale : T(0);
-        sr[j] = pr[base + j] * alpha + kept;
-      }
+      // With and without bias as two loops, so that neither tests pbias per element.
+      const auto sum_row = [&](auto has_bias) {
+        for (std::int64_t j = 0; j < d; ++j) {
+          const T v = has_bias ? px[base + j] + pbias[j] : px[base + j];
+          sr[j] = pr[base + j] * alpha + kept_or_zero(v * scale, keep[static_cast<std::size_t>(j)]);
+        }
+      };
+      if (pbias)
+        sum_row(std::true_type{});
+      else
+        sum_row(std::false_type{});
       // In place when sum is y: the row function reads sr[j] before it writes py[base + j].
       layer_norm_row_forward(sr, pg, pb, d, eps, py + base, pmean[r], prstd[r], in.centered);
     }
@@ -81,7 +91,8 @@ void backward_rows(const Tensor& sum, const Tensor& gamma, const Tensor& mean, c
   if (grads.ds.defined() && rows > 0) {
     T* pds = grads.ds.data<T>();
     cpu::parallel_for(rows, cpu::row_grain(d), [&](std::int64_t s, std::int64_t e) {
-      std::vector<std::uint8_t> keep(static_cast<std::size_t>(drop && pdx ? d : 0));
+      // All kept without dropout, as in the forward.
+      std::vector<std::uint8_t> keep(static_cast<std::size_t>(pdx ? d : 0), 1);
       for (std::int64_t r = s; r < e; ++r) {
         const std::int64_t base = r * d;
         layer_norm_row_backward(ps + base, pg, pmean[r], prstd[r], pdy + base, d, pds + base, centered);
@@ -90,7 +101,7 @@ void backward_rows(const Tensor& sum, const Tensor& gamma, const Tensor& mean, c
         if (!pdx) continue;
         if (drop) draw_keep(mask, base, d, keep.data());
         for (std::int64_t j = 0; j < d; ++j)
-          pdx[base + j] = !drop || keep[static_cast<std::size_t>(j)] ? pds[base + j] * scale : T(0);
+          pdx[base + j] = kept_or_zero(pds[base + j] * scale, keep[static_cast<std::size_t>(j)]);
       }
     });
   }

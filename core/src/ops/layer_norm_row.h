@@ -9,20 +9,33 @@
 
 namespace attnlab::detail {
 
+// sum_j term(j) for j < d in double, as kRowPartials interleaved partial sums (partial k takes
+// j = k mod kRowPartials, in order of j) added in order at the end: independent chains the
+// compiler turns into vector adds, and the same value on every CPU and thread count.
+inline constexpr int kRowPartials = 8;
+template <typename Term>
+inline double row_sum(std::int64_t d, Term term) {
+  double acc[kRowPartials] = {};
+  std::int64_t j = 0;
+  for (; j + kRowPartials <= d; j += kRowPartials)
+    for (int k = 0; k < kRowPartials; ++k) acc[k] += term(j + k);
+  for (int k = 0; k < kRowPartials && j < d; ++k, ++j) acc[k] += term(j);
+  double sum = 0;
+  for (double a : acc) sum += a;
+  return sum;
+}
+
 // y = (x - mean) * rstd * gamma + beta over one row of d > 0 values; gamma, beta may be null.
 // Two passes in double: the mean, then the biased variance around it (no cancellation).
 template <typename T>
 inline void layer_norm_row_forward(const T* xr, const T* gamma, const T* beta, std::int64_t d, double eps,
                                    T* yr, T& mean, T& rstd, bool centered = true) {
-  double sum = 0;
-  if (centered)
-    for (std::int64_t j = 0; j < d; ++j) sum += xr[j];
+  const double sum = centered ? row_sum(d, [&](std::int64_t j) { return static_cast<double>(xr[j]); }) : 0.0;
   const double mu = sum / static_cast<double>(d);
-  double sq = 0;
-  for (std::int64_t j = 0; j < d; ++j) {
+  const double sq = row_sum(d, [&](std::int64_t j) {
     const double c = xr[j] - mu;
-    sq += c * c;
-  }
+    return c * c;
+  });
   const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d) + eps);
   mean = static_cast<T>(mu);
   rstd = static_cast<T>(inv);
@@ -42,12 +55,13 @@ inline void layer_norm_row_forward(const T* xr, const T* gamma, const T* beta, s
 template <typename T>
 inline void layer_norm_row_backward(const T* xr, const T* gamma, T mu, T inv, const T* dyr, std::int64_t d,
                                     T* dxr, bool centered = true) {
-  double a = 0, b = 0;
-  for (std::int64_t j = 0; j < d; ++j) {
-    const double g = gamma ? dyr[j] * gamma[j] : dyr[j];
-    a += g;
-    b += g * static_cast<double>((xr[j] - mu) * inv);
-  }
+  // Separate loops with and without gamma, so that none tests gamma per element.
+  const auto xhat = [&](std::int64_t j) { return static_cast<double>((xr[j] - mu) * inv); };
+  const auto g_gamma = [&](std::int64_t j) { return static_cast<double>(dyr[j] * gamma[j]); };
+  const auto g_plain = [&](std::int64_t j) { return static_cast<double>(dyr[j]); };
+  const double a = gamma ? row_sum(d, g_gamma) : row_sum(d, g_plain);
+  const double b = gamma ? row_sum(d, [&](std::int64_t j) { return g_gamma(j) * xhat(j); })
+                         : row_sum(d, [&](std::int64_t j) { return g_plain(j) * xhat(j); });
   const T a_t = centered ? static_cast<T>(a / static_cast<double>(d)) : T(0);
   const T b_t = static_cast<T>(b / static_cast<double>(d));
   for (std::int64_t j = 0; j < d; ++j) {
