@@ -1,4 +1,5 @@
 #include "cpu/exp_rows.h"
+#include "cpu/row_sum.h"
 
 #include <bit>
 #include <cstdint>
@@ -71,14 +72,7 @@ ATTNLAB_ROW_CLONES float max_row(const float* x, std::int64_t n) {
 }
 
 ATTNLAB_ROW_CLONES double sum_row(const float* x, std::int64_t n) {
-  double acc[8] = {};
-  std::int64_t k = 0;
-  for (; k + 8 <= n; k += 8)
-    for (int j = 0; j < 8; ++j) acc[j] += static_cast<double>(x[k + j]);
-  for (; k < n; ++k) acc[0] += static_cast<double>(x[k]);
-  double s = 0;
-  for (double a : acc) s += a;
-  return s;
+  return row_sum(n, [&](std::int64_t k) { return static_cast<double>(x[k]); });
 }
 
 ATTNLAB_ROW_CLONES void exp_affine(const float* x, float shift, float scale, float sub, float* out,

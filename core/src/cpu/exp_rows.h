@@ -19,7 +19,7 @@ void exp_affine(const float* x, float shift, float scale, float sub, float* out,
 
 // The row's other two reductions, in the same eight-lane form (the compiler vectorizes them; a
 // single running max or sum is a chain of dependent operations): max_k x[k] (-inf for n = 0; NaNs
-// are skipped, the sum carries them) and sum_k x[k] in double (eight partial sums, added in order).
+// are skipped, the sum carries them) and sum_k x[k] in double (cpu/row_sum.h).
 float max_row(const float* x, std::int64_t n);
 double sum_row(const float* x, std::int64_t n);
 
