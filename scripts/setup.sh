@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libfmt-dev doctest-dev libbenchmark-dev
   libopenblas-openmp-dev
-  libdnnl-dev                  # bf16 GEMMs on the host (oneDNN matmul, AVX512_BF16)
+  libdnnl-dev                  # GEMMs on the host: oneDNN sgemm (f32), matmul (bf16, AVX512_BF16)
   ocl-icd-opencl-dev           # OpenCL headers: Debian's oneDNN CMake package requires them
   libboost-dev
   libtomlplusplus-dev

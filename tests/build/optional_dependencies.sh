@@ -28,7 +28,7 @@ expect_off() {  # NAME FEATURE-PATTERN REASON-PATTERN
     { grep -E "attnlab: $feature off: " "$work/$name.log"; fail "$name: the line does not say '$reason'"; }
   echo "$name: $(grep -Eo "attnlab: $feature off: .*" "$work/$name.log")"
 }
-dnnl_feature="oneDNN \(host bf16 GEMMs; bf16 on the CPU widens to f32\)"
+dnnl_feature="oneDNN \(host f32 and bf16 GEMMs; without it f32 runs on OpenBLAS and bf16 widens to f32\)"
 dnnl_packages="\(install libdnnl-dev ocl-icd-opencl-dev\)$"
 
 # 1. Missing.

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# The tests of what training reaches (doctest suite "training") once more under OpenBLAS kernels
-# other than those the CPU selects, so that a bound that holds for one rounding only fails here:
-# Haswell's on a CPU with AVX-512 (which selects SkylakeX or later), Sandybridge's on one with
-# AVX2 only, Nehalem's otherwise.
+# The tests of what training reaches (doctest suite "training") once more under GEMM kernels other
+# than those the CPU selects, so that a bound that holds for one rounding only fails here: oneDNN's
+# f32 GEMM one instruction set down (AVX2's on a CPU with AVX-512, AVX's on one with AVX2 only,
+# SSE4.1's otherwise) and OpenBLAS's kernels for the products it keeps (Haswell's, Sandybridge's
+# or Nehalem's, in the same order).
 set -euo pipefail
 test_nmt=$1
 flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
 if [[ $flags == *" avx512f "* ]]; then
-  core=Haswell
+  core=Haswell isa=AVX2
 elif [[ $flags == *" avx2 "* ]]; then
-  core=Sandybridge
+  core=Sandybridge isa=AVX
 else
-  core=Nehalem
+  core=Nehalem isa=SSE41
 fi
-echo "training tests under OPENBLAS_CORETYPE=$core"
-OPENBLAS_CORETYPE=$core "$test_nmt" --test-suite=training --no-version
+echo "training tests under OPENBLAS_CORETYPE=$core DNNL_MAX_CPU_ISA=$isa"
+OPENBLAS_CORETYPE=$core DNNL_MAX_CPU_ISA=$isa "$test_nmt" --test-suite=training --no-version

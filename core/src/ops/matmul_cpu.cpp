@@ -1,7 +1,9 @@
-// GEMM kernels on the host: OpenBLAS cblas_sgemm / cblas_dgemm, row-major; bf16 operands through
-// oneDNN where the build and the CPU have it (cpu/bf16_gemm.h), else widened to f32 for sgemm.
+// GEMM kernels on the host, row-major: f32 products through oneDNN's sgemm where the build has
+// oneDNN (cpu/onednn_sgemm.h), else and inside the batch split below OpenBLAS's cblas_sgemm; f64
+// through cblas_dgemm; bf16 operands through oneDNN's matmul where the build and the CPU have it
+// (cpu/bf16_gemm.h), else widened to f32 for sgemm.
 //
-// Threading: one large product runs as a single BLAS call that OpenBLAS threads itself. A batch
+// Threading: one large product runs as a single call that oneDNN (or OpenBLAS) threads itself. A batch
 // of small products (attention's [B*h, T, d_head] matrices) is split over the batch with
 // cpu::parallel_for instead: OpenBLAS (OpenMP build) sees it is inside a parallel region and runs
 // each call single-threaded, so the threads do not oversubscribe.
@@ -13,6 +15,7 @@
 #include <type_traits>
 
 #include "cpu/bf16_gemm.h"
+#include "cpu/onednn_sgemm.h"
 #include "cpu/parallel.h"
 #include "ops/matmul_kernels.h"
 #include "ops/op_util.h"
@@ -38,6 +41,10 @@ void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
   const auto op_a = ta ? CblasTrans : CblasNoTrans;
   const auto op_b = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
+    if (!omp_in_parallel() && cpu::onednn_sgemm_enabled()) {
+      cpu::onednn_sgemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+      return;
+    }
     cblas_sgemm(CblasRowMajor, op_a, op_b, static_cast<blasint>(m), static_cast<blasint>(n),
                 static_cast<blasint>(k), 1.0f, a, lda, b, ldb, beta, c, ldc);
   } else {

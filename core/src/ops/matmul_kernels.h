@@ -7,8 +7,9 @@
 
 namespace attnlab::detail {
 
-// Runs the products with cblas_sgemm / cblas_dgemm (f32, f64; bf16 operands are widened to f32
-// first, so the products are exact and only the sums round, in f32).
+// Runs the products with oneDNN's sgemm or cblas_sgemm (f32) and cblas_dgemm (f64); bf16 operands
+// go to oneDNN's bf16 matmul or are widened to f32 first (the products exact, the sums rounded in
+// f32). matmul_cpu.cpp says which path takes which product.
 void gemm_cpu(const GemmSpec& spec, const Tensor& a, const Tensor& b, Tensor& out);
 // out viewed as [rows, row.numel()]: every row = row. Initializes a linear layer's output with
 // its bias before an accumulating GEMM.

@@ -1,0 +1,50 @@
+#include "cpu/onednn_sgemm.h"
+
+#include <atomic>
+
+#include "attnlab/error.h"
+#include "env_flag.h"
+
+#if ATTNLAB_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
+namespace attnlab::cpu {
+namespace {
+
+std::atomic<std::uint64_t> g_calls{0};
+
+}  // namespace
+
+std::string onednn_sgemm_disabled_reason() {
+  if (detail::env_flag("ATTNLAB_NO_ONEDNN_SGEMM")) return "ATTNLAB_NO_ONEDNN_SGEMM is set";
+#if ATTNLAB_HAVE_DNNL
+  return "";
+#else
+  return "this build has no oneDNN (install libdnnl-dev and rebuild)";
+#endif
+}
+
+bool onednn_sgemm_enabled() { return onednn_sgemm_disabled_reason().empty(); }
+
+std::uint64_t onednn_sgemm_calls() { return g_calls.load(std::memory_order_relaxed); }
+
+#if ATTNLAB_HAVE_DNNL
+void onednn_sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
+                  const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+  ATTNLAB_CHECK(onednn_sgemm_enabled(), "sgemm through oneDNN: {}", onednn_sgemm_disabled_reason());
+  const dnnl_status_t status =
+      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+  ATTNLAB_CHECK(status == dnnl_success,
+                "sgemm through oneDNN refused [{}, {}] x [{}, {}] (lda {}, ldb {}, ldc {}): status {}", m, k, k, n, lda,
+                ldb, ldc, static_cast<int>(status));
+  g_calls.fetch_add(1, std::memory_order_relaxed);
+}
+#else
+void onednn_sgemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, const float*, std::int64_t, const float*,
+                  std::int64_t, float, float*, std::int64_t) {
+  throw Error(fmt::format("sgemm through oneDNN: {}", onednn_sgemm_disabled_reason()));
+}
+#endif
+
+}  // namespace attnlab::cpu
