@@ -18,13 +18,16 @@
 #   checks     tests and plugins at the same time (test_cuda's output in OUT/tests.log)
 #   rows       further rows of the Multi30k suite (ROWS, --jobs JOBS on the one GPU), appended
 #              to OUT/train.tgz
+#   recipe     experiments/multi30k.toml, the CPU's recipe unchanged (fp32, 10000 steps), trained
+#              on RECIPE_DEVICE (cuda:0), then eval on dev and --test; its run folder without
+#              checkpoints packed as OUT/recipe.tgz (RECIPE_STEPS trains fewer steps)
 #
 #   bench/gpu_checks.sh OUT [PHASE...]          # default: info tests plugins train compare attention
 #
 # Run from the repository root on the GPU machine, with the folder of scripts/pack-gpu.sh at PACK
 # (default dist/attnlab-gpu) and the shared data folder at ATTNLAB_SHARED (the Multi30k files).
 # TEST_FILES: the test sources whose cases run (default: all of tests/cuda).
-# Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS, T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_ROWS.
+# Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS, T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_ROWS, T_RECIPE.
 # Writes into OUT: summary.log (everything printed), report.md and report.csv (the suite's report),
 # train.tgz (the suite's run folder without checkpoints), compile.log (torch.compile's messages).
 set -uo pipefail
@@ -116,6 +119,24 @@ phase_rows() {
     --jobs "${JOBS:-4}" --devices cuda:0 --quiet
   report
   pack_runs
+}
+
+# The CPU recipe on the GPU: the same file, its data paths pointed at ATTNLAB_SHARED (the file
+# names the shared folder beside the repository, which the GPU machine may keep elsewhere). The
+# run is resumable: a second call of the phase continues it.
+phase_recipe() {
+  local shared=${ATTNLAB_SHARED:-$root/../shared} dir=runs/multi30k-recipe-gpu
+  local toml=experiments/.multi30k-recipe-gpu.toml
+  sed "s|\"\.\./\.\./shared/|\"$(realpath "$shared")/|" experiments/multi30k.toml >"$toml"
+  limited "${T_RECIPE:-480}" "${run[@]}" attnlab train "$toml" --device "${RECIPE_DEVICE:-cuda:0}" --run-dir "$dir" \
+    ${RECIPE_STEPS:+--steps "$RECIPE_STEPS"}
+  if [[ -d $dir/checkpoints ]]; then
+    stamp "eval $dir (dev, then --test)"
+    limited "${T_EVAL:-120}" "${run[@]}" attnlab eval "$dir" --device "${RECIPE_DEVICE:-cuda:0}"
+    limited "${T_EVAL:-120}" "${run[@]}" attnlab eval "$dir" --test --device "${RECIPE_DEVICE:-cuda:0}"
+    tar czf "$out/recipe.tgz" --exclude='*.safetensors' --exclude='.cache' --exclude='*.model' "$dir"
+  fi
+  rm -f "$toml"
 }
 
 # The base model's bf16 training step with every op timed alone (ATTNLAB_PROFILE=1): where the

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The tests of what training reaches (doctest suite "training") once more under GEMM kernels other
-# than those the CPU selects, so that a bound that holds for one rounding only fails here: oneDNN's
-# f32 GEMM one instruction set down (AVX2's on a CPU with AVX-512, AVX's on one with AVX2 only,
-# SSE4.1's otherwise) and OpenBLAS's kernels for the products it keeps (Haswell's, Sandybridge's
-# or Nehalem's, in the same order).
+# than those the CPU selects, so that a bound that holds for one rounding only fails here: on a
+# CPU with AVX-512, oneDNN's f32 GEMM one instruction set down (AVX2's) and OpenBLAS's Haswell
+# kernels for the products it keeps; on one with AVX2 only, oneDNN held to AVX (where attnlab
+# leaves every f32 product to OpenBLAS) and OpenBLAS's Sandybridge kernels; otherwise Nehalem's.
 set -euo pipefail
 test_nmt=$1
 flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "

@@ -9,8 +9,9 @@
 
 namespace attnlab::cpu {
 
-// True when this build has oneDNN and ATTNLAB_NO_ONEDNN_SGEMM is unset (set to anything but ""
-// or "0", it sends every f32 product to OpenBLAS: the comparison bench/README.md reports, and
+// True when this build has oneDNN, oneDNN runs with AVX2 or later here (with SSE4.1 or AVX alone
+// it is slower than OpenBLAS), and ATTNLAB_NO_ONEDNN_SGEMM is unset (set to anything but "" or
+// "0", it sends every f32 product to OpenBLAS: the comparison bench/README.md reports, and
 // another kernel path for tools/training_spread.sh). Read at each call.
 bool onednn_sgemm_enabled();
 // Why onednn_sgemm_enabled() is false, in words ("" when it is true).
