@@ -40,7 +40,7 @@ echo "# native kernels: $(openblas_corename)"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 {
-  run "native ($(openblas_corename))"
+  run "native (oneDNN ${onednn_isas[*]: -1}, OpenBLAS $(openblas_corename))"
   for isa in "${onednn_isas[@]::${#onednn_isas[@]}-1}"; do
     run "oneDNN $isa" DNNL_MAX_CPU_ISA="$isa"
   done

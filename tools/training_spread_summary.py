@@ -15,7 +15,7 @@ FIGURES = {
     "synthetic corpus: dev perplexity after 500 steps, one seed (bound 1.6)": r"^learning regression seed \d+: dev ppl ([\d.e+-]+)",
     "synthetic corpus: the same, mean of three seeds (bound 1.38)": r"^learning regression seeds .*: mean dev ppl ([\d.e+-]+)",
     "synthetic corpus: test BLEU after 500 steps, one seed (bound 55)": r"^learning regression seed \d+: .*test BLEU ([\d.e+-]+)",
-    "synthetic corpus: the same, mean of three seeds (bound 68)": r"^learning regression seeds .*: mean test BLEU ([\d.e+-]+)",
+    "synthetic corpus: the same, mean of three seeds (bound 68)": r"^learning regression seeds .*mean test BLEU ([\d.e+-]+)",
 }
 # check_loss_curve_follows reports the share of its allowance after the message of the test that
 # called it: these name the tests.
