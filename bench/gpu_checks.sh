@@ -84,11 +84,12 @@ phase_plugins() {
   done
 }
 
+# pack_runs [DIR] [ARCHIVE]: a run folder without checkpoints (result.json, metrics.jsonl, eval
+# records, logs) as OUT/ARCHIVE; by default the suite's, as train.tgz.
 pack_runs() {
-  # The suite's run folder without checkpoints: result.json, metrics.jsonl, eval records, logs.
-  local dir=runs/table3-multi30k
+  local dir=${1:-runs/table3-multi30k}
   [[ -d $dir ]] || return 0
-  tar czf "$out/train.tgz" --exclude='*.safetensors' --exclude='.cache' --exclude='*.model' "$dir"
+  tar czf "$out/${2:-train.tgz}" --exclude='*.safetensors' --exclude='.cache' --exclude='*.model' "$dir"
 }
 
 report() {
@@ -125,16 +126,16 @@ phase_rows() {
 # names the shared folder beside the repository, which the GPU machine may keep elsewhere). The
 # run is resumable: a second call of the phase continues it.
 phase_recipe() {
-  local shared=${ATTNLAB_SHARED:-$root/../shared} dir=runs/multi30k-recipe-gpu
+  local shared=${ATTNLAB_SHARED:-$root/../shared} dir=runs/multi30k-recipe-gpu device=${RECIPE_DEVICE:-cuda:0}
   local toml=experiments/.multi30k-recipe-gpu.toml
   sed "s|\"\.\./\.\./shared/|\"$(realpath "$shared")/|" experiments/multi30k.toml >"$toml"
-  limited "${T_RECIPE:-480}" "${run[@]}" attnlab train "$toml" --device "${RECIPE_DEVICE:-cuda:0}" --run-dir "$dir" \
+  limited "${T_RECIPE:-480}" "${run[@]}" attnlab train "$toml" --device "$device" --run-dir "$dir" \
     ${RECIPE_STEPS:+--steps "$RECIPE_STEPS"}
   if [[ -d $dir/checkpoints ]]; then
     stamp "eval $dir (dev, then --test)"
-    limited "${T_EVAL:-120}" "${run[@]}" attnlab eval "$dir" --device "${RECIPE_DEVICE:-cuda:0}"
-    limited "${T_EVAL:-120}" "${run[@]}" attnlab eval "$dir" --test --device "${RECIPE_DEVICE:-cuda:0}"
-    tar czf "$out/recipe.tgz" --exclude='*.safetensors' --exclude='.cache' --exclude='*.model' "$dir"
+    limited "${T_EVAL:-120}" "${run[@]}" attnlab eval "$dir" --device "$device"
+    limited "${T_EVAL:-120}" "${run[@]}" attnlab eval "$dir" --test --device "$device"
+    pack_runs "$dir" recipe.tgz
   fi
   rm -f "$toml"
 }

@@ -6,11 +6,7 @@
 # leaves every f32 product to OpenBLAS, so those are not listed. The OpenBLAS kernels
 # (tools/openblas_cores.sh) also compute f64 products, the batches of small products split over
 # the threads, and every f32 product under ATTNLAB_NO_ONEDNN_SGEMM=1.
-onednn_flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
-onednn_has() {
-  local f
-  for f in "$@"; do [[ $onednn_flags == *" $f "* ]] || return 1; done
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cpu_flags.sh"
 onednn_isas=()
-onednn_has avx2 fma && onednn_isas+=(AVX2)
-onednn_has avx512f avx512bw avx512dq avx512vl && onednn_isas+=(AVX512_CORE)
+cpu_has avx2 fma && onednn_isas+=(AVX2)
+cpu_has avx512f avx512bw avx512dq avx512vl && onednn_isas+=(AVX512_CORE)

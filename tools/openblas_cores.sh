@@ -2,17 +2,13 @@
 # OpenBLAS (a DYNAMIC_ARCH build, which OPENBLAS_CORETYPE overrides) that this CPU can execute,
 # oldest first, in openblas_cores; openblas_corename prints the kernels OpenBLAS selects under the
 # current environment.
-openblas_flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
-openblas_has() {
-  local f
-  for f in "$@"; do [[ $openblas_flags == *" $f "* ]] || return 1; done
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cpu_flags.sh"
 openblas_cores=()
-openblas_has sse4_2 && openblas_cores+=(Nehalem)
-openblas_has avx && openblas_cores+=(Sandybridge)
-openblas_has avx2 fma && openblas_cores+=(Haswell Zen)
-openblas_has avx512f avx512bw avx512dq avx512vl && openblas_cores+=(SkylakeX)
-openblas_has avx512f avx512_bf16 && openblas_cores+=(Cooperlake)
+cpu_has sse4_2 && openblas_cores+=(Nehalem)
+cpu_has avx && openblas_cores+=(Sandybridge)
+cpu_has avx2 fma && openblas_cores+=(Haswell Zen)
+cpu_has avx512f avx512bw avx512dq avx512vl && openblas_cores+=(SkylakeX)
+cpu_has avx512f avx512_bf16 && openblas_cores+=(Cooperlake)
 
 openblas_corename() {
   python3 -c 'import ctypes

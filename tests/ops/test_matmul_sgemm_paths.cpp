@@ -5,13 +5,12 @@
 // paths against the same product in f64 (cblas_dgemm), and the counter says which path ran.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <optional>
 #include <string>
 #include <string_view>
 
 #include "attnlab/attnlab.h"
 #include "cpu/onednn_sgemm.h"
+#include "support/env_scope.h"
 #include "support/tensor_testing.h"
 
 using namespace attnlab;
@@ -21,22 +20,9 @@ namespace {
 
 // Sets or clears ATTNLAB_NO_ONEDNN_SGEMM for one scope, then restores what the environment had
 // (tools/test_every_kernel.sh runs every test with it set).
-class OpenBlasOnly {
- public:
-  explicit OpenBlasOnly(bool on) {
-    const char* v = std::getenv(kName);
-    if (v != nullptr) saved_ = v;
-    if (on) ::setenv(kName, "1", 1);
-    else ::unsetenv(kName);
-  }
-  ~OpenBlasOnly() {
-    if (saved_) ::setenv(kName, saved_->c_str(), 1);
-    else ::unsetenv(kName);
-  }
-
- private:
-  static constexpr const char* kName = "ATTNLAB_NO_ONEDNN_SGEMM";
-  std::optional<std::string> saved_;
+struct OpenBlasOnly {
+  explicit OpenBlasOnly(bool on) { env.set("ATTNLAB_NO_ONEDNN_SGEMM", on ? "1" : nullptr); }
+  testing::EnvScope env;
 };
 
 // Why this process sends no f32 product to oneDNN with the switch off ("" when it does).

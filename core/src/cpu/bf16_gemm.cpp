@@ -12,6 +12,8 @@
 #include <tuple>
 
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include "cpu/onednn_isa.h"
 #endif
 
 namespace attnlab::cpu {
@@ -33,11 +35,7 @@ std::string bf16_gemm_unavailable_reason() {
   if (detail::env_flag("ATTNLAB_NO_HOST_BF16")) return "ATTNLAB_NO_HOST_BF16 is set";
 #if ATTNLAB_HAVE_DNNL
   if (!cpu_has_avx512_bf16()) return "this CPU has no AVX512_BF16 instructions";
-  // DNNL_MAX_CPU_ISA can hold oneDNN below the instructions the CPU has (the ISA values nest as
-  // bit masks).
-  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-  if ((isa & dnnl_cpu_isa_avx512_core_bf16) != dnnl_cpu_isa_avx512_core_bf16)
-    return "oneDNN is held below AVX512_BF16 (DNNL_MAX_CPU_ISA)";
+  if (!onednn_runs_with(dnnl_cpu_isa_avx512_core_bf16)) return "oneDNN is held below AVX512_BF16 (DNNL_MAX_CPU_ISA)";
   return "";
 #else
   return "this build has no oneDNN (install libdnnl-dev and rebuild)";

@@ -7,6 +7,8 @@
 
 #if ATTNLAB_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
+
+#include "cpu/onednn_isa.h"
 #endif
 
 namespace attnlab::cpu {
@@ -19,10 +21,8 @@ std::atomic<std::uint64_t> g_calls{0};
 std::string onednn_sgemm_disabled_reason() {
   if (detail::env_flag("ATTNLAB_NO_ONEDNN_SGEMM")) return "ATTNLAB_NO_ONEDNN_SGEMM is set";
 #if ATTNLAB_HAVE_DNNL
-  // With SSE4.1 or AVX alone oneDNN's sgemm ran at 0.5-0.7x OpenBLAS's; from AVX2 on, 1.3-2.6x
-  // (the ISA values nest as bit masks; DNNL_MAX_CPU_ISA can hold oneDNN below the CPU's own).
-  const auto isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
-  if ((isa & dnnl_cpu_isa_avx2) != dnnl_cpu_isa_avx2) return "oneDNN runs below AVX2 here (slower than OpenBLAS)";
+  // With SSE4.1 or AVX alone oneDNN's sgemm ran at 0.5-0.7x OpenBLAS's; from AVX2 on, 1.3-2.6x.
+  if (!onednn_runs_with(dnnl_cpu_isa_avx2)) return "oneDNN runs below AVX2 here (slower than OpenBLAS)";
   return "";
 #else
   return "this build has no oneDNN (install libdnnl-dev and rebuild)";

@@ -1,43 +1,15 @@
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <string>
-#include <vector>
 
 #include "attnlab/error.h"
 #include "attnlab/nmt/dist/communicator.h"
+#include "support/env_scope.h"
 
 using namespace attnlab;
 using namespace attnlab::nmt;
 
-namespace {
-
-// Sets environment variables for the scope and restores what was there.
-class EnvScope {
- public:
-  void set(const char* name, const char* value) {
-    const char* old = std::getenv(name);
-    saved_.push_back({name, old != nullptr, old != nullptr ? old : ""});
-    if (value != nullptr) ::setenv(name, value, 1);
-    else ::unsetenv(name);
-  }
-  ~EnvScope() {
-    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
-      if (it->had) ::setenv(it->name.c_str(), it->value.c_str(), 1);
-      else ::unsetenv(it->name.c_str());
-    }
-  }
-
- private:
-  struct Saved {
-    std::string name;
-    bool had;
-    std::string value;
-  };
-  std::vector<Saved> saved_;
-};
-
-}  // namespace
+using attnlab::testing::EnvScope;
 
 TEST_CASE("a process started on its own is a world of one") {
   EnvScope env;
