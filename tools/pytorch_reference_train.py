@@ -115,6 +115,8 @@ def check_recipe(r):
         problems.append("attention, FFN or a separate embedding dropout")
     if abs(r["layer_norm_eps"] - 1e-6) > 1e-12:
         problems.append(f"layer_norm_eps {r['layer_norm_eps']}")
+    if r.get("rdrop", 0):
+        problems.append(f"rdrop {r['rdrop']} (the reference trains one pass per batch)")
     if problems:
         sys.exit("pytorch_reference_train: the reference model cannot train this recipe: " + "; ".join(problems))
 

@@ -101,6 +101,7 @@ int data_batches(const std::string& file, std::int64_t steps, const std::string&
       {"plugins", {mc.attention.name, mc.positional.name, mc.ffn.name, mc.dropout_plugin.name, mc.norm.name}},
       {"norm_position", mc.norm_position},
       {"label_smoothing", t.label_smoothing},
+      {"rdrop", t.rdrop},
       {"warmup_steps", t.warmup_steps},
       {"lr_scale", t.lr_scale},
       {"schedule", t.schedule},

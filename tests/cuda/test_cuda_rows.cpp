@@ -126,6 +126,23 @@ TEST_CASE("cuda cross_entropy with label smoothing and ignored targets matches t
   }
 }
 
+TEST_CASE("cuda symmetric_kl (composed of the row ops there) matches the fused cpu kernel") {
+  SKIP_WITHOUT_CUDA();
+  for (DType dtype : kDTypes) {
+    INFO("dtype ", dtype_name(dtype));
+    const Leaves a = leaves(Shape{9, 1000}, 41, dtype, -4.0, 4.0);
+    const Leaves b = leaves(Shape{9, 1000}, 42, dtype, -4.0, 4.0);
+    const Tensor targets_cpu = Tensor::from_vector<std::int64_t>({9}, {3, -100, 999, 0, 17, -100, 500, 42, 7});
+    const Tensor kl_cpu = symmetric_kl(a.cpu, b.cpu, targets_cpu, -100);
+    const Tensor kl_gpu = symmetric_kl(a.gpu, b.gpu, targets_cpu.to(Device::cuda()), -100);
+    check_near(kl_gpu, kl_cpu, dtype);
+    kl_cpu.backward();
+    kl_gpu.backward();
+    check_near(a.gpu.grad(), a.cpu.grad(), dtype);
+    check_near(b.gpu.grad(), b.cpu.grad(), dtype);
+  }
+}
+
 TEST_CASE("cuda sum and mean full and per axis match the cpu") {
   SKIP_WITHOUT_CUDA();
   for (DType dtype : kDTypes) {

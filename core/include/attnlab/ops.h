@@ -14,3 +14,4 @@
 #include "attnlab/ops/rms_norm.h"
 #include "attnlab/ops/shape_ops.h"
 #include "attnlab/ops/softmax.h"
+#include "attnlab/ops/symmetric_kl.h"

@@ -184,6 +184,8 @@ void read_training(TableReader& t, TrainingConfig& c) {
   c.adam_beta2 = t.get_real("adam_beta2", c.adam_beta2);
   c.adam_eps = t.get_real("adam_eps", c.adam_eps);
   c.label_smoothing = t.get_real("label_smoothing", c.label_smoothing);
+  c.rdrop = t.get_real("rdrop", c.rdrop);
+  check_real_non_negative(t, "rdrop", c.rdrop);
   c.eval_every = t.get_int("eval_every", c.eval_every);
   c.checkpoint_every = t.get_int("checkpoint_every", c.checkpoint_every);
   c.checkpoint_every_seconds = t.get_real("checkpoint_every_seconds", c.checkpoint_every_seconds);

@@ -104,6 +104,9 @@ std::string to_toml(const ExperimentConfig& c, bool include_eval) {
                                       {"early_stopping", t.early_stopping},
                                       {"log_every", t.log_every},
                                       {"precision", t.precision}});
+  // Written only when on, so that the runs and suite rows of versions without it keep their
+  // identity (config.toml is compared byte for byte).
+  if (t.rdrop > 0) root["training"].as_table()->insert("rdrop", t.rdrop);
   if (include_eval) root.insert("eval", eval_table(c.eval));
   std::ostringstream out;
   out << root;

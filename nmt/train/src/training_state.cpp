@@ -67,6 +67,30 @@ TrainingState::TrainingState(const ExperimentConfig& config, const Registry& reg
       schedule_(schedule_of(config.training, model_config.dims.d_model)),
       batches_(data.train, training_batching(config)) {}
 
+// Forward and backward of one batch; returns its summed cross-entropy (detached, f64). The step's
+// loss is the mean over every target token of the step's batches (`tokens` of them).
+Tensor TrainingState::batch_loss(const BatchTensors& b, double tokens) {
+  const Tensor src = b.src.to(device_), tgt_in = b.tgt_in.to(device_);
+  const Tensor targets = b.tgt_out.reshape({-1}).to(device_);  // the shifted targets [B*T]
+  const auto logits = [&] { return model_.forward(src, tgt_in).reshape({-1, model_config.vocab_size}); };  // [B*T, V]
+  if (training_.rdrop <= 0) {
+    auto ce = cross_entropy(logits(), targets, training_.label_smoothing, kPadId);
+    scale(ce.loss_sum, 1.0 / tokens).backward();
+    return ce.loss_sum.detach().to(DType::f64);
+  }
+  // R-Drop: two passes over the batch, the second with the dropout stream where the first left it
+  // (other masks). The paper's loss, NLL_a + NLL_b + alpha / 2 (KL(a||b) + KL(b||a)), halved so that
+  // its cross-entropy part is on the scale of one pass: the mean of the two passes' label-smoothed
+  // cross-entropies plus alpha / 4 times the symmetric divergence of their predictions.
+  const Tensor logits_a = logits(), logits_b = logits();
+  auto ce_a = cross_entropy(logits_a, targets, training_.label_smoothing, kPadId);
+  auto ce_b = cross_entropy(logits_b, targets, training_.label_smoothing, kPadId);
+  const Tensor ce = scale(add(ce_a.loss_sum, ce_b.loss_sum), 0.5);
+  const Tensor kl = symmetric_kl(logits_a, logits_b, targets, kPadId);
+  scale(add(ce, scale(kl, training_.rdrop / 4.0)), 1.0 / tokens).backward();
+  return ce.detach().to(DType::f64);
+}
+
 StepTotals TrainingState::step_once() {
   const TrainingConfig& tc = training_;
   const std::int64_t per_rank = tc.accumulate, ranks = comm_.size();
@@ -81,13 +105,8 @@ StepTotals TrainingState::step_once() {
   model_.set_training_step(step_);  // updates done so far: what scheduled plugins follow
   for (const auto& [k, b] : mine) {
     dropout_rng_.set_state(batch_dropout_seed(dropout_seed_, step_ + 1, k), 0);
-    // logits [B*T, V] against the shifted targets [B*T]
-    Tensor logits = model_.forward(b.src.to(device_), b.tgt_in.to(device_)).reshape({-1, model_config.vocab_size});
-    auto ce = cross_entropy(logits, b.tgt_out.reshape({-1}).to(device_), tc.label_smoothing, kPadId);
-    // The step's loss is the mean over every target token of the step's batches.
-    scale(ce.loss_sum, 1.0 / static_cast<double>(totals.tokens)).backward();
     // Summed in f64 on the device, in batch order: the same sums the host made before.
-    const Tensor loss = ce.loss_sum.detach().to(DType::f64);
+    const Tensor loss = batch_loss(b, static_cast<double>(totals.tokens));
     totals.loss_sum = totals.loss_sum.defined() ? add(totals.loss_sum, loss) : loss;
   }
   if (ranks > 1) {

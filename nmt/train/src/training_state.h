@@ -67,6 +67,9 @@ class TrainingState {
   std::int64_t step() const { return step_; }
 
  private:
+  // Forward and backward of one batch (two passes and their divergence with R-Drop), the loss
+  // divided by the step's `tokens`; returns the batch's summed cross-entropy, detached, in f64.
+  Tensor batch_loss(const BatchTensors& batch, double tokens);
   // Sums the gradients of every parameter over the ranks (a parameter without one gets zeros).
   void sum_gradients_over_ranks();
 

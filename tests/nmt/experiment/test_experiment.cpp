@@ -117,6 +117,23 @@ TEST_CASE("the optimizer, schedule and clipping keys are read and their mistakes
                        doctest::Contains("b.toml:3:13: training.clip_norm: must be finite and >= 0, got -1"), Error);
 }
 
+TEST_CASE("rdrop is read, written back only when on, and its mistakes named") {
+  const ExperimentConfig off = parse_experiment("[data.synthetic]\n", "r.toml");
+  CHECK(off.training.rdrop == 0.0);
+  // Off, the resolved TOML has no rdrop key: runs of versions without it keep their identity.
+  CHECK(to_toml(off).find("rdrop") == std::string::npos);
+  const ExperimentConfig on = parse_experiment("[data.synthetic]\n[training]\nrdrop = 5.0\n", "r.toml");
+  CHECK(on.training.rdrop == 5.0);
+  CHECK(to_toml(on).find("rdrop = 5") != std::string::npos);
+  const ExperimentConfig back = parse_experiment(to_toml(on), "resolved.toml");
+  CHECK(back.training.rdrop == 5.0);
+  CHECK(to_toml(back) == to_toml(on));
+  CHECK_THROWS_WITH_AS(parse_experiment("[data.synthetic]\n[training]\nrdrop = -1.0\n", "r.toml"),
+                       doctest::Contains("r.toml:3:9: training.rdrop: must be finite and >= 0, got -1"), Error);
+  CHECK_THROWS_WITH_AS(parse_experiment("[data.synthetic]\n[training]\nrdrop = nan\n", "r.toml"),
+                       doctest::Contains("training.rdrop: must be finite and >= 0"), Error);
+}
+
 TEST_CASE("the norm and its placement are read, written back and their mistakes named") {
   const ExperimentConfig c = parse_experiment(
       "[data.synthetic]\n[model]\nnorm_position = \"pre\"\n[model.norm]\nname = \"rms_norm\"\n", "n.toml");

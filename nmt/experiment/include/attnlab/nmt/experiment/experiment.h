@@ -15,7 +15,7 @@
 //                one cannot serve
 //   [training]   batch_tokens, accumulate, max_steps, max_seconds, warmup_steps, lr_scale,
 //                schedule, lr, min_lr, optimizer, weight_decay, weight_decay_exclude, clip_norm,
-//                adam_beta1, adam_beta2, adam_eps, label_smoothing, eval_every,
+//                adam_beta1, adam_beta2, adam_eps, label_smoothing, rdrop, eval_every,
 //                checkpoint_every, checkpoint_every_seconds, keep_checkpoints, early_stopping,
 //                precision
 //   [eval]       beam, alpha, max_length_offset, batch_tokens, bleu, lowercase, average_last
@@ -73,6 +73,9 @@ struct TrainingConfig {
   double clip_norm = 0.0;  // the gradients' global L2 norm is clipped to this; 0: off
   double adam_beta1 = 0.9, adam_beta2 = 0.98, adam_eps = 1e-9;
   double label_smoothing = 0.1;
+  // R-Drop (Liang et al. 2021): > 0 trains on two dropout passes of every batch with this weight
+  // (the paper's alpha) on the symmetric KL divergence of their predictions; 0: off.
+  double rdrop = 0.0;
   std::int64_t eval_every = 1000;     // steps between dev evaluations
   std::int64_t checkpoint_every = 1000;
   double checkpoint_every_seconds = 600.0;
