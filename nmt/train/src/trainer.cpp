@@ -161,6 +161,10 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
   MetricsLog metrics(root ? (fs::path(config.run_dir) / "metrics.jsonl").string() : std::string(), state.step());
   log(model_line(state, result.parameters, model, device, tc.precision));
   log(state.optimizer_line());
+  if (tc.rdrop > 0)
+    log(fmt::format("R-Drop: two dropout passes per batch, alpha {} on the symmetric KL divergence of their "
+                    "predictions (about twice the work per step)",
+                    tc.rdrop));
   if (comm->size() > 1)
     log(fmt::format("data parallel: {}; a step is {} ranks x {} batch(es) of <= {} tokens per side (effective "
                     "batch <= {} tokens)",

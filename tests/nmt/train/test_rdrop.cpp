@@ -108,7 +108,12 @@ TEST_CASE("rdrop with dropout changes training and an interrupted run resumes bi
   const Registry& registry = nmt::testing::plugins();
   const TrainOptions quiet{.progress = false};
   const TrainResult plain = train(tiny(root, "plain", 0.3, 0.0), registry, quiet);
-  const TrainResult full = train(tiny(root, "full", 0.3, 5.0), registry, quiet);
+  std::vector<std::string> lines;
+  const TrainOptions logged{.progress = false, .log = [&](const std::string& line) { lines.push_back(line); }};
+  const TrainResult full = train(tiny(root, "full", 0.3, 5.0), registry, logged);
+  CHECK(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("R-Drop: two dropout passes per batch, alpha 5") != std::string::npos;
+  }));
   REQUIRE(full.dev_ppl.has_value());
   CHECK(std::isfinite(*full.dev_ppl));
   // The second pass draws other masks, so the divergence acts and the weights move elsewhere.
