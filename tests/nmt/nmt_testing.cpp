@@ -1,4 +1,5 @@
 #include "nmt_testing.h"
+#include "attnlab/nmt/checkpoint/checkpoint_store.h"
 #include "attnlab/ops/cross_entropy.h"
 #include "support/plugin_testing.h"
 
@@ -32,6 +33,51 @@ attnlab::testing::GradcheckResult whole_model_gradcheck(const TransformerConfig&
         return cross_entropy(logits, tgt_out, 0.1, 0).loss_sum.reshape({1});
       },
       {}, {}, model.parameters());
+}
+
+ExperimentConfig tiny_experiment(const std::filesystem::path& root, const std::string& run, const std::string& extra) {
+  const std::string toml = R"([experiment]
+name = "resume"
+seed = 3
+[data]
+cache_dir = "cache"
+[data.synthetic]
+train_pairs = 300
+dev_pairs = 20
+test_pairs = 20
+seed = 2
+[vocab]
+size = 120
+[model]
+encoder_layers = 1
+decoder_layers = 1
+d_model = 16
+heads = 2
+d_ff = 32
+dropout = 0.1
+attention_dropout = 0.1
+[training]
+batch_tokens = 300
+max_steps = 12
+warmup_steps = 4
+eval_every = 5
+log_every = 3
+checkpoint_every = 4
+checkpoint_every_seconds = 0
+keep_checkpoints = 2
+)";
+  ExperimentConfig c = parse_experiment(toml + extra, (root / "resume.toml").string());
+  c.run_dir = (root / run).string();
+  return c;
+}
+
+std::vector<std::vector<float>> final_state(const std::filesystem::path& run_dir) {
+  Checkpoint ck = *CheckpointStore(run_dir, 2).latest().checkpoint;
+  std::vector<std::vector<float>> out;
+  for (const auto& p : ck.parameters) out.push_back(p.tensor.to_vector<float>());
+  for (const auto& m : ck.optimizer.m) out.push_back(m.tensor.to_vector<float>());
+  for (const auto& v : ck.optimizer.v) out.push_back(v.tensor.to_vector<float>());
+  return out;
 }
 
 }  // namespace attnlab::nmt::testing

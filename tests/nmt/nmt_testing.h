@@ -1,5 +1,10 @@
 #pragma once
 // Shared helpers of the nmt tests: the in-tree plugins, tiny model configurations.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "attnlab/nmt/experiment/experiment.h"
 #include "attnlab/nmt/model/transformer.h"
 #include "attnlab/plugin/loader.h"
 #include "attnlab/testing/gradcheck.h"
@@ -15,5 +20,14 @@ TransformerConfig tiny_config(std::int64_t vocab = 11);
 // Finite-difference check of every parameter of the model `config` builds (f64, evaluation mode,
 // seeds 7 and 8) under the label-smoothed loss of two fixed sentence pairs (ids below 7).
 attnlab::testing::GradcheckResult whole_model_gradcheck(const TransformerConfig& config);
+
+// A tiny experiment on the synthetic corpus (1 + 1 layers of width 16, dropout 0.1 with attention
+// dropout 0.1, 12 steps, a checkpoint every 4, seed 3) in run folder root / run; `extra` TOML is
+// appended after its [training] table (e.g. a plugin table).
+ExperimentConfig tiny_experiment(const std::filesystem::path& root, const std::string& run,
+                                 const std::string& extra = "");
+
+// The latest checkpoint of a run: every parameter, then Adam's first and second moments.
+std::vector<std::vector<float>> final_state(const std::filesystem::path& run_dir);
 
 }  // namespace attnlab::nmt::testing

@@ -20,52 +20,17 @@ using namespace attnlab;
 using namespace attnlab::nmt;
 namespace fs = std::filesystem;
 
+using nmt::testing::final_state;
+
 namespace {
 
+// The tiny experiment of the trainer's tests with every dropout rate set to `dropout` (the
+// feed-forward one aside) and R-Drop's weight to `rdrop`.
 ExperimentConfig tiny(const fs::path& root, const std::string& run, double dropout, double rdrop) {
-  const std::string toml = fmt::format(R"([experiment]
-name = "rdrop"
-seed = 5
-[data]
-cache_dir = "cache"
-[data.synthetic]
-train_pairs = 300
-dev_pairs = 20
-test_pairs = 20
-seed = 2
-[vocab]
-size = 120
-[model]
-encoder_layers = 1
-decoder_layers = 1
-d_model = 16
-heads = 2
-d_ff = 32
-dropout = {}
-attention_dropout = {}
-[training]
-batch_tokens = 300
-max_steps = 12
-warmup_steps = 4
-eval_every = 6
-log_every = 3
-checkpoint_every = 4
-checkpoint_every_seconds = 0
-keep_checkpoints = 2
-rdrop = {}
-)",
-                                       dropout, dropout, rdrop);
-  ExperimentConfig c = parse_experiment(toml, (root / "rdrop.toml").string());
-  c.run_dir = (root / run).string();
+  ExperimentConfig c = nmt::testing::tiny_experiment(root, run);
+  c.model.dropout.residual = c.model.dropout.embedding = c.model.dropout.attention = dropout;
+  c.training.rdrop = rdrop;
   return c;
-}
-
-std::vector<std::vector<float>> final_parameters(const fs::path& run_dir) {
-  Checkpoint ck = *CheckpointStore(run_dir, 2).latest().checkpoint;
-  std::vector<std::vector<float>> out;
-  for (const auto& p : ck.parameters) out.push_back(p.tensor.to_vector<float>());
-  for (const auto& m : ck.optimizer.m) out.push_back(m.tensor.to_vector<float>());
-  return out;
 }
 
 }  // namespace
@@ -87,16 +52,17 @@ TEST_CASE("rdrop without dropout trains as training without it") {
   REQUIRE(rdrop.dev_ppl.has_value());
   CHECK(*rdrop.dev_ppl == doctest::Approx(*plain.dev_ppl).epsilon(1e-5));
   const Checkpoint ck = *CheckpointStore(root / "plain", 2).latest().checkpoint;
-  const auto a = final_parameters(root / "plain"), b = final_parameters(root / "rdrop");
-  REQUIRE(a.size() == 2 * ck.parameters.size());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const std::string& name = ck.parameters[i % ck.parameters.size()].name;
+  const std::size_t n = ck.parameters.size();
+  const auto a = final_state(root / "plain"), b = final_state(root / "rdrop");
+  REQUIRE(a.size() == 3 * n);  // the parameters, then Adam's first and second moments
+  for (std::size_t i = 0; i < 2 * n; ++i) {
+    const std::string& name = ck.parameters[i % n].name;
     if (name.find("w_k.bias") != std::string::npos) continue;
     REQUIRE(a[i].size() == b[i].size());
     double worst = 0;
     for (std::size_t k = 0; k < a[i].size(); ++k)
       worst = std::max(worst, std::abs(double(a[i][k]) - double(b[i][k])) / (1e-3 + std::abs(double(a[i][k]))));
-    INFO(name, i < ck.parameters.size() ? "" : " (first moment)");
+    INFO(name, i < n ? "" : " (first moment)");
     CHECK(worst < 1e-3);
   }
   fs::remove_all(root);
@@ -117,13 +83,13 @@ TEST_CASE("rdrop with dropout changes training and an interrupted run resumes bi
   REQUIRE(full.dev_ppl.has_value());
   CHECK(std::isfinite(*full.dev_ppl));
   // The second pass draws other masks, so the divergence acts and the weights move elsewhere.
-  CHECK(final_parameters(root / "full") != final_parameters(root / "plain"));
+  CHECK(final_state(root / "full") != final_state(root / "plain"));
   CHECK(*full.dev_ppl != *plain.dev_ppl);
   TrainOptions crash = quiet;
   crash.stop_after_step = 7;  // its last checkpoint is step 4
   CHECK(train(tiny(root, "resumed", 0.3, 5.0), registry, crash).interrupted);
   CHECK(train(tiny(root, "resumed", 0.3, 5.0), registry, quiet).resumed_from == 4);
-  const auto a = final_parameters(root / "full"), b = final_parameters(root / "resumed");
+  const auto a = final_state(root / "full"), b = final_state(root / "resumed");
   REQUIRE(a.size() == b.size());
   for (std::size_t i = 0; i < a.size(); ++i) REQUIRE(a[i] == b[i]);
   fs::remove_all(root);

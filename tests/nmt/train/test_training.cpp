@@ -23,6 +23,8 @@
 
 using namespace attnlab;
 using namespace attnlab::nmt;
+using nmt::testing::final_state;
+using nmt::testing::tiny_experiment;
 namespace fs = std::filesystem;
 
 TEST_CASE("a tiny transformer learns to copy sequences to near-zero loss" * doctest::test_suite("training")) {
@@ -54,55 +56,6 @@ TEST_CASE("a tiny transformer learns to copy sequences to near-zero loss" * doct
     CHECK(sum / seeds < 0.12);
   }
 }
-
-namespace {
-
-ExperimentConfig tiny_experiment(const fs::path& root, const std::string& run, const std::string& plugins = "") {
-  const std::string toml = R"([experiment]
-name = "resume"
-seed = 3
-[data]
-cache_dir = "cache"
-[data.synthetic]
-train_pairs = 300
-dev_pairs = 20
-test_pairs = 20
-seed = 2
-[vocab]
-size = 120
-[model]
-encoder_layers = 1
-decoder_layers = 1
-d_model = 16
-heads = 2
-d_ff = 32
-dropout = 0.1
-attention_dropout = 0.1
-[training]
-batch_tokens = 300
-max_steps = 12
-warmup_steps = 4
-eval_every = 5
-log_every = 3
-checkpoint_every = 4
-checkpoint_every_seconds = 0
-keep_checkpoints = 2
-)";
-  ExperimentConfig c = parse_experiment(toml + plugins, (root / "resume.toml").string());
-  c.run_dir = (root / run).string();
-  return c;
-}
-
-std::vector<std::vector<float>> final_state(const fs::path& run_dir) {
-  Checkpoint ck = *CheckpointStore(run_dir, 2).latest().checkpoint;
-  std::vector<std::vector<float>> out;
-  for (const auto& p : ck.parameters) out.push_back(p.tensor.to_vector<float>());
-  for (const auto& m : ck.optimizer.m) out.push_back(m.tensor.to_vector<float>());
-  for (const auto& v : ck.optimizer.v) out.push_back(v.tensor.to_vector<float>());
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("an interrupted and resumed run ends with bit-identical weights") {
   const fs::path root = fs::temp_directory_path() / fmt::format("attnlab-resume-{}", ::getpid());
