@@ -1,5 +1,6 @@
 // attnlab bleu: corpus BLEU (and chrF) of a hypothesis file against reference files, printed like
-// sacreBLEU's text output with its signature.
+// sacreBLEU's text output with its signature; on request, the score's bootstrap interval and a
+// paired bootstrap test against another system's hypotheses.
 #include <algorithm>
 #include <fstream>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include "attnlab/commands.h"
 #include "attnlab/error.h"
 #include "attnlab/nmt/metrics/bleu.h"
+#include "attnlab/nmt/metrics/bootstrap.h"
 #include "attnlab/nmt/metrics/chrf.h"
 
 namespace attnlab::app {
@@ -39,6 +41,10 @@ struct BleuFlags {
   std::optional<double> smooth_value;
   bool chrf = false, score_only = false, skip_unreferenced = false;
   std::int64_t num_refs = 1;
+  bool confidence = false;
+  std::string paired_base;  // --paired-bs: the baseline's hypotheses
+  int bootstrap_samples = 1000;
+  std::uint64_t bootstrap_seed = 12345;
 };
 
 int run_bleu(BleuFlags& f);
@@ -109,6 +115,17 @@ Command bleu_command(CLI::App& root) {
   app->add_flag("--compound-split", f->bleu.compound_split, "paper-style WMT14 tokenized BLEU (splits ##AT##-##AT##)");
   app->add_flag("--chrf", f->chrf, "also chrF2");
   app->add_flag("--score-only,-b", f->score_only, "print the score alone");
+  app->add_flag("--confidence", f->confidence,
+                "also the score's spread over bootstrap resamples of the segments: mean, standard deviation and "
+                "95 % interval");
+  app->add_option("--paired-bs", f->paired_base,
+                  "a baseline system's hypotheses for the same segments: paired bootstrap test of HYP against it "
+                  "(Koehn 2004)")
+      ->type_name("BASE");
+  app->add_option("--bootstrap-samples", f->bootstrap_samples, "bootstrap resamples")
+      ->check(whole_number(1, 1000000))
+      ->type_name("N");
+  app->add_option("--bootstrap-seed", f->bootstrap_seed, "the resampling seed")->check(whole_number(0))->type_name("S");
   return {app, [f] { return run_bleu(*f); }};
 }
 
@@ -122,6 +139,40 @@ std::vector<std::string> sacrebleu_spellings(std::vector<std::string> args) {
 }
 
 namespace {
+
+// Per-segment statistics, the unit the bootstrap resamples.
+std::vector<nmt::BleuStats> segment_stats(const std::vector<std::string>& hyps,
+                                          const std::vector<std::vector<std::string>>& refs,
+                                          const nmt::BleuConfig& config) {
+  std::vector<nmt::BleuStats> stats;
+  stats.reserve(hyps.size());
+  std::vector<std::string> segment_refs(refs.size());
+  for (std::size_t i = 0; i < hyps.size(); ++i) {
+    for (std::size_t r = 0; r < refs.size(); ++r) segment_refs[r] = refs[r][i];
+    stats.push_back(nmt::sentence_bleu_stats(hyps[i], segment_refs, config));
+  }
+  return stats;
+}
+
+// --confidence and --paired-bs: one line each, after the scores.
+void print_bootstrap(const BleuFlags& f, const std::vector<std::string>& hyps, const std::vector<std::string>& base,
+                     const std::vector<std::vector<std::string>>& refs) {
+  const std::vector<nmt::BleuStats> stats = segment_stats(hyps, refs, f.bleu);
+  if (f.confidence) {
+    const nmt::BootstrapInterval ci = nmt::bootstrap_interval(stats, f.bleu, f.bootstrap_samples, f.bootstrap_seed);
+    fmt::print("bootstrap, {} resamples of the {} segments (seed {}): mean {:.2f}, standard deviation {:.2f}, "
+               "95 % interval {:.2f} .. {:.2f}\n",
+               ci.samples, stats.size(), f.bootstrap_seed, ci.mean, ci.stddev, ci.lower, ci.upper);
+  }
+  if (!base.empty()) {
+    const nmt::BootstrapResult p = nmt::paired_bootstrap(segment_stats(base, refs, f.bleu), stats, f.bleu,
+                                                         f.bootstrap_samples, f.bootstrap_seed);
+    fmt::print("paired bootstrap against {}, {} resamples (seed {}): {:.2f} against {:.2f} ({:+.2f}); not higher "
+               "in {:.1f} % of the resamples, not lower in {:.1f} %\n",
+               f.paired_base, p.samples, f.bootstrap_seed, p.system_bleu, p.base_bleu, p.system_bleu - p.base_bleu,
+               100.0 * p.p_value, 100.0 * p.p_worse);
+  }
+}
 
 int run_bleu(BleuFlags& f) {
   nmt::BleuConfig& bleu = f.bleu;
@@ -150,10 +201,22 @@ int run_bleu(BleuFlags& f) {
       throw Error(fmt::format("the hypothesis ({}) has {} lines but reference '{}' has {}",
                               hyp_name, hyps.size(), ref_names[r], refs[r].size()));
   }
+  std::vector<std::string> base;  // --paired-bs, filtered with the hypotheses
+  if (!f.paired_base.empty()) {
+    base = read_file_lines(f.paired_base);
+    if (base.size() != hyps.size())
+      throw Error(fmt::format("the baseline ({}) has {} lines but the hypothesis ({}) has {}", f.paired_base,
+                              base.size(), hyp_name, hyps.size()));
+  }
   if (f.skip_unreferenced) {
+    const std::size_t total = hyps.size();
+    if (!base.empty()) {  // the same segments leave the baseline: drop them from a copy of the refs
+      auto base_refs = refs;
+      drop_unreferenced(base, base_refs);
+    }
     const std::size_t skipped = drop_unreferenced(hyps, refs);
     fmt::print(stderr, "left out {} of {} segment(s) whose every reference is empty (--skip-unreferenced)\n", skipped,
-               hyps.size() + skipped);
+               total);
   }
 
   const nmt::BleuScore score = nmt::corpus_bleu(hyps, refs, bleu);
@@ -166,6 +229,7 @@ int run_bleu(BleuFlags& f) {
     if (score_only) fmt::print("{:.2f}\n", c.score);
     else fmt::print("{}\n", c.format(nmt::chrf_signature(config, score.num_refs)));
   }
+  if (f.confidence || !base.empty()) print_bootstrap(f, hyps, base, refs);
   return 0;
 }
 
