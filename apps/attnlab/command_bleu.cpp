@@ -164,7 +164,7 @@ void print_bootstrap(const BleuFlags& f, const std::vector<std::string>& hyps, c
                "95 % interval {:.2f} .. {:.2f}\n",
                ci.samples, stats.size(), f.bootstrap_seed, ci.mean, ci.stddev, ci.lower, ci.upper);
   }
-  if (!base.empty()) {
+  if (!f.paired_base.empty()) {
     const nmt::BootstrapResult p = nmt::paired_bootstrap(segment_stats(base, refs, f.bleu), stats, f.bleu,
                                                          f.bootstrap_samples, f.bootstrap_seed);
     fmt::print("paired bootstrap against {}, {} resamples (seed {}): {:.2f} against {:.2f} ({:+.2f}); not higher "
@@ -210,7 +210,7 @@ int run_bleu(BleuFlags& f) {
   }
   if (f.skip_unreferenced) {
     const std::size_t total = hyps.size();
-    if (!base.empty()) {  // the same segments leave the baseline: drop them from a copy of the refs
+    if (!f.paired_base.empty()) {  // the same segments leave the baseline: drop them from a copy of the refs
       auto base_refs = refs;
       drop_unreferenced(base, base_refs);
     }
@@ -229,7 +229,7 @@ int run_bleu(BleuFlags& f) {
     if (score_only) fmt::print("{:.2f}\n", c.score);
     else fmt::print("{}\n", c.format(nmt::chrf_signature(config, score.num_refs)));
   }
-  if (f.confidence || !base.empty()) print_bootstrap(f, hyps, base, refs);
+  if (f.confidence || !f.paired_base.empty()) print_bootstrap(f, hyps, base, refs);
   return 0;
 }
 
