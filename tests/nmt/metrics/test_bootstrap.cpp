@@ -7,23 +7,14 @@
 
 #include <doctest/doctest.h>
 
-#include "attnlab/error.h"
 #include "attnlab/nmt/metrics/bleu.h"
 #include "attnlab/nmt/metrics/bootstrap.h"
+#include "nmt_test_util.h"
 
 using namespace attnlab;
 using namespace attnlab::nmt;
 
 namespace {
-
-std::string error_of(const auto& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 // Segments of mixed quality: every fourth one exact, the others with one to three words wrong.
 std::vector<BleuStats> mixed_segments(int n, const BleuConfig& config) {
@@ -113,7 +104,8 @@ TEST_CASE("bootstrap interval narrows as the square root of the set size and rep
 
 TEST_CASE("bootstrap interval refuses an empty set and a non-positive sample count") {
   const BleuConfig config = BleuConfig::sacrebleu();
-  CHECK(error_of([&] { bootstrap_interval({}, config); }).find("no sentences") != std::string::npos);
+  CHECK(testing::error_of([&] { bootstrap_interval({}, config); }).find("no sentences") != std::string::npos);
   const std::vector<BleuStats> one(1, sentence_bleu_stats("a b", {"a b"}, config));
-  CHECK(error_of([&] { bootstrap_interval(one, config, 0); }).find("samples must be positive") != std::string::npos);
+  const std::string no_samples = testing::error_of([&] { bootstrap_interval(one, config, 0); });
+  CHECK(no_samples.find("samples must be positive") != std::string::npos);
 }
