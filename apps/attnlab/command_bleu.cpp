@@ -69,8 +69,10 @@ std::vector<std::vector<std::string>> split_references(const std::vector<std::st
 // Empty after sacreBLEU's rstrip().
 bool blank(const std::string& s) { return s.find_first_not_of(" \t\r\n\f\v") == std::string::npos; }
 
-// --skip-unreferenced: removes the segments whose every reference is blank; returns how many.
-std::size_t drop_unreferenced(std::vector<std::string>& hyps, std::vector<std::vector<std::string>>& refs) {
+// --skip-unreferenced: removes the segments whose every reference is blank, from the hypotheses,
+// the references and the --paired-bs baseline (empty when there is none); returns how many.
+std::size_t drop_unreferenced(std::vector<std::string>& hyps, std::vector<std::vector<std::string>>& refs,
+                              std::vector<std::string>& base) {
   std::size_t kept = 0;
   for (std::size_t i = 0; i < hyps.size(); ++i) {
     const bool referenced = std::any_of(refs.begin(), refs.end(), [&](const auto& stream) { return !blank(stream[i]); });
@@ -78,12 +80,14 @@ std::size_t drop_unreferenced(std::vector<std::string>& hyps, std::vector<std::v
     if (kept != i) {
       hyps[kept] = std::move(hyps[i]);
       for (auto& stream : refs) stream[kept] = std::move(stream[i]);
+      if (!base.empty()) base[kept] = std::move(base[i]);
     }
     ++kept;
   }
   const std::size_t dropped = hyps.size() - kept;
   hyps.resize(kept);
   for (auto& stream : refs) stream.resize(kept);
+  if (!base.empty()) base.resize(kept);
   return dropped;
 }
 
@@ -140,24 +144,10 @@ std::vector<std::string> sacrebleu_spellings(std::vector<std::string> args) {
 
 namespace {
 
-// Per-segment statistics, the unit the bootstrap resamples.
-std::vector<nmt::BleuStats> segment_stats(const std::vector<std::string>& hyps,
-                                          const std::vector<std::vector<std::string>>& refs,
-                                          const nmt::BleuConfig& config) {
-  std::vector<nmt::BleuStats> stats;
-  stats.reserve(hyps.size());
-  std::vector<std::string> segment_refs(refs.size());
-  for (std::size_t i = 0; i < hyps.size(); ++i) {
-    for (std::size_t r = 0; r < refs.size(); ++r) segment_refs[r] = refs[r][i];
-    stats.push_back(nmt::sentence_bleu_stats(hyps[i], segment_refs, config));
-  }
-  return stats;
-}
-
 // --confidence and --paired-bs: one line each, after the scores.
 void print_bootstrap(const BleuFlags& f, const std::vector<std::string>& hyps, const std::vector<std::string>& base,
                      const std::vector<std::vector<std::string>>& refs) {
-  const std::vector<nmt::BleuStats> stats = segment_stats(hyps, refs, f.bleu);
+  const std::vector<nmt::BleuStats> stats = nmt::segment_bleu_stats(hyps, refs, f.bleu);
   if (f.confidence) {
     const nmt::BootstrapInterval ci = nmt::bootstrap_interval(stats, f.bleu, f.bootstrap_samples, f.bootstrap_seed);
     fmt::print("bootstrap, {} resamples of the {} segments (seed {}): mean {:.2f}, standard deviation {:.2f}, "
@@ -165,7 +155,7 @@ void print_bootstrap(const BleuFlags& f, const std::vector<std::string>& hyps, c
                ci.samples, stats.size(), f.bootstrap_seed, ci.mean, ci.stddev, ci.lower, ci.upper);
   }
   if (!f.paired_base.empty()) {
-    const nmt::BootstrapResult p = nmt::paired_bootstrap(segment_stats(base, refs, f.bleu), stats, f.bleu,
+    const nmt::BootstrapResult p = nmt::paired_bootstrap(nmt::segment_bleu_stats(base, refs, f.bleu), stats, f.bleu,
                                                          f.bootstrap_samples, f.bootstrap_seed);
     fmt::print("paired bootstrap against {}, {} resamples (seed {}): {:.2f} against {:.2f} ({:+.2f}); not higher "
                "in {:.1f} % of the resamples, not lower in {:.1f} %\n",
@@ -209,14 +199,9 @@ int run_bleu(BleuFlags& f) {
                               base.size(), hyp_name, hyps.size()));
   }
   if (f.skip_unreferenced) {
-    const std::size_t total = hyps.size();
-    if (!f.paired_base.empty()) {  // the same segments leave the baseline: drop them from a copy of the refs
-      auto base_refs = refs;
-      drop_unreferenced(base, base_refs);
-    }
-    const std::size_t skipped = drop_unreferenced(hyps, refs);
+    const std::size_t skipped = drop_unreferenced(hyps, refs, base);
     fmt::print(stderr, "left out {} of {} segment(s) whose every reference is empty (--skip-unreferenced)\n", skipped,
-               total);
+               hyps.size() + skipped);
   }
 
   const nmt::BleuScore score = nmt::corpus_bleu(hyps, refs, bleu);

@@ -227,8 +227,9 @@ BleuStats sentence_bleu_stats(std::string_view hypothesis, const std::vector<std
   return segment_stats(hypothesis, refs, config, 1);
 }
 
-BleuStats corpus_bleu_stats(const std::vector<std::string>& hypotheses,
-                            const std::vector<std::vector<std::string>>& references, const BleuConfig& config) {
+std::vector<BleuStats> segment_bleu_stats(const std::vector<std::string>& hypotheses,
+                                          const std::vector<std::vector<std::string>>& references,
+                                          const BleuConfig& config) {
   config.validate();
   if (references.empty()) throw Error("BLEU: no reference stream given");
   for (std::size_t r = 0; r < references.size(); ++r) {
@@ -236,16 +237,25 @@ BleuStats corpus_bleu_stats(const std::vector<std::string>& hypotheses,
       throw Error(fmt::format("BLEU: the hypothesis stream has {} lines but reference stream {} has {}",
                               hypotheses.size(), r + 1, references[r].size()));
   }
+  std::vector<BleuStats> stats;
+  stats.reserve(hypotheses.size());
+  std::vector<std::string_view> refs;
+  for (std::size_t i = 0; i < hypotheses.size(); ++i) {
+    refs.clear();
+    for (const auto& stream : references) refs.push_back(stream[i]);  // "" is an empty reference, as in sacreBLEU
+    stats.push_back(segment_stats(hypotheses[i], refs, config, i + 1));
+  }
+  return stats;
+}
+
+BleuStats corpus_bleu_stats(const std::vector<std::string>& hypotheses,
+                            const std::vector<std::vector<std::string>>& references, const BleuConfig& config) {
   BleuStats sum;
   sum.correct.assign(static_cast<std::size_t>(config.max_ngram_order), 0);
   sum.total.assign(static_cast<std::size_t>(config.max_ngram_order), 0);
   // Every segment has one reference per stream ("" is an empty one), so the count is the streams'.
   sum.num_refs = static_cast<int>(references.size());
-  std::vector<std::string_view> refs;
-  for (std::size_t i = 0; i < hypotheses.size(); ++i) {
-    refs.clear();
-    for (const auto& stream : references) refs.push_back(stream[i]);  // "" is an empty reference, as in sacreBLEU
-    const BleuStats s = segment_stats(hypotheses[i], refs, config, i + 1);
+  for (const BleuStats& s : segment_bleu_stats(hypotheses, references, config)) {
     sum.sys_len += s.sys_len;
     sum.ref_len += s.ref_len;
     for (std::size_t n = 0; n < s.correct.size(); ++n) {

@@ -193,6 +193,18 @@ TEST_CASE("statistics add up and sentence statistics sum to the corpus") {
   CHECK(sum.sys_len == corpus.sys_len);
   CHECK(sum.ref_len == corpus.ref_len);
   CHECK(compute_bleu(sum, {}).score == compute_bleu(corpus, {}).score);
+  // The per-segment statistics are each segment's sentence statistics, in order.
+  const std::vector<BleuStats> segments = segment_bleu_stats(kHyps, kRefs, {});
+  REQUIRE(segments.size() == kHyps.size());
+  for (std::size_t i = 0; i < kHyps.size(); ++i) {
+    const BleuStats one = sentence_bleu_stats(kHyps[i], {kRefs[0][i], kRefs[1][i]}, {});
+    CHECK(segments[i].correct == one.correct);
+    CHECK(segments[i].total == one.total);
+    CHECK(segments[i].sys_len == one.sys_len);
+    CHECK(segments[i].ref_len == one.ref_len);
+  }
+  CHECK(error_of([&] { segment_bleu_stats({"a", "b"}, {{"a"}}, {}); }) ==
+        "BLEU: the hypothesis stream has 2 lines but reference stream 1 has 1");
 }
 
 TEST_CASE("chrF follows sacreBLEU's defaults") {

@@ -92,9 +92,14 @@ std::string bleu_preprocess(std::string_view segment, const BleuConfig& config);
 BleuStats sentence_bleu_stats(std::string_view hypothesis, const std::vector<std::string>& references,
                               const BleuConfig& config);
 
-// Sums of the segment statistics. `references` holds reference streams, each as long as
-// `hypotheses`; a stream of another length throws attnlab::Error naming both counts. Empty lines
-// are empty references (sentence_bleu_stats).
+// The statistics of every segment, in order (the unit a bootstrap resamples). `references` holds
+// reference streams, each as long as `hypotheses`; a stream of another length throws attnlab::Error
+// naming both counts. Empty lines are empty references (sentence_bleu_stats).
+std::vector<BleuStats> segment_bleu_stats(const std::vector<std::string>& hypotheses,
+                                          const std::vector<std::vector<std::string>>& references,
+                                          const BleuConfig& config);
+
+// Sums of the segment statistics (segment_bleu_stats, with its checks).
 BleuStats corpus_bleu_stats(const std::vector<std::string>& hypotheses,
                             const std::vector<std::vector<std::string>>& references, const BleuConfig& config);
 
