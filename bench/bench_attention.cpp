@@ -5,11 +5,17 @@
 // prints one table. See bench/README.md. On CUDA, --dtype auto gives `flash` bf16, which at both
 // head sizes runs its tensor-core kernels (--dtype f32: its FMA kernels).
 //
+// With --positional NAME (alibi, relative, rope) the core applies that scheme's part inside
+// attention (AttentionCore::positions) and lines name the plugin as impl=PLUGIN+NAME; plugins that
+// do not serve the scheme on the device are skipped with the reason.
+//
 // FLOPs: 4 B h T^2 d for the forward (Q K^T and P V, 2 B h T^2 d each), halved when causal; the
-// backward counts 2.5 times the forward, so forward+backward is 3.5 times the forward.
+// backward counts 2.5 times the forward, so forward+backward is 3.5 times the forward (position
+// terms are not counted).
 //
 //   bench_attention [--device cpu|cuda:N] [--plugins a,b,..] [--dims 64,128] [--min-len N]
 //                   [--max-len N] [--tokens N] [--warmup W] [--iters I] [--threads N] [--dtype auto|f32|bf16]
+//                   [--positional NAME]
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -24,6 +30,7 @@
 
 #include "attnlab/attnlab.h"
 #include "attnlab/init.h"
+#include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/loader.h"
 
 namespace {
@@ -40,13 +47,14 @@ struct BenchOptions {
   int warmup = -1, iters = -1;              // -1: 3 / 10 on CUDA, 1 / 3 on the CPU
   int threads = 2;
   std::string dtype = "auto";  // auto: bf16 where the plugin takes it on CUDA, else f32
+  std::string positional;      // empty: no positions inside attention
 };
 
 [[noreturn]] void usage(const std::string& msg) {
   fmt::print(stderr,
              "bench_attention: {}\nusage: bench_attention [--device cpu|cuda:N] [--plugins a,b,..] [--dims 64,128] "
              "[--min-len N] [--max-len N] [--tokens N] [--warmup W] [--iters I] [--threads N] "
-             "[--dtype auto|f32|bf16]\n",
+             "[--dtype auto|f32|bf16] [--positional NAME]\n",
              msg);
   std::exit(2);
 }
@@ -80,6 +88,7 @@ BenchOptions parse(int argc, char** argv) {
     else if (a == "--iters") o.iters = std::atoi(v.c_str());
     else if (a == "--threads") o.threads = std::atoi(v.c_str());
     else if (a == "--dtype") o.dtype = v;
+    else if (a == "--positional") o.positional = v;
     else usage("unknown option " + a);
   }
   const bool gpu = o.device.is_cuda();
@@ -120,7 +129,8 @@ Tensor random_heads(const Shape4& s, std::uint64_t seed, DType dtype, Device dev
 }
 
 // Runs every length, causal setting and pass for one plugin and head size; prints one line each.
-void bench_plugin(Attention& module, const std::string& name, DType dtype, std::int64_t d, const BenchOptions& o) {
+void bench_plugin(Attention& module, const std::string& name, DType dtype, std::int64_t d, const BenchOptions& o,
+                  const AttentionPositions* positions) {
   const std::int64_t h = 1024 / d;  // d_model 1024: 16 heads of 64, 8 heads of 128
   for (std::int64_t t = o.min_len; t <= o.max_len; t *= 2) {
     const Shape4 s{std::max<std::int64_t>(1, o.tokens / t), h, t, d};
@@ -131,7 +141,7 @@ void bench_plugin(Attention& module, const std::string& name, DType dtype, std::
     for (bool causal : {false, true}) {
       const double fwd_flops = 4.0 * static_cast<double>(s.b * s.h) * static_cast<double>(t * t) *
                                static_cast<double>(d) * (causal ? 0.5 : 1.0);
-      const AttentionCore core{.query = q, .key = k, .value = v, .causal = causal};
+      const AttentionCore core{.query = q, .key = k, .value = v, .causal = causal, .positions = positions};
       const double fwd_ms = time_ms(o.device, o.warmup, o.iters, [&] {
         NoGradGuard no_grad;
         Tensor out = module.attend(core);
@@ -202,11 +212,29 @@ int main(int argc, char** argv) {
       ctx.init = &init;
       ctx.dropout_rng = &dropout;
       ctx.registry = &registry;
-      ctx.options = Options::with_defaults(registry.find(PluginFamily::attention, name).options);
       try {
+        // The scheme's part inside attention, built with the bench's dimensions.
+        std::shared_ptr<AttentionPositions> positions;
+        std::string label = name;
+        if (!o.positional.empty()) {
+          const PluginInfo& scheme = registry.find(PluginFamily::positional, o.positional);
+          const AttentionNeeds needs{.positions = scheme.positions, .positional = o.positional};
+          if (auto why = check_attention_support(registry.find(PluginFamily::attention, name), o.device, dtype, d, d,
+                                                 needs)) {
+            fmt::print("# skip {} d={}: {}\n", name, d, *why);
+            continue;
+          }
+          BuildContext scheme_ctx = ctx;  // its parameters (relative's tables) in the bench's dtype
+          scheme_ctx.dtype = dtype;
+          scheme_ctx.options = Options::with_defaults(scheme.options);
+          positions = registry.make_positional(o.positional, scheme_ctx)->attention_positions(scheme_ctx);
+          label += "+" + o.positional;
+        }
+        ctx.options = Options::with_defaults(registry.find(PluginFamily::attention, name).options);
         std::shared_ptr<Attention> module = registry.make_attention(name, ctx);
         module->eval();
-        bench_plugin(*module, name, dtype, d, o);
+        if (positions) positions->eval();
+        bench_plugin(*module, label, dtype, d, o, positions.get());
       } catch (const Error& e) {
         fmt::print("# skip {} d={}: {}\n", name, d, e.what());
       }

@@ -15,6 +15,8 @@
 #   compare    bench/gpu_compare.sh: base model, bf16, 25000-token batches, attnlab vs PyTorch eager
 #              vs torch.compile
 #   attention  bench/attention_compare.sh: scaled_dot, flash, cudnn and torch SDPA
+#   positions  bench_attention for flash and scaled_dot (bf16, d 64) without positions, with alibi
+#              and with relative: the position terms inside flash's kernels against both
 #   checks     tests and plugins at the same time (test_cuda's output in OUT/tests.log)
 #   rows       further rows of the Multi30k suite (ROWS, --jobs JOBS on the one GPU), appended
 #              to OUT/train.tgz
@@ -27,7 +29,7 @@
 # Run from the repository root on the GPU machine, with the folder of scripts/pack-gpu.sh at PACK
 # (default dist/attnlab-gpu) and the shared data folder at ATTNLAB_SHARED (the Multi30k files).
 # TEST_FILES: the test sources whose cases run (default: all of tests/cuda).
-# Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS, T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_ROWS, T_RECIPE.
+# Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS, T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_POSITIONS (per scheme), T_ROWS, T_RECIPE.
 # Writes into OUT: summary.log (everything printed), report.md and report.csv (the suite's report),
 # train.tgz (the suite's run folder without checkpoints), compile.log (torch.compile's messages).
 set -uo pipefail
@@ -176,6 +178,14 @@ phase_compare() {
 
 phase_attention() {
   limited "${T_ATTENTION:-150}" bash "$pack/bench/attention_compare.sh"
+}
+
+phase_positions() {
+  local scheme
+  for scheme in none alibi relative; do
+    limited "${T_POSITIONS:-120}" "${run[@]}" bench_attention --device cuda:0 --plugins flash,scaled_dot --dims 64 \
+      --min-len 512 --max-len 4096 $([ "$scheme" = none ] || echo "--positional $scheme")
+  done
 }
 
 # checks: tests and plugins at the same time (both only compare results), test_cuda's output in

@@ -4,7 +4,7 @@
 #   the thread count its manifest records); a row that sets threads keeps them;
 # - the grid point equal to the base configuration is the same run: trained once, shown as the
 #   same run by check, status and the report;
-# - the grid point a plugin cannot serve (flash has no ALiBi term) is skipped with its reason
+# - the grid point a plugin cannot serve (additive cannot rotate for rope) is skipped with its reason
 #   under unsupported = "skip", refused as a whole under the default "error", and trained with
 #   the fallback under "fallback";
 # - a changed row still retrains.
@@ -29,16 +29,16 @@ checkpoint_every_seconds = 0
 "model.d_ff" = $2
 [grids.pos]
 $1
-axes = [ { "model.attention.name" = ["scaled_dot", "flash"] }, { "model.positional.name" = ["sinusoidal", "alibi"] } ]
+axes = [ { "model.attention.name" = ["scaled_dot", "additive"] }, { "model.positional.name" = ["sinusoidal", "rope"] } ]
 TOML
 }
 
-# The default: the grid point flash + alibi refuses the suite, naming the row and the way out.
+# The default: the grid point additive + rope refuses the suite, naming the row and the way out.
 suite "" 48 >suite.toml
-if "$attnlab" check suite.toml >check.log 2>&1; then fail "check accepted a row flash cannot serve" check.log; fi
+if "$attnlab" check suite.toml >check.log 2>&1; then fail "check accepted a row additive cannot serve" check.log; fi
 grep -q "row pos-04" check.log && grep -q 'unsupported = "fallback" or "skip"' check.log ||
   fail "the refusal does not name the row and the setting" check.log
-if "$attnlab" run suite.toml --jobs 2 >run.log 2>&1; then fail "run accepted a row flash cannot serve" run.log; fi
+if "$attnlab" run suite.toml --jobs 2 >run.log 2>&1; then fail "run accepted a row additive cannot serve" run.log; fi
 [ ! -d runs/share ] || [ -z "$(ls runs/share | grep -- -s1-)" ] || fail "a refused suite trained rows" run.log
 
 # unsupported = "skip": check lists what each row gets.
@@ -80,4 +80,4 @@ suite 'unsupported = "fallback"' 40 >suite.toml
 grep -q "^suite share: 2 trained, 3 already finished" rerun.log ||
   fail "expected pos-04 and the changed own-threads trained, 3 rows finished earlier" rerun.log
 grep -q "using its fallback 'scaled_dot'" runs/share/pos-04-s1-*/run.log || fail "pos-04 did not say it used the fallback" runs/share/pos-04-s1-*/run.log
-echo "suite share: $share thread(s) per row of 2 on $cores cores, the base's grid point trained once, flash + alibi skipped, then served by the fallback"
+echo "suite share: $share thread(s) per row of 2 on $cores cores, the base's grid point trained once, additive + rope skipped, then served by the fallback"

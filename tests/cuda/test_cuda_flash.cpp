@@ -2,8 +2,8 @@
 // f32 with scaled_dot on cuda:0 as the reference, and the op for every pairing of the head sizes
 // it is compiled for, in f32 and bf16, with padding masks, causal masking, one decoding step, a
 // fully padded batch row and dropout (the CPU and the GPU drop the same weights), forward and
-// backward, and the bf16 kernels taking f32 tensors under bf16 compute precision. Skipped without
-// a CUDA device.
+// backward, position terms in kernel form with their gradients, and the bf16 kernels taking f32
+// tensors under bf16 compute precision. Skipped without a CUDA device.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -37,6 +37,7 @@ struct Case {
   std::int64_t b, h, tq, tk;
   bool causal, mask;
   double dropout;
+  bool terms = false;  // position terms in kernel form: distance bias, bucket scores and values
 };
 
 // The op on cuda:0 in `dtype` against the CPU in f64 on the same (rounded) values.
@@ -49,17 +50,32 @@ void check_op(const Case& c, std::int64_t dk, std::int64_t dv, DType dtype) {
   };
   const Tensor q = input({c.b, c.h, c.tq, dk}, 1), k = input({c.b, c.h, c.tk, dk}, 2), v = input({c.b, c.h, c.tk, dv}, 3);
   const Tensor dout = input({c.b, c.h, c.tq, dv}, 4);
+  const std::int64_t clip = 3, buckets = 2 * clip + 1;
+  const Tensor scores = input({c.b, c.h, c.tq, buckets}, 5), values = input({buckets, dv}, 6);
+  std::vector<double> slopes;
+  for (std::int64_t n = 0; n < c.h; ++n) slopes.push_back(0.25 / static_cast<double>(n + 1));
   flash::FlashOptions o{.causal = c.causal, .scale = 1.0 / std::sqrt(static_cast<double>(dk)), .dropout = c.dropout,
                         .seed = 3, .offset = 11};
   auto run = [&](DType t, Device device) {
     Tensor qq = q.to(t).to(device), kk = k.to(t).to(device), vv = v.to(t).to(device);
-    for (Tensor* x : {&qq, &kk, &vv}) x->set_requires_grad();
+    Tensor ss = scores.to(t).to(device), vb = values.to(t).to(device);
+    for (Tensor* x : {&qq, &kk, &vv, &ss, &vb}) x->set_requires_grad();
     flash::FlashOptions oo = o;
     if (c.mask) oo.key_padding_mask = mask_for(c.b, c.tk, t).to(device);
+    if (c.terms) {
+      oo.score_terms = {.slopes = Tensor::from_vector<double>({c.h}, slopes).to(device), .bucket_scores = ss,
+                        .clip = clip};
+      oo.value_terms = {.bucket_values = vb, .clip = clip};
+    }
     auto r = flash::flash_attention_forward(qq, kk, vv, oo);
     r.out.backward(dout.to(t).to(device));
-    return std::vector<Tensor>{r.out.to(Device::cpu()), r.logsumexp.to(Device::cpu()), qq.grad().to(Device::cpu()),
-                               kk.grad().to(Device::cpu()), vv.grad().to(Device::cpu())};
+    std::vector<Tensor> out{r.out.to(Device::cpu()), r.logsumexp.to(Device::cpu()), qq.grad().to(Device::cpu()),
+                            kk.grad().to(Device::cpu()), vv.grad().to(Device::cpu())};
+    if (c.terms) {
+      out.push_back(ss.grad().to(Device::cpu()));
+      out.push_back(vb.grad().to(Device::cpu()));
+    }
+    return out;
   };
   const auto want = run(DType::f64, Device::cpu());
   const auto got = run(dtype, Device::cuda(0));
@@ -74,7 +90,7 @@ void check_op(const Case& c, std::int64_t dk, std::int64_t dv, DType dtype) {
       lse_got[i] = lse_want[i] = 0.0;
     }
   CHECK_TENSOR_NEAR(Tensor::from_vector<double>(got[1].shape(), lse_got), lse_want, testing::Tolerance{1e-4, 1e-4});
-  for (std::size_t g = 2; g < 5; ++g) CHECK_TENSOR_NEAR(got[g].to(DType::f64), want[g], grad_tol);
+  for (std::size_t g = 2; g < want.size(); ++g) CHECK_TENSOR_NEAR(got[g].to(DType::f64), want[g], grad_tol);
 }
 
 }  // namespace
@@ -108,6 +124,18 @@ TEST_CASE("cuda flash matches the cpu with causal masking decoding steps and dro
       {.b = 2, .h = 2, .tq = 50, .tk = 20, .causal = true, .mask = false, .dropout = 0.0},  // rows that see nothing
       {.b = 2, .h = 4, .tq = 33, .tk = 65, .causal = false, .mask = true, .dropout = 0.2},  // the same weights dropped
   };
+  for (DType dtype : {DType::f32, DType::bf16})
+    for (const Case& c : cases) check_op(c, 64, 64, dtype);
+}
+
+TEST_CASE("cuda flash applies position terms in kernel form as the cpu does") {
+  SKIP_WITHOUT_CUDA();
+  const Case cases[] = {
+      {.b = 3, .h = 2, .tq = 70, .tk = 70, .causal = true, .mask = true, .dropout = 0.0, .terms = true},
+      {.b = 2, .h = 3, .tq = 1, .tk = 90, .causal = true, .mask = true, .dropout = 0.0, .terms = true},
+      {.b = 2, .h = 2, .tq = 33, .tk = 65, .causal = false, .mask = true, .dropout = 0.2, .terms = true},
+  };
+  // bf16 at head size 64 leaves the tensor cores for the FMA kernels, which apply the terms.
   for (DType dtype : {DType::f32, DType::bf16})
     for (const Case& c : cases) check_op(c, 64, 64, dtype);
 }

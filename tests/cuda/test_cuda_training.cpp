@@ -1,6 +1,7 @@
 // Whole training on cuda:0 against the CPU: one full step of a small Transformer in f32 (loss,
 // every parameter's gradient, the weights after Adam), and the loss curves of a small model over
-// 300 steps, GPU bf16 (and tf32) against CPU fp32. Skipped without a CUDA device.
+// 300 steps, GPU bf16 (and tf32) against CPU fp32, and flash with ALiBi and relative positions
+// against scaled_dot in bf16. Skipped without a CUDA device.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -128,5 +129,22 @@ TEST_CASE("cuda loss curves of 300 steps in bf16 and tf32 agree with the cpu in 
                                                   << mean_of(gpu, 290, 300));
     CHECK(mean_of(gpu, 290, 300) < 0.5 * mean_of(gpu, 0, 10));
     nmt::testing::check_loss_curve_follows(cpu, gpu);
+  }
+}
+
+TEST_CASE("cuda loss curves of flash with alibi and relative positions follow scaled_dot in bf16") {
+  SKIP_WITHOUT_CUDA();
+  // Both on cuda:0 in bf16 (flash's terms on its FMA kernels, scaled_dot's through core ops): the
+  // same window as against the CPU above.
+  for (const char* positional : {"alibi", "relative"}) {
+    CAPTURE(positional);
+    const nmt::testing::CopyTaskRun run{
+        .device = kGpu, .precision = Precision::bf16, .steps = 300, .dropout = 0.1, .positional = positional};
+    const auto [reference, fused] = nmt::testing::train_copy_task_twice(run, "flash");
+    using nmt::testing::mean_of;
+    MESSAGE("copy task with " << positional << ", last 10 steps: scaled_dot " << mean_of(reference, 290, 300)
+                              << ", flash " << mean_of(fused, 290, 300));
+    CHECK(mean_of(fused, 290, 300) < 0.5 * mean_of(fused, 0, 10));
+    nmt::testing::check_loss_curve_follows(reference, fused);
   }
 }

@@ -32,11 +32,22 @@ double token_accuracy(const Tensor& logits, const std::vector<std::int64_t>& tar
 
 std::vector<double> train_copy_task(const CopyTaskRun& run) { return train_copy_task_curves(run).loss; }
 
+AttentionCurves train_copy_task_twice(CopyTaskRun run, const std::string& attention) {
+  AttentionCurves c;
+  c.reference = train_copy_task(run);
+  run.attention = attention;
+  c.other = train_copy_task(run);
+  return c;
+}
+
 CopyTaskCurves train_copy_task_curves(const CopyTaskRun& run) {
   const std::int64_t vocab = 12, bos = 2, eos = 3, len = run.len, batch = run.batch;
   TransformerConfig c = tiny_config(vocab);
   c.dims = {.d_model = 32, .n_heads = 4, .d_k = 8, .d_v = 8, .d_ff = 64, .max_length = 16};
   c.dropout = {.residual = run.dropout, .embedding = run.dropout, .attention = 0.0, .ffn = 0.0};
+  c.attention.name = run.attention;
+  c.positional.name = run.positional;
+  c.positional.options = run.positional_options;
   Generator init(run.init_seed), drop(run.dropout_seed);
   Transformer model(c, plugins(), init, drop, DType::f32, run.device);
   model.train();

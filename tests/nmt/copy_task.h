@@ -1,11 +1,15 @@
 #pragma once
 // A tiny Transformer trained on a copy task, for comparing devices and precisions: the same
 // initial weights (drawn on the host), the same batches (a fixed-seed generator) and the same
-// schedule whatever the device and precision, so two runs differ only by their arithmetic.
+// schedule whatever the device and precision, so two runs differ only by their arithmetic (or by
+// the attention and positional plugins, when those are changed).
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "attnlab/device.h"
+#include "attnlab/plugin/options.h"
 #include "attnlab/precision.h"
 
 namespace attnlab::nmt::testing {
@@ -22,10 +26,20 @@ struct CopyTaskRun {
   std::uint64_t init_seed = 11;     // initial weights
   std::uint64_t dropout_seed = 12;  // dropout masks
   std::uint64_t data_seed = 5;      // the batches
+  std::string attention = "scaled_dot";
+  std::string positional = "sinusoidal";
+  std::map<std::string, OptionValue> positional_options{};
 };
 
 // The mean (label-smoothed) loss per target token of every step, in order.
 std::vector<double> train_copy_task(const CopyTaskRun& run);
+
+// The loss curves of `run` as it is and with attention plugin `attention` instead, for
+// comparing two attention plugins on one task (both curves have run.steps entries).
+struct AttentionCurves {
+  std::vector<double> reference, other;
+};
+AttentionCurves train_copy_task_twice(CopyTaskRun run, const std::string& attention);
 
 // The same run, with each step's token accuracy beside its loss: the share of target tokens whose
 // highest logit (before that step's update) is the right token.

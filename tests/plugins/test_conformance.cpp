@@ -97,7 +97,9 @@ TEST_CASE("flash passes the whole conformance kit against scaled_dot as referenc
   CHECK(report.passed());
   std::size_t compared = 0;
   for (const auto& c : report.checks) compared += c.name.find("reference scaled_dot") != std::string::npos;
-  CHECK(compared == 8);  // parameters, outputs and gradients in six settings, and with rotary positions
+  // Parameters, outputs and gradients in six settings, with the kit's positions, and with each of
+  // rope, alibi and relative.
+  CHECK(compared == 11);
   CHECK(report.checks.front().name == "serves the kit's model on cpu (f64, d_k 3, d_v 5)");
 }
 

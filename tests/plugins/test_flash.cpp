@@ -12,6 +12,7 @@
 #include "attnlab/plugin/loader.h"
 #include "attnlab/testing/gradcheck.h"
 #include "flash_attention.h"
+#include "flash_testing.h"
 #include "support/tensor_testing.h"
 #include "support/plugin_testing.h"
 
@@ -24,7 +25,8 @@ namespace {
 
 const double kInf = std::numeric_limits<double>::infinity();
 
-Tensor f64(const Shape& shape, std::vector<double> values) { return Tensor::from_vector<double>(shape, values); }
+using testing::f64;
+using testing::mask_from_lengths;
 
 Registry& plugins() { return testing::in_tree_plugins().registry; }
 
@@ -38,14 +40,6 @@ BuildContext attention_context(const std::string& plugin, Generator& init, Gener
   ctx.registry = &plugins();
   ctx.options = Options::with_defaults(plugins().find(PluginFamily::attention, plugin).options);
   return ctx;
-}
-
-// [B, Tk] additive mask: batch row b sees its first lengths[b] keys.
-Tensor mask_from_lengths(const std::vector<std::int64_t>& lengths, std::int64_t tk) {
-  std::vector<double> m;
-  for (std::int64_t len : lengths)
-    for (std::int64_t j = 0; j < tk; ++j) m.push_back(j < len ? 0.0 : -kInf);
-  return f64({static_cast<std::int64_t>(lengths.size()), tk}, m);
 }
 
 }  // namespace

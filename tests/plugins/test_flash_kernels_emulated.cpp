@@ -2,9 +2,10 @@
 // threads by support/cuda_host_emulation.h, against the CPU path of flash_attention in f64: f32
 // and bf16 elements, tiles cut by the sequence ends, padding masks and key lengths, causal
 // masking with Tq = Tk, Tq < Tk (one decoding step) and Tq > Tk, fully padded batch rows,
-// dropout, and head sizes from 16 to 128 with d_k != d_v. The tensor-core bf16 kernels
-// (flash_tc_*.cuh, with the emulated nvcuda::wmma) run the same way at head sizes 64 and 128 in
-// every pairing, with sequence lengths that are not multiples of their 64-row tiles. These runs
+// dropout, position terms in kernel form (with their gradients), and head sizes from 16 to 128
+// with d_k != d_v. The tensor-core bf16 kernels (flash_tc_*.cuh, with the emulated nvcuda::wmma)
+// run the same way at head sizes 64 and 128 in every pairing, with sequence lengths that are not
+// multiples of their 64-row tiles. These runs
 // check the kernels' arithmetic, shared-memory layout and synchronisation where no GPU exists;
 // tests/cuda runs the kernels themselves where one does.
 #include <doctest/doctest.h>
@@ -55,7 +56,10 @@ struct Case {
   bool mask = false;     // additive mask, lengths derived from it by the key lengths kernel
   bool lengths = false;  // explicit key lengths instead of a mask
   double dropout = 0.0;
+  bool terms = false;    // position terms: distance bias, bucket scores and values (clip kClip)
 };
+
+constexpr std::int64_t kClip = 3;
 
 float to_f(float x) { return x; }
 float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -118,12 +122,18 @@ void check_close(const std::vector<double>& got, const Tensor& want, testing::To
 // in f64 on exactly the stored values.
 template <typename T, int DK, int DV>
 struct Prepared {
-  Stored<T> q, k, v, dout, mask;
+  Stored<T> q, k, v, dout, mask, bucket_scores, bucket_values;
+  std::vector<float> slopes;
   std::vector<std::int32_t> lengths;
   flash::FlashOptions o;
   flash::DropoutStream drop;
   float scale = 1.0f;
-  Tensor out64, lse64, dq64, dk64, dv64;
+  Tensor out64, lse64, dq64, dk64, dv64, d_scores64, d_values64;
+  // The position terms as the kernels read them (none without them).
+  k::PositionTerms<T> terms(std::int64_t tq, std::int64_t tk) const {
+    if (slopes.empty()) return {};
+    return {slopes.data(), bucket_scores.device.data(), bucket_values.device.data(), kClip, kClip, tk - tq};
+  }
   const T* mask_ptr() const { return mask.device.empty() ? nullptr : mask.device.data(); }
   const std::int32_t* lengths_ptr() const { return lengths.empty() ? nullptr : lengths.data(); }
 };
@@ -145,6 +155,20 @@ Prepared<T, DK, DV> prepare(const Case& c, std::uint64_t seed) {
   r.o.offset = 5;
   r.drop = flash::DropoutStream{r.o.dropout, r.o.seed, r.o.offset};
   r.scale = static_cast<float>(r.o.scale);
+  if (c.terms) {
+    std::vector<double> slopes;
+    for (std::int64_t h = 0; h < c.h; ++h) {
+      r.slopes.push_back(0.375f / static_cast<float>(h + 1));
+      slopes.push_back(r.slopes.back());
+    }
+    const std::int64_t n = 2 * kClip + 1;
+    r.bucket_scores = store<T>(testing::random_tensor({c.b, c.h, c.tq, n}, seed + 4, -1.0, 1.0, DType::f64));
+    r.bucket_values = store<T>(testing::random_tensor({n, DV}, seed + 5, -1.0, 1.0, DType::f64));
+    r.o.score_terms = {.slopes = Tensor::from_vector<double>({c.h}, slopes),
+                       .bucket_scores = r.bucket_scores.reference,
+                       .clip = kClip};
+    r.o.value_terms = {.bucket_values = r.bucket_values.reference, .clip = kClip};
+  }
 
   // Key lengths: given, or derived from the mask by the kernel (checked against the CPU's).
   Tensor lengths_ref;
@@ -165,11 +189,19 @@ Prepared<T, DK, DV> prepare(const Case& c, std::uint64_t seed) {
   r.lse64 = Tensor::empty({c.b, c.h, c.tq}, DType::f64);
   flash::detail::flash_forward_cpu(q64, r.k.reference, r.v.reference, r.mask.reference, lengths_ref, r.o, r.out64,
                                    r.lse64);
-  r.dq64 = Tensor::empty_like(q64);
-  r.dk64 = Tensor::empty_like(r.k.reference);
-  r.dv64 = Tensor::empty_like(r.v.reference);
+  flash::detail::FlashGrads grads{Tensor::empty_like(q64), Tensor::empty_like(r.k.reference),
+                                  Tensor::empty_like(r.v.reference), {}, {}};
+  if (c.terms) {
+    grads.d_bucket_scores = Tensor::empty_like(r.bucket_scores.reference);
+    grads.d_bucket_values = Tensor::empty_like(r.bucket_values.reference);
+  }
   flash::detail::flash_backward_cpu(q64, r.k.reference, r.v.reference, r.out64, r.lse64, r.dout.reference,
-                                    r.mask.reference, lengths_ref, r.o, r.dq64, r.dk64, r.dv64);
+                                    r.mask.reference, lengths_ref, r.o, grads);
+  r.dq64 = grads.dq;
+  r.dk64 = grads.dk;
+  r.dv64 = grads.dv;
+  r.d_scores64 = grads.d_bucket_scores;
+  r.d_values64 = grads.d_bucket_values;
   return r;
 }
 
@@ -188,7 +220,7 @@ template <typename T, int DK, int DV>
 void run_case(const Case& c, std::uint64_t seed) {
   const bool bf16 = std::is_same_v<T, __nv_bfloat16>;
   INFO("element ", bf16 ? "bf16" : "f32", " B ", c.b, " H ", c.h, " Tq ", c.tq, " Tk ", c.tk, " d_k ", DK, " d_v ", DV,
-       " causal ", c.causal, " mask ", c.mask, " lengths ", c.lengths, " dropout ", c.dropout);
+       " causal ", c.causal, " mask ", c.mask, " lengths ", c.lengths, " dropout ", c.dropout, " terms ", c.terms);
   const auto r = prepare<T, DK, DV>(c, seed);
   const T* mask_ptr = r.mask_ptr();
   const std::int32_t* lengths_ptr = r.lengths_ptr();
@@ -204,7 +236,7 @@ void run_case(const Case& c, std::uint64_t seed) {
   std::vector<float> lse(static_cast<std::size_t>(c.b * c.h * c.tq));
   const k::Grid gq = k::query_tile_grid(c.b * c.h, c.tq);
   const k::Inputs<T> in{q.device.data(), kk.device.data(), v.device.data(), mask_ptr, lengths_ptr, c.h, c.tq, c.tk,
-                        c.causal, scale, drop};
+                        c.causal, scale, drop, r.terms(c.tq, c.tk)};
   emu::launch(dim3(gq.x, gq.y), k::kThreads, [&] { k::forward_kernel<T, DK, DV>(in, out.data(), lse.data()); });
   const testing::Tolerance out_tol = bf16 ? testing::Tolerance{1e-2, 1e-2} : testing::Tolerance{2e-6, 2e-5};
   check_close(as_doubles(out), r.out64, out_tol, "out");
@@ -216,15 +248,33 @@ void run_case(const Case& c, std::uint64_t seed) {
     k::delta_kernel<T>(out.data(), dout.device.data(), c.b * c.h * c.tq, DV, delta.data());
   });
   std::vector<T> dq(q.device.size()), dk(kk.device.size()), dv(v.device.size());
+  std::vector<T> d_scores(r.bucket_scores.device.size()), d_values(r.bucket_values.device.size());
   const k::BackwardInputs<T> bin{in, dout.device.data(), lse.data(), delta.data()};
-  emu::launch(dim3(gq.x, gq.y), k::kThreads, [&] { k::dq_kernel<T, DK, DV>(bin, dq.data()); });
+  emu::launch(dim3(gq.x, gq.y), k::kThreads,
+              [&] { k::dq_kernel<T, DK, DV>(bin, dq.data(), c.terms ? d_scores.data() : nullptr); });
   const k::Grid gk = k::key_tile_grid(c.b * c.h, c.tk);
-  emu::launch(dim3(gk.x, gk.y), k::kThreads, [&] { k::dkdv_kernel<T, DK, DV>(bin, dk.data(), dv.data()); });
+  const std::int64_t blocks = static_cast<std::int64_t>(gk.x) * gk.y;
+  std::vector<float> shares(static_cast<std::size_t>(blocks) * d_values.size(), std::nanf(""));
+  emu::launch(dim3(gk.x, gk.y), k::kThreads, [&] {
+    k::dkdv_kernel<T, DK, DV>(bin, dk.data(), dv.data(), c.terms ? shares.data() : nullptr);
+  });
+  if (c.terms) {
+    const auto n = static_cast<std::int64_t>(d_values.size());
+    emu::launch(dim3(static_cast<unsigned>((n + k::kThreads - 1) / k::kThreads), 1), k::kThreads, [&] {
+      k::bucket_values_grad_kernel<T>(shares.data(), blocks, n, d_values.data());
+    });
+  }
   // bf16 gradients come from the bf16-rounded out (D = dout . out), as on the device: looser.
   const testing::Tolerance grad_tol = bf16 ? testing::Tolerance{3e-2, 3e-2} : testing::Tolerance{1e-5, 1e-4};
   check_close(as_doubles(dq), r.dq64, grad_tol, "dq");
   check_close(as_doubles(dk), r.dk64, grad_tol, "dk");
   check_close(as_doubles(dv), r.dv64, grad_tol, "dv");
+  if (c.terms) {
+    // Sums over many pairs: a little looser in f32.
+    const testing::Tolerance sum_tol = bf16 ? grad_tol : testing::Tolerance{1e-5, 2e-4};
+    check_close(as_doubles(d_scores), r.d_scores64, sum_tol, "d bucket scores");
+    check_close(as_doubles(d_values), r.d_values64, sum_tol, "d bucket values");
+  }
 }
 
 
@@ -295,6 +345,18 @@ TEST_CASE("emulated flash kernels match the cpu path with dropout and key length
 
 TEST_CASE("emulated flash kernels match the cpu path at head size 128") {
   run_both<128, 128>({.b = 1, .h = 1, .tq = 5, .tk = 9, .mask = true, .dropout = 0.1}, 7);
+}
+
+TEST_CASE("emulated flash kernels match the cpu path with position terms, causal and padded") {
+  run_both<32, 16>({.b = 3, .h = 2, .tq = 40, .tk = 70, .causal = true, .mask = true, .terms = true}, 8);
+}
+
+TEST_CASE("emulated flash kernels match the cpu path with position terms, dropout and key lengths") {
+  run_both<16, 32>({.b = 2, .h = 3, .tq = 37, .tk = 37, .lengths = true, .dropout = 0.2, .terms = true}, 9);
+}
+
+TEST_CASE("emulated flash kernels match the cpu path with position terms for one decoding step") {
+  run_both<64, 64>({.b = 2, .h = 1, .tq = 1, .tk = 45, .causal = true, .mask = true, .terms = true}, 10);
 }
 
 TEST_CASE("emulated tensor core flash kernels match the cpu path with padding and a fully padded row") {

@@ -20,25 +20,11 @@ Registry& registry() {
   return testing::in_tree_plugins().registry;
 }
 
-struct Built {
-  std::unique_ptr<Generator> init = std::make_unique<Generator>(3), drop = std::make_unique<Generator>(4);
-  std::shared_ptr<PositionalEncoding> encoding;
-  std::shared_ptr<AttentionPositions> inside;
-};
+using Built = testing::PositionsPart;
 
 Built build(const Registry& reg, const std::string& name, std::int64_t heads, std::int64_t d_k, std::int64_t d_v,
-            std::map<std::string, OptionValue> options = {}) {
-  Built b;
-  BuildContext ctx;
-  ctx.dims = {.d_model = 8, .n_heads = heads, .d_k = d_k, .d_v = d_v, .d_ff = 8, .max_length = 64};
-  ctx.dtype = DType::f64;
-  ctx.init = b.init.get();
-  ctx.dropout_rng = b.drop.get();
-  ctx.registry = &reg;
-  ctx.options = Options::with_defaults(reg.find(PluginFamily::positional, name).options, options);
-  b.encoding = reg.make_positional(name, ctx);
-  b.inside = b.encoding->attention_positions(ctx);
-  return b;
+            const std::map<std::string, OptionValue>& options = {}) {
+  return testing::build_positions(reg, name, heads, d_k, d_v, options);
 }
 
 double at(const std::vector<double>& v, std::size_t i) { return v[i]; }
@@ -201,12 +187,18 @@ TEST_CASE("an attention plugin that does not apply a scheme's hooks is refused n
                           .positional = positional};
   };
   const PluginInfo& flash = reg.find(PluginFamily::attention, "flash");
-  CHECK_FALSE(check_attention_support(flash, Device::cpu(), DType::f32, 4, 4, needs("rope")).has_value());
-  const auto alibi = check_attention_support(flash, Device::cpu(), DType::f32, 4, 4, needs("alibi"));
-  REQUIRE(alibi.has_value());
-  CHECK(*alibi == "attention plugin 'flash' does not support position score terms (positional plugin 'alibi' uses "
-                  "them) on cpu (it supports on cpu: f32, f64; head sizes any; padding mask, causal, incremental, "
-                  "attention dropout; positions: rotation)");
+  for (const char* scheme : {"rope", "alibi", "relative"}) {
+    CHECK_FALSE(check_attention_support(flash, Device::cpu(), DType::f32, 4, 4, needs(scheme)).has_value());
+    CHECK_FALSE(check_attention_support(flash, Device::cuda(0), DType::bf16, 64, 64, needs(scheme)).has_value());
+  }
+  // flash takes score and value terms only in kernel form.
+  const auto dense = check_attention_support(flash, Device::cpu(), DType::f32, 4, 4,
+                                             {.positions = {.score_terms = true}, .positional = "dense"});
+  REQUIRE(dense.has_value());
+  CHECK(*dense == "attention plugin 'flash' does not support position terms outside kernel form (positional plugin "
+                  "'dense' gives its terms as tensors only) on cpu (it supports on cpu: f32, f64; head sizes any; "
+                  "padding mask, causal, incremental, attention dropout; positions: rotation, score terms, value "
+                  "terms (kernel form))");
   const auto rope = check_attention_support(reg.find(PluginFamily::attention, "additive"), Device::cpu(), DType::f32, 4,
                                             4, needs("rope"));
   REQUIRE(rope.has_value());

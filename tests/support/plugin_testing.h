@@ -1,10 +1,15 @@
 #pragma once
 // The in-tree plugins, loaded once per test program from ATTNLAB_TEST_PLUGIN_DIR (the build's
-// plugin folder, defined by tests/CMakeLists.txt for the suites that load plugins).
+// plugin folder, defined by tests/CMakeLists.txt for the suites that load plugins), and a
+// positional plugin's part inside attention built on its own.
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "attnlab/plugin/loader.h"
+#include "attnlab/random.h"
 
 namespace attnlab::testing {
 
@@ -24,6 +29,29 @@ inline InTreePlugins& in_tree_plugins() {
   }();
   (void)loaded;
   return plugins;
+}
+
+// A positional plugin built in f64 on the CPU for `heads` heads of d_k and d_v, with its part
+// inside self-attention (null when it has none) and the generators it was built from.
+struct PositionsPart {
+  std::unique_ptr<Generator> init = std::make_unique<Generator>(3), dropout = std::make_unique<Generator>(4);
+  std::shared_ptr<PositionalEncoding> encoding;
+  std::shared_ptr<AttentionPositions> inside;
+};
+inline PositionsPart build_positions(const Registry& registry, const std::string& name, std::int64_t heads,
+                                     std::int64_t d_k, std::int64_t d_v,
+                                     const std::map<std::string, OptionValue>& options = {}) {
+  PositionsPart p;
+  BuildContext ctx;
+  ctx.dims = {.d_model = 8, .n_heads = heads, .d_k = d_k, .d_v = d_v, .d_ff = 8, .max_length = 64};
+  ctx.dtype = DType::f64;
+  ctx.init = p.init.get();
+  ctx.dropout_rng = p.dropout.get();
+  ctx.registry = &registry;
+  ctx.options = Options::with_defaults(registry.find(PluginFamily::positional, name).options, options);
+  p.encoding = registry.make_positional(name, ctx);
+  p.inside = p.encoding->attention_positions(ctx);
+  return p;
 }
 
 }  // namespace attnlab::testing

@@ -4,11 +4,7 @@
 // bit-identical on every backend. Public, and without fmt: nvcc compiles this file.
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define ATTNLAB_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define ATTNLAB_HOST_DEVICE inline
-#endif
+#include "attnlab/host_device.h"
 
 namespace attnlab::philox {
 

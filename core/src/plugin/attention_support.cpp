@@ -56,6 +56,11 @@ std::optional<std::string> check_attention_support(const PluginInfo& info, Devic
   if (needs.attention_dropout && !s->attention_dropout) missing.push_back("attention dropout");
   if (const PositionHooks gap = needs.positions.missing_from(s->positions); gap.any())
     missing.push_back(fmt::format("position {} (positional plugin '{}' uses them)", gap.describe(), needs.positional));
+  const PositionHooks& p = needs.positions;
+  if (s->positions.kernel_form && !p.kernel_form && ((p.score_terms && s->positions.score_terms) ||
+                                                     (p.value_terms && s->positions.value_terms)))
+    missing.push_back(fmt::format("position terms outside kernel form (positional plugin '{}' gives its terms as "
+                                  "tensors only)", needs.positional));
   if (missing.empty()) return std::nullopt;
   return fmt::format("attention plugin '{}' does not support {} on {} (it supports on {}: {})", info.name,
                      fmt::join(missing, ", "), kind, kind, describe_attention_support(*s));

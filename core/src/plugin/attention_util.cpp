@@ -27,7 +27,7 @@ void check_attention_input(std::string_view plugin, std::string_view what, const
                 x.defined() ? x.shape().str() : "undefined");
 }
 
-void check_attention_core(std::string_view plugin, const AttentionCore& c) {
+void check_attention_core(std::string_view plugin, const AttentionCore& c, bool applies_positions) {
   const Tensor* parts[] = {&c.query, &c.key, &c.value};
   for (const Tensor* t : parts)
     ATTNLAB_CHECK(t->defined() && t->rank() == 4, "attention {}: the core takes [batch, heads, length, d] query, "
@@ -41,6 +41,11 @@ void check_attention_core(std::string_view plugin, const AttentionCore& c) {
     ATTNLAB_CHECK(c.key_padding_mask.shape() == Shape({q.dim(0), k.dim(2)}),
                   "attention {}: key_padding_mask {} should be [{}, {}] (batch, keys)", plugin,
                   c.key_padding_mask.shape().str(), q.dim(0), k.dim(2));
+  if (c.positions) {
+    ATTNLAB_CHECK(applies_positions, "attention {}: its attend() does not apply positions; use forward()", plugin);
+    ATTNLAB_CHECK(q.dim(2) <= k.dim(2), "attention {}: with positions, the {} queries cannot outnumber the {} keys",
+                  plugin, q.dim(2), k.dim(2));
+  }
 }
 
 std::pair<Tensor, Tensor> attention_keys_values(std::string_view plugin, const AttentionInputs& in,

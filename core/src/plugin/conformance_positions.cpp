@@ -4,12 +4,14 @@
 //     the distance key - query, has correct gradients, and repeats for one seed;
 //   attention plugins that apply hooks: with the kit's own scheme (KitPositions, one of each
 //     hook) incremental decoding equals full decoding, the positions change the output, the
-//     gradients are correct, and outputs and gradients match the reference plugin.
+//     gradients are correct, and outputs and gradients match the reference plugin; so do they
+//     with each registered positional plugin whose hooks the plugin serves.
 #include <cmath>
 #include <limits>
 
 #include "attnlab/autograd.h"
 #include "attnlab/ops.h"
+#include "attnlab/plugin/attention_support.h"
 #include "attnlab/testing/gradcheck.h"
 #include "plugin/conformance_support.h"
 
@@ -27,9 +29,35 @@ Tensor host_table(const Shape& shape, const std::vector<double>& v, const Tensor
 // scaling of queries and keys, a score term (q . r) g(i, j) + c(i, j), and a value term
 // (w * e(i, j)) C with C [Tk, d_v] from the key position. Absolute positions enter everywhere, so
 // a plugin that uses a wrong offset anywhere disagrees with full decoding.
+// With hooks.kernel_form (for attention plugins that apply terms only in that form) the score and
+// value terms are instead every kind of kernel_terms.h: a distance bias with a slope per head,
+// bucket scores q . R_r and bucket values C_r, clipped at kClip; score_terms and value_terms are
+// then their expansion, which the reference plugin applies.
 class KitPositions final : public AttentionPositions {
  public:
+  static constexpr std::int64_t kClip = 2;
   explicit KitPositions(PositionHooks hooks) : hooks_(hooks) {}
+
+  KernelScoreTerms kernel_score_terms(const Tensor& q, std::int64_t, std::int64_t) const override {
+    if (!hooks_.kernel_form || !hooks_.score_terms) return {};
+    const std::int64_t h = q.dim(1), d = q.dim(3), n = 2 * kClip + 1;
+    std::vector<double> slopes(static_cast<std::size_t>(h)), r(static_cast<std::size_t>(n * d));
+    for (std::int64_t k = 0; k < h; ++k) slopes[static_cast<std::size_t>(k)] = 0.3 * static_cast<double>(k + 1) / h;
+    for (std::int64_t b = 0; b < n; ++b)
+      for (std::int64_t k = 0; k < d; ++k) r[static_cast<std::size_t>(b * d + k)] = std::cos(1.3 * k + 0.7 * b);
+    return {.slopes = host_table({h}, slopes, q), .bucket_scores = matmul(q, host_table({n, d}, r, q), false, true),
+            .clip = kClip};
+  }
+
+  KernelValueTerms kernel_value_terms() const override {
+    if (!hooks_.kernel_form || !hooks_.value_terms) return {};
+    const std::int64_t n = 2 * kClip + 1;
+    std::vector<double> c(static_cast<std::size_t>(n * value_width));
+    for (std::int64_t b = 0; b < n; ++b)
+      for (std::int64_t k = 0; k < value_width; ++k)
+        c[static_cast<std::size_t>(b * value_width + k)] = std::sin(b - 0.4 * k);
+    return {.bucket_values = host_table({n, value_width}, c, like), .clip = kClip};
+  }
 
   Tensor rotate(const Tensor& x, std::int64_t offset) const override {
     if (!hooks_.rotate) return x;
@@ -43,6 +71,7 @@ class KitPositions final : public AttentionPositions {
 
   Tensor score_terms(const Tensor& q, std::int64_t q_offset, std::int64_t keys) const override {
     if (!hooks_.score_terms) return {};
+    if (hooks_.kernel_form) return AttentionPositions::score_terms(q, q_offset, keys);
     const std::int64_t tq = q.dim(2), d = q.dim(3);
     std::vector<double> r(static_cast<std::size_t>(d)), g(static_cast<std::size_t>(tq * keys)), c(g.size());
     for (std::int64_t k = 0; k < d; ++k) r[static_cast<std::size_t>(k)] = std::cos(1.3 * static_cast<double>(k));
@@ -59,6 +88,7 @@ class KitPositions final : public AttentionPositions {
 
   Tensor value_terms(const Tensor& w, std::int64_t q_offset) const override {
     if (!hooks_.value_terms) return {};
+    if (hooks_.kernel_form) return AttentionPositions::value_terms(w, q_offset);
     const std::int64_t tq = w.dim(2), tk = w.dim(3);
     std::vector<double> e(static_cast<std::size_t>(tq * tk)), c(static_cast<std::size_t>(tk * value_width));
     for (std::int64_t i = 0; i < tq; ++i)
@@ -70,6 +100,7 @@ class KitPositions final : public AttentionPositions {
   }
 
   std::int64_t value_width = 0;  // d_v of the attention under test
+  Tensor like;                   // a tensor of its dtype and device (for the kernel-form values)
 
  private:
   PositionHooks hooks_;
@@ -108,6 +139,69 @@ Tensor repeated(const Tensor& one, std::int64_t b, std::int64_t h, std::int64_t 
   std::vector<double> out;
   for (std::int64_t n = 0; n < b * h * t; ++n) out.insert(out.end(), v.begin(), v.end());
   return Tensor::from_vector<double>({b, h, t, one.numel()}, out).to(one.device());
+}
+
+// Plugin `name` and options.reference with the in-layer part of positional plugin `scheme`:
+// causal self-attention over a padded batch (outputs, gradients of the input and of the scheme's
+// parameters) and step-by-step decoding with a cache (outputs).
+std::string compare_with_scheme(const Registry& registry, const std::string& name, const ConformanceOptions& options,
+                                const AttentionSetup& setup, const std::string& scheme) {
+  const Device dev = options.device;
+  const DType dt = setup.dtype;
+  constexpr std::int64_t kB = 2, kLen = 7, kD = 8;
+  Generator init(61), drop(62);
+  ConformanceOptions plain;
+  plain.device = dev;
+  BuildContext ctx = small_context(registry, PluginFamily::positional, scheme, plain, init, drop, dt);
+  ctx.dims.d_k = setup.d_k;
+  ctx.dims.d_v = setup.d_v;
+  const std::shared_ptr<PositionalEncoding> encoding = registry.make_positional(scheme, ctx);
+  const std::shared_ptr<AttentionPositions> inside = encoding->attention_positions(ctx);
+  if (!inside) return {};
+  std::vector<double> m(static_cast<std::size_t>(kB * kLen), 0.0);
+  for (std::int64_t j = 5; j < kLen; ++j)  // batch row 1 has two padded keys
+    m[static_cast<std::size_t>(kLen + j)] = -std::numeric_limits<double>::infinity();
+  const Tensor mask = Tensor::from_vector<double>({kB, kLen}, m).to(dt).to(dev);
+  struct Result {
+    Tensor out, steps, dx;
+    std::vector<Tensor> dparams;
+  };
+  auto run = [&](const std::string& plugin) {
+    auto a = build_attention(registry, plugin, options, setup, 23);
+    inside->zero_grad();
+    Tensor x = random_input({kB, kLen, kD}, 63, dev).to(dt);
+    x.set_requires_grad();
+    Result r;
+    Tensor out = a.module->forward(
+        {.query = x, .key = x, .value = x, .key_padding_mask = mask, .causal = true, .positions = inside.get()});
+    out.backward(random_input(out.shape(), 64, dev).to(dt));
+    r.out = out.detach();
+    r.dx = x.grad();
+    for (const Tensor& p : inside->parameters()) r.dparams.push_back(p.grad().defined() ? p.grad().detach() : Tensor());
+    NoGradGuard no_grad;
+    KVCache cache;
+    std::vector<Tensor> steps;
+    const Tensor xs = x.detach();
+    for (std::int64_t t = 0; t < kLen; ++t) {
+      Tensor s = slice_time(xs, t, t + 1);
+      steps.push_back(a.module->forward({.query = s, .key = s, .value = s, .causal = true, .cache = &cache,
+                                         .positions = inside.get()}));
+    }
+    r.steps = concat(steps, 1);
+    return r;
+  };
+  const Result got = run(name), want = run(options.reference);
+  if (auto e = compare_close(got.out, want.out, setup.tol, "output"); !e.empty()) return e;
+  if (auto e = compare_close(got.dx, want.dx, setup.tol, "gradient of the input"); !e.empty()) return e;
+  for (std::size_t i = 0; i < got.dparams.size(); ++i) {
+    if (got.dparams[i].defined() != want.dparams[i].defined())
+      return fmt::format("parameter {} of {} has a gradient with one plugin only", i, scheme);
+    if (got.dparams[i].defined())
+      if (auto e = compare_close(got.dparams[i], want.dparams[i], setup.tol, "gradient of a parameter of " + scheme);
+          !e.empty())
+        return e;
+  }
+  return compare_close(got.steps, want.steps, setup.tol, "step-by-step output");
 }
 
 }  // namespace
@@ -149,6 +243,28 @@ void check_positional_hooks(const Registry& registry, const std::string& name, c
                 return fmt::format("it declares {} but does not use them", unused.describe());
               return "";
             });
+  run_check(report, "its terms in kernel form match the declaration and the tensor hooks", [&]() -> std::string {
+    Part p = make(5);
+    if (!p.inside) return {};
+    const KernelScoreTerms ks = p.inside->kernel_score_terms(q, 1, kT);
+    const KernelValueTerms kv = p.inside->kernel_value_terms();
+    if (!declared.kernel_form)
+      return ks.any() || kv.any() ? "it gives terms in kernel form without declaring kernel_form" : "";
+    if (ks.any() != declared.score_terms || kv.any() != declared.value_terms)
+      return fmt::format("it declares kernel form and {} but gives score terms {}, value terms {} in kernel form",
+                         declared.describe(), ks.any() ? "yes" : "no", kv.any() ? "yes" : "no");
+    check_kernel_terms("the kernel form", ks, kv, q, kv.any() ? kv.bucket_values.dim(-1) : 0);
+    if (ks.any()) {
+      const Tensor expanded = as_four_axes(expand_score_terms(ks, q, 1, kT));
+      const Tensor dense = as_four_axes(p.inside->score_terms(q, 1, kT));
+      if (auto m = compare(expanded, dense, kTol, "expanded kernel-form score terms against score_terms"); !m.empty())
+        return m;
+    }
+    if (kv.any())
+      return compare(expand_value_terms(kv, w, 0), p.inside->value_terms(w, 0), kTol,
+                     "expanded kernel-form value terms against value_terms");
+    return {};
+  });
   if (!declared.any()) return;
 
   if (declared.rotate) {
@@ -230,6 +346,7 @@ void check_attention_positions(const Registry& registry, const std::string& name
   const Tensor x = random_input({kB, kLen, kD}, 51, dev).to(dt);
   KitPositions all(hooks);
   all.value_width = setup.d_v;
+  all.like = x;
   const std::string label = fmt::format("positions ({})", hooks.describe());
 
   run_check(report, label + ": incremental self-attention equals full decoding", [&] {
@@ -250,8 +367,9 @@ void check_attention_positions(const Registry& registry, const std::string& name
     if (one.missing_from(hooks).any()) continue;
     run_check(report, fmt::format("positions: the output changes with {}", one.describe()), [&]() -> std::string {
       auto a = build_attention(registry, name, options, setup, 5);
-      KitPositions only(one);
+      KitPositions only({one.rotate, one.score_terms, one.value_terms, hooks.kernel_form});
       only.value_width = setup.d_v;
+      only.like = x;
       Tensor with = a.module->forward({.query = x, .key = x, .value = x, .positions = &only});
       Tensor without = a.module->forward({.query = x, .key = x, .value = x});
       if (compare_close(with, without, setup.tol, "").empty())
@@ -291,6 +409,22 @@ void check_attention_positions(const Registry& registry, const std::string& name
               if (auto m = compare_close(got.first, want.first, setup.tol, "output"); !m.empty()) return m;
               return compare_close(got.second, want.second, setup.tol, "gradient of the input");
             });
+
+  // Every registered positional scheme the plugin serves, against the reference, with an even d_k
+  // where the plugin serves any head size (rotations turn pairs of dimensions).
+  AttentionSetup even = setup;
+  if (even.d_k % 2 != 0 && registry.find(PluginFamily::attention, name).capabilities.on(dev.kind)->head_dims.empty())
+    ++even.d_k;
+  for (const PluginInfo& scheme : registry.list(PluginFamily::positional)) {
+    if (!scheme.positions.any()) continue;
+    const AttentionNeeds needs{.padding_mask = false, .causal = false, .incremental = false,
+                               .positions = scheme.positions, .positional = scheme.name};
+    if (check_attention_support(registry.find(PluginFamily::attention, name), dev, dt, even.d_k, even.d_v, needs))
+      continue;
+    run_check(report, fmt::format("positional plugin {}: outputs and gradients match reference {}, step by step too",
+                                  scheme.name, options.reference),
+              [&] { return compare_with_scheme(registry, name, options, even, scheme.name); });
+  }
 }
 
 }  // namespace attnlab::conformance

@@ -3,9 +3,10 @@
 // stores the [Tq, Tk] scores (flash_attention.h). The projections, their parameter names and
 // their initialisation order are scaled_dot's, so checkpoints of the two are interchangeable and
 // one seed gives both the same weights. Rotary positions are applied to the queries and keys
-// before the kernels (they need nothing of the core); schemes that add score or value terms need
-// the [Tq, Tk] scores that the kernels never store, and are refused. Under bf16 compute precision
-// on CUDA the core runs in bf16 (flash_attention_in_precision).
+// before the kernels (they need nothing of the core); score and value terms enter the kernels in
+// kernel form (attnlab/plugin/kernel_terms.h: ALiBi's distance bias, Shaw et al.'s relative keys
+// and values); a scheme that gives its terms only as [Tq, Tk] tensors is refused. Under bf16
+// compute precision on CUDA the core runs in bf16 (flash_attention_in_precision).
 #include <cmath>
 
 #include "attnlab/nn/linear.h"
@@ -34,6 +35,7 @@ class FlashAttention final : public ProjectedAttention {
     o.key_padding_mask = in.key_padding_mask;
     o.causal = in.causal;
     o.scale = 1.0 / std::sqrt(static_cast<double>(d_k_));
+    if (in.positions) position_terms(*in.positions, q, k.dim(2), o);
     if (training() && rate_ > 0.0) {
       ATTNLAB_CHECK(rng_ != nullptr, "attention flash: training with attention dropout {} needs the context's "
                                      "dropout_rng", rate_);
@@ -50,12 +52,16 @@ class FlashAttention final : public ProjectedAttention {
 
   // The fused core alone (no projections, no dropout), for benchmarks and core comparisons.
   Tensor attend(const AttentionCore& c) override {
-    check_attention_core("flash", c);
+    check_attention_core("flash", c, true);
     flash::FlashOptions o;
     o.key_padding_mask = c.key_padding_mask;
     o.causal = c.causal;
     o.scale = 1.0 / std::sqrt(static_cast<double>(c.query.dim(3)));
-    return flash::flash_attention_in_precision(c.query, c.key, c.value, o);
+    if (!c.positions) return flash::flash_attention_in_precision(c.query, c.key, c.value, o);
+    const std::int64_t keys = c.key.dim(2);
+    const Tensor q = c.positions->rotate(c.query, keys - c.query.dim(2));
+    position_terms(*c.positions, q, keys, o);
+    return flash::flash_attention_in_precision(q, c.positions->rotate(c.key, 0), c.value, o);
   }
 
  private:
@@ -73,18 +79,39 @@ class FlashAttention final : public ProjectedAttention {
                   ctx.dropout.attention, ctx.dropout_plugin);
   }
 
+  // The scheme's score and value terms in kernel form, for queries q at positions keys - Tq ...
+  // A scheme that has terms only as tensors is refused the first time it is seen (probed with one
+  // query and one key, so that no [Tq, Tk] tensor is built).
+  void position_terms(const AttentionPositions& p, const Tensor& q, std::int64_t keys, flash::FlashOptions& o) {
+    const std::int64_t q_offset = keys - q.dim(2);
+    o.score_terms = p.kernel_score_terms(q, q_offset, keys);
+    o.value_terms = p.kernel_value_terms();
+    if (o.score_terms.any() || o.value_terms.any() || probed_ == &p) return;
+    const Tensor one = Tensor::zeros({1, q.dim(1), 1, q.dim(3)}, q.dtype(), q.device());
+    const bool scores = p.score_terms(one, 0, 1).defined();
+    const bool values = p.value_terms(Tensor::full({1, q.dim(1), 1, 1}, 1.0, q.dtype(), q.device()), 0).defined();
+    const char* what = scores && values ? "score and value terms" : scores ? "score terms" : "value terms";
+    ATTNLAB_CHECK(!scores && !values, "attention flash: the positional scheme gives its {} as [Tq, Tk] tensors "
+                  "only, not in kernel form (attnlab/plugin/kernel_terms.h); set fallback = \"scaled_dot\" in "
+                  "[model.attention]", what);
+    probed_ = &p;
+  }
+
   double rate_;
   Generator* rng_;
+  const AttentionPositions* probed_ = nullptr;  // a scheme found to have no terms outside kernel form
 };
 
 AttentionCapabilities capabilities() {
   AttentionCapabilities caps;
   caps.devices = {
-      {.device = DeviceKind::cpu, .dtypes = {DType::f32, DType::f64}, .positions = {.rotate = true}},
+      {.device = DeviceKind::cpu,
+       .dtypes = {DType::f32, DType::f64},
+       .positions = {.rotate = true, .score_terms = true, .value_terms = true, .kernel_form = true}},
       {.device = DeviceKind::cuda,
        .dtypes = {DType::f32, DType::bf16},
        .head_dims = {flash::kCudaHeadDims.begin(), flash::kCudaHeadDims.end()},
-       .positions = {.rotate = true}},
+       .positions = {.rotate = true, .score_terms = true, .value_terms = true, .kernel_form = true}},
   };
   return caps;
 }

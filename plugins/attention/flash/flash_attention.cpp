@@ -21,7 +21,8 @@ using detail::flash_forward_cuda;
 using detail::flash_key_lengths_cuda;
 
 // Saves what the backward recomputes the weights from: q, k, v, the output and the per-row
-// logsumexp (not the [Tq, Tk] weights), with the mask, the key lengths and the options.
+// logsumexp (not the [Tq, Tk] weights), with the mask, the key lengths and the options (whose
+// bucket scores and values are inputs 3 and 4 when defined).
 class FlashAttentionNode final : public Node {
  public:
   FlashAttentionNode(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, Tensor lse, Tensor mask,
@@ -30,16 +31,31 @@ class FlashAttentionNode final : public Node {
         mask_(std::move(mask)), lengths_(std::move(lengths)), options_(options) {
     options_.key_padding_mask = Tensor();
     options_.key_lengths = Tensor();
+    Tensor& scores = options_.score_terms.bucket_scores;
+    Tensor& values = options_.value_terms.bucket_values;
+    if (scores.defined()) scores = scores.detach();
+    if (values.defined()) values = values.detach();
   }
 
   std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
     const Tensor dout = grads.empty() || !grads[0].defined() ? Tensor::zeros(out_.shape(), out_.dtype(), out_.device())
                                                               : grads[0];
-    Tensor dq = Tensor::empty_like(q_), dk = Tensor::empty_like(k_), dv = Tensor::empty_like(v_);
-    ATTNLAB_DISPATCH(q_.device(), flash_backward, q_, k_, v_, out_, lse_, dout, mask_, lengths_, options_, dq, dk, dv);
-    return {dq, dk, dv};
+    detail::FlashGrads g{Tensor::empty_like(q_), Tensor::empty_like(k_), Tensor::empty_like(v_), {}, {}};
+    const Tensor& scores = options_.score_terms.bucket_scores;
+    const Tensor& values = options_.value_terms.bucket_values;
+    if (scores.defined()) g.d_bucket_scores = Tensor::empty_like(scores);
+    if (values.defined()) g.d_bucket_values = Tensor::empty_like(values);
+    ATTNLAB_DISPATCH(q_.device(), flash_backward, q_, k_, v_, out_, lse_, dout, mask_, lengths_, options_, g);
+    std::vector<Tensor> out{g.dq, g.dk, g.dv};
+    if (scores.defined()) out.push_back(g.d_bucket_scores);
+    if (values.defined()) out.push_back(g.d_bucket_values);
+    return out;
   }
-  void release() override { q_ = k_ = v_ = out_ = lse_ = mask_ = lengths_ = Tensor(); }
+  void release() override {
+    q_ = k_ = v_ = out_ = lse_ = mask_ = lengths_ = Tensor();
+    options_.score_terms = {};
+    options_.value_terms = {};
+  }
   std::string_view name() const override { return "flash_attention"; }
 
  private:
@@ -80,6 +96,15 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Flash
                       len.shape() == Shape({q.dim(0)}),
                   "attention flash: key_lengths must be i32 or i64 [{}] on {}, got {}", q.dim(0), q.device().str(),
                   len.str());
+  }
+  if (o.score_terms.any() || o.value_terms.any()) {
+    ATTNLAB_CHECK(q.dim(2) <= k.dim(2), "attention flash: with position terms, the {} queries cannot outnumber the "
+                  "{} keys", q.dim(2), k.dim(2));
+    check_kernel_terms("attention flash", o.score_terms, o.value_terms, q, v.dim(3));
+    const Tensor& values = o.value_terms.bucket_values;
+    ATTNLAB_CHECK(!values.defined() || values.dtype() == q.dtype(),
+                  "attention flash: the bucket values are {} but q is {}; they must share the dtype",
+                  dtype_name(values.dtype()), dtype_name(q.dtype()));
   }
   if (q.device().is_cuda()) {
     ATTNLAB_CHECK(q.dtype() == DType::f32 || q.dtype() == DType::bf16,
@@ -125,9 +150,14 @@ FlashForward flash_attention_forward(const Tensor& q, const Tensor& k, const Ten
   FlashForward r{Tensor::empty(Shape{q.dim(0), q.dim(1), q.dim(2), v.dim(3)}, q.dtype(), q.device()),
                  Tensor::empty(Shape{q.dim(0), q.dim(1), q.dim(2)}, lse_dtype, q.device())};
   ATTNLAB_DISPATCH(q.device(), flash_forward, q, k, v, options.key_padding_mask, lengths, options, r.out, r.logsumexp);
-  if (any_requires_grad({&q, &k, &v}))
+  std::vector<const Tensor*> inputs{&q, &k, &v};
+  if (options.score_terms.bucket_scores.defined()) inputs.push_back(&options.score_terms.bucket_scores);
+  if (options.value_terms.bucket_values.defined()) inputs.push_back(&options.value_terms.bucket_values);
+  std::vector<Tensor> held;
+  for (const Tensor* t : inputs) held.push_back(*t);
+  if (any_requires_grad(held))
     record(std::make_shared<FlashAttentionNode>(q, k, v, r.out, r.logsumexp, options.key_padding_mask, lengths, options),
-           {&q, &k, &v}, r.out);
+           inputs, {&r.out});
   return r;
 }
 
@@ -152,6 +182,11 @@ Tensor flash_attention_in_precision(const Tensor& q, const Tensor& k, const Tens
     check_same_place(o.key_padding_mask, q, "key_padding_mask");
     o.key_padding_mask = o.key_padding_mask.to(dtype);
   }
+  // The position terms' buckets enter the kernels in their dtype (differentiably, as q, k, v).
+  Tensor& scores = o.score_terms.bucket_scores;
+  Tensor& values = o.value_terms.bucket_values;
+  if (scores.defined() && scores.dtype() != dtype) scores = cast(scores, dtype);
+  if (values.defined() && values.dtype() != dtype) values = cast(values, dtype);
   return cast(flash_attention(cast(q, dtype), cast(k, dtype), cast(v, dtype), o), q.dtype());
 }
 

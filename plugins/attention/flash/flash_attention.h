@@ -1,12 +1,14 @@
 #pragma once
 // The attention core of the `flash` plugin as one differentiable op:
-//   O = dropout(softmax(scale * Q K^T + mask)) V,
+//   O = W (V + value terms),  W = dropout(softmax(scale * Q K^T + score terms + mask)),
 // computed tile by tile with an online softmax, so that the [Tq, Tk] score matrix of a head is
 // never stored (Dao et al., FlashAttention, 2022; FlashAttention-2, 2023). The forward keeps O and
-// the per-row logsumexp; the backward recomputes the probabilities tile by tile from them.
+// the per-row logsumexp; the backward recomputes the probabilities tile by tile from them. Position
+// terms enter in kernel form (attnlab/plugin/kernel_terms.h), computed inside the tiles.
 #include <cstdint>
 #include <string>
 
+#include "attnlab/plugin/kernel_terms.h"
 #include "attnlab/precision.h"
 #include "attnlab/tensor.h"
 #include "flash_tiles.h"
@@ -32,10 +34,17 @@ struct FlashOptions {
   double dropout = 0.0;
   std::uint64_t seed = 0;
   std::uint64_t offset = 0;
+  // Position terms in kernel form, with the queries at positions Tk - Tq .. Tk - 1 and the keys
+  // at 0 .. Tk - 1 (so Tq <= Tk): a distance bias, bucket scores [B, H, Tq, 2 clip + 1] of q's
+  // dtype, and bucket values [2 clip + 1, d_v] of q's dtype; the op is differentiable in the
+  // bucket scores and values. On CUDA they run on the FMA kernels (not the tensor-core ones).
+  KernelScoreTerms score_terms{};
+  KernelValueTerms value_terms{};
 };
 
 // q [B, H, Tq, d_k], k [B, H, Tk, d_k], v [B, H, Tk, d_v] -> [B, H, Tq, d_v], differentiable
-// w.r.t. q, k and v. A query row that sees no key gives zeros (and zero gradients).
+// w.r.t. q, k and v (and the options' bucket scores and values). A query row that sees no key
+// gives zeros (and zero gradients).
 // CPU: f32, f64, any head size. CUDA: f32 and bf16 (f32 accumulation), d_k and d_v in
 // kCudaHeadDims; another size is an Error naming the supported ones and the `fallback` key. bf16
 // with d_k and d_v in {64, 128} and Tq > 1 runs on tensor cores, where the weights (and dS)
@@ -60,7 +69,8 @@ DType flash_compute_dtype(Device device, DType dtype, Precision precision);
 // flash_attention in flash_compute_dtype(q's device, q's dtype, compute_precision()): under bf16
 // precision on CUDA, q, k and v pass through the differentiable cast() to bf16 (their gradients
 // come back in f32), the mask is converted to bf16 (0 and -inf are exact), and the bf16 output is
-// cast back to q's dtype. Otherwise exactly flash_attention. The plugin calls this.
+// cast back to q's dtype (the options' bucket scores and values are cast like q). Otherwise
+// exactly flash_attention. The plugin calls this.
 Tensor flash_attention_in_precision(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const FlashOptions& options = {});
 

@@ -1,12 +1,14 @@
 // CPU path of flash_attention: the tiled online-softmax algorithm of the CUDA kernels, computed
 // in T (f32 or f64), one (batch, head) pair per task on the core's threads. Query tiles of
 // kTileQueries rows walk key tiles of kTileKeys keys; a key tile past the last key that the
-// tile's last query may see (its key length, the causal diagonal) is never visited.
+// tile's last query may see (its key length, the causal diagonal) is never visited. Position
+// terms in kernel form are computed per score from the positions (PositionTerms below).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "attnlab/plugin/kernel_term_math.h"
 #include "attnlab/threads.h"
 #include "flash_attention_kernels.h"
 #include "flash_dropout.h"
@@ -52,6 +54,36 @@ std::int64_t visible_end(std::int64_t i, std::int64_t length, const Geometry& g,
   return std::min(length, std::clamp<std::int64_t>(i + (g.tk - g.tq) + 1, 0, g.tk));
 }
 
+// One head's position terms in kernel form (kernel_terms.h), queries at q_offset + i. The
+// gradient pointers are null in the forward.
+template <typename T>
+struct PositionTerms {
+  std::int64_t q_offset = 0;
+  bool distance = false;
+  T slope = 0;
+  const T* scores = nullptr;  // this head's bucket scores [Tq, 2 clip + 1], or null
+  T* d_scores = nullptr;      // their gradient, same layout
+  std::int64_t score_clip = 0;
+  const T* values = nullptr;  // bucket values [2 clip + 1, dv], or null
+  T* d_values = nullptr;      // this head's share of their gradient, same layout
+  std::int64_t value_clip = 0;
+
+  // The term added to the scaled score of query i and key j.
+  T score(std::int64_t i, std::int64_t j) const {
+    T t = 0;
+    if (distance) t += terms::distance_bias(slope, q_offset + i, j);
+    if (scores) t += scores[score_slot(i, j)];
+    return t;
+  }
+  std::int64_t score_slot(std::int64_t i, std::int64_t j) const {
+    return i * terms::bucket_count(score_clip) + terms::distance_bucket(q_offset + i, j, score_clip);
+  }
+  // The offset of query i's value vector for key j in `values` (and `d_values`).
+  std::int64_t value_row(std::int64_t i, std::int64_t j, std::int64_t dv) const {
+    return terms::distance_bucket(q_offset + i, j, value_clip) * dv;
+  }
+};
+
 // The Philox index of weight (bh, i, j) (flash_dropout.h).
 std::uint64_t index_of(std::int64_t bh, std::int64_t i, std::int64_t j, const Geometry& g) {
   return weight_index(static_cast<std::uint64_t>(bh), static_cast<std::uint64_t>(i), static_cast<std::uint64_t>(j),
@@ -66,7 +98,8 @@ T dot(const T* a, const T* b, std::int64_t n) {
 }
 
 template <typename T>
-void forward_head(const Head<T>& h, const Geometry& g, const FlashOptions& o, T* out, T* lse) {
+void forward_head(const Head<T>& h, const PositionTerms<T>& pt, const Geometry& g, const FlashOptions& o, T* out,
+                  T* lse) {
   constexpr T kNegInf = -std::numeric_limits<T>::infinity();
   const T scale = static_cast<T>(o.scale);
   const T keep_scale = static_cast<T>(1.0 / (1.0 - o.dropout));
@@ -89,7 +122,7 @@ void forward_head(const Head<T>& h, const Geometry& g, const FlashOptions& o, T*
         // Scores of the tile, and the running maximum.
         T tile_max = kNegInf;
         for (std::int64_t j = j0; j < row_end; ++j) {
-          T sc = dot(h.q + i * g.dk, h.k + j * g.dk, g.dk) * scale;
+          T sc = dot(h.q + i * g.dk, h.k + j * g.dk, g.dk) * scale + pt.score(i, j);
           if (h.mask) sc += h.mask[j];
           s[static_cast<std::size_t>(j - j0)] = sc;
           tile_max = std::max(tile_max, sc);
@@ -108,6 +141,10 @@ void forward_head(const Head<T>& h, const Geometry& g, const FlashOptions& o, T*
           if (w == T(0)) continue;
           const T* vj = h.v + j * g.dv;
           for (std::int64_t d = 0; d < g.dv; ++d) a[d] += w * vj[d];
+          if (pt.values) {
+            const T* vr = pt.values + pt.value_row(i, j, g.dv);
+            for (std::int64_t d = 0; d < g.dv; ++d) a[d] += w * vr[d];
+          }
         }
         m[r] = m_new;
       }
@@ -124,8 +161,8 @@ void forward_head(const Head<T>& h, const Geometry& g, const FlashOptions& o, T*
 }
 
 template <typename T>
-void backward_head(const Head<T>& h, const Geometry& g, const FlashOptions& o, const T* out, const T* lse,
-                   const T* dout, T* dq, T* dk, T* dv) {
+void backward_head(const Head<T>& h, const PositionTerms<T>& pt, const Geometry& g, const FlashOptions& o,
+                   const T* out, const T* lse, const T* dout, T* dq, T* dk, T* dv) {
   constexpr T kNegInf = -std::numeric_limits<T>::infinity();
   const T scale = static_cast<T>(o.scale);
   const T keep_scale = static_cast<T>(1.0 / (1.0 - o.dropout));
@@ -134,6 +171,8 @@ void backward_head(const Head<T>& h, const Geometry& g, const FlashOptions& o, c
   std::fill(dq, dq + g.tq * g.dk, T(0));
   std::fill(dk, dk + g.tk * g.dk, T(0));
   std::fill(dv, dv + g.tk * g.dv, T(0));
+  if (pt.d_scores) std::fill(pt.d_scores, pt.d_scores + g.tq * terms::bucket_count(pt.score_clip), T(0));
+  if (pt.d_values) std::fill(pt.d_values, pt.d_values + terms::bucket_count(pt.value_clip) * g.dv, T(0));
   // D_i = sum_j P_ij dP_ij = dout_i . out_i (dropout included, since out holds the dropped weights).
   std::vector<T> delta(static_cast<std::size_t>(g.tq));
   for (std::int64_t i = 0; i < g.tq; ++i) delta[static_cast<std::size_t>(i)] = dot(dout + i * g.dv, out + i * g.dv, g.dv);
@@ -149,18 +188,26 @@ void backward_head(const Head<T>& h, const Geometry& g, const FlashOptions& o, c
         const T* doi = dout + i * g.dv;
         T* dqi = dq + i * g.dk;
         for (std::int64_t j = j0; j < row_end; ++j) {
-          T sc = dot(qi, h.k + j * g.dk, g.dk) * scale;
+          T sc = dot(qi, h.k + j * g.dk, g.dk) * scale + pt.score(i, j);
           if (h.mask) sc += h.mask[j];
           const T p = std::exp(sc - lse[i]);  // the softmax weight, recomputed
           if (p == T(0)) continue;           // masked (or negligible): no gradient
           const T z = drop_factor(stream, p, keep_scale, index_of(h.bh, i, j, g), cache);  // d(dropped) / d(weight)
           const T* vj = h.v + j * g.dv;
-          const T dp = dot(doi, vj, g.dv) * z;  // dL / d(weight ij)
-          const T ds = p * (dp - delta[static_cast<std::size_t>(i)]) * scale;
+          const T* vr = pt.values ? pt.values + pt.value_row(i, j, g.dv) : nullptr;
+          const T dp = (dot(doi, vj, g.dv) + (vr ? dot(doi, vr, g.dv) : T(0))) * z;  // dL / d(weight ij)
+          const T dscore = p * (dp - delta[static_cast<std::size_t>(i)]);           // dL / d(score ij)
+          if (pt.d_scores) pt.d_scores[pt.score_slot(i, j)] += dscore;
+          const T ds = dscore * scale;
           const T pz = p * z;
           T* dvj = dv + j * g.dv;
-          if (pz != T(0))
+          if (pz != T(0)) {
             for (std::int64_t d = 0; d < g.dv; ++d) dvj[d] += pz * doi[d];
+            if (pt.d_values) {
+              T* dvr = pt.d_values + pt.value_row(i, j, g.dv);
+              for (std::int64_t d = 0; d < g.dv; ++d) dvr[d] += pz * doi[d];
+            }
+          }
           const T* kj = h.k + j * g.dk;
           T* dkj = dk + j * g.dk;
           for (std::int64_t d = 0; d < g.dk; ++d) {
@@ -171,6 +218,56 @@ void backward_head(const Head<T>& h, const Geometry& g, const FlashOptions& o, c
       }
     }
   }
+}
+
+// The options' position terms as pointers of T, and each head's view of them.
+template <typename T>
+struct TermInputs {
+  std::int64_t q_offset = 0;
+  std::vector<T> slopes;      // [H], empty without a distance bias
+  const T* scores = nullptr;  // [B, H, Tq, 2 clip + 1]
+  std::int64_t score_clip = 0;
+  const T* values = nullptr;  // [2 clip + 1, dv]
+  std::int64_t value_clip = 0;
+
+  // Head bh's terms, writing the gradients to d_scores (the whole tensor) and d_values (the head's
+  // own share) when they are not null.
+  PositionTerms<T> of(std::int64_t bh, const Geometry& g, T* d_scores, T* d_values) const {
+    PositionTerms<T> p;
+    p.q_offset = q_offset;
+    if (!slopes.empty()) {
+      p.distance = true;
+      p.slope = slopes[static_cast<std::size_t>(bh % g.heads)];
+    }
+    const std::int64_t block = g.tq * terms::bucket_count(score_clip);
+    if (scores) {
+      p.scores = scores + bh * block;
+      p.d_scores = d_scores ? d_scores + bh * block : nullptr;
+      p.score_clip = score_clip;
+    }
+    p.values = values;
+    p.d_values = values ? d_values : nullptr;
+    p.value_clip = value_clip;
+    return p;
+  }
+};
+
+template <typename T>
+TermInputs<T> term_inputs(const FlashOptions& o, const Geometry& g) {
+  TermInputs<T> t;
+  t.q_offset = g.tk - g.tq;
+  if (o.score_terms.slopes.defined())
+    for (double m : o.score_terms.slopes.to(Device::cpu()).to(DType::f64).to_vector<double>())
+      t.slopes.push_back(static_cast<T>(m));
+  if (o.score_terms.bucket_scores.defined()) {
+    t.scores = o.score_terms.bucket_scores.data<T>();
+    t.score_clip = o.score_terms.clip;
+  }
+  if (o.value_terms.bucket_values.defined()) {
+    t.values = o.value_terms.bucket_values.data<T>();
+    t.value_clip = o.value_terms.clip;
+  }
+  return t;
 }
 
 Geometry geometry(const Tensor& q, const Tensor& k, const Tensor& v) {
@@ -198,33 +295,52 @@ void flash_forward_cpu(const Tensor& q, const Tensor& k, const Tensor& v, const 
     using T = decltype(tag);
     const Geometry g = geometry(q, k, v);
     const Inputs<T> in = inputs<T>(q, k, v, mask, lengths);
+    const TermInputs<T> pos = term_inputs<T>(options, g);
     T* po = out.data<T>();
     T* pl = lse.data<T>();
     parallel_for(q.dim(0) * g.heads, 1, [&](std::int64_t s, std::int64_t e) {
       for (std::int64_t bh = s; bh < e; ++bh)
-        forward_head(head(in, g, bh), g, options, po + bh * g.tq * g.dv, pl + bh * g.tq);
+        forward_head(head(in, g, bh), pos.of(bh, g, nullptr, nullptr), g, options, po + bh * g.tq * g.dv,
+                     pl + bh * g.tq);
     });
   });
 }
 
 void flash_backward_cpu(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
                         const Tensor& dout, const Tensor& mask, const Tensor& lengths, const FlashOptions& options,
-                        Tensor& dq, Tensor& dk, Tensor& dv) {
+                        FlashGrads& grads) {
   for_float(q.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const Geometry g = geometry(q, k, v);
     const Inputs<T> in = inputs<T>(q, k, v, mask, lengths);
+    const TermInputs<T> pos = term_inputs<T>(options, g);
+    const std::int64_t heads = q.dim(0) * g.heads;
+    // Each (batch, head) task sums its share of the bucket values' gradient; the shares are added
+    // after, so that no two tasks write one element.
+    const std::int64_t value_block = pos.values ? terms::bucket_count(pos.value_clip) * g.dv : 0;
+    std::vector<T> value_shares(static_cast<std::size_t>(heads * value_block));
+    T* d_scores = grads.d_bucket_scores.defined() ? grads.d_bucket_scores.data<T>() : nullptr;
     const T* po = out.data<T>();
     const T* pl = lse.data<T>();
     const T* pdo = dout.data<T>();
-    T* pdq = dq.data<T>();
-    T* pdk = dk.data<T>();
-    T* pdv = dv.data<T>();
-    parallel_for(q.dim(0) * g.heads, 1, [&](std::int64_t s, std::int64_t e) {
-      for (std::int64_t bh = s; bh < e; ++bh)
-        backward_head(head(in, g, bh), g, options, po + bh * g.tq * g.dv, pl + bh * g.tq, pdo + bh * g.tq * g.dv,
+    T* pdq = grads.dq.data<T>();
+    T* pdk = grads.dk.data<T>();
+    T* pdv = grads.dv.data<T>();
+    parallel_for(heads, 1, [&](std::int64_t s, std::int64_t e) {
+      for (std::int64_t bh = s; bh < e; ++bh) {
+        T* share = value_block ? value_shares.data() + bh * value_block : nullptr;
+        const PositionTerms<T> pt = pos.of(bh, g, d_scores, share);
+        backward_head(head(in, g, bh), pt, g, options, po + bh * g.tq * g.dv, pl + bh * g.tq, pdo + bh * g.tq * g.dv,
                       pdq + bh * g.tq * g.dk, pdk + bh * g.tk * g.dk, pdv + bh * g.tk * g.dv);
+      }
     });
+    if (grads.d_bucket_values.defined()) {
+      T* dst = grads.d_bucket_values.data<T>();
+      std::fill(dst, dst + value_block, T(0));
+      for (std::int64_t bh = 0; bh < heads; ++bh)
+        for (std::int64_t n = 0; n < value_block; ++n)
+          dst[n] += value_shares[static_cast<std::size_t>(bh * value_block + n)];
+    }
   });
 }
 

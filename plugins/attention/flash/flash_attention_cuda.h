@@ -25,18 +25,39 @@ struct Problem {
   float scale = 1.0f;
   double dropout = 0.0;
   std::uint64_t seed = 0, offset = 0;
+  // Position terms in kernel form (attnlab/plugin/kernel_terms.h), queries at positions
+  // tk - tq + i: a distance bias with f32 slopes [H], bucket scores [B, H, Tq, 2 score_clip + 1]
+  // and bucket values [2 value_clip + 1, dv] of `element`; null when absent.
+  const float* slopes = nullptr;
+  const void* bucket_scores = nullptr;
+  std::int64_t score_clip = 0;
+  const void* bucket_values = nullptr;
+  std::int64_t value_clip = 0;
   int device = 0;
   CUstream_st* stream = nullptr;
+  bool has_terms() const { return slopes || bucket_scores || bucket_values; }
 };
+
+// Where the backward writes the gradients of the position terms: the bucket scores' (like them)
+// and the bucket values' (like them), each null when the problem has none, and f32 scratch of
+// value_share_floats(p) floats for the per-block shares of the latter.
+struct TermGrads {
+  void* d_bucket_scores = nullptr;
+  void* d_bucket_values = nullptr;
+  float* value_shares = nullptr;
+};
+// Floats of TermGrads::value_shares that backward() needs for `p` (0 without bucket values).
+std::int64_t value_share_floats(const Problem& p);
 
 // Whether the tensor-core kernels (flash_tc_*.cuh) take a problem: bf16, d_k and d_v 64 or 128,
 // more than one query (one decoding step stays on the FMA kernels, as does f32 and every other
-// head size), and q, k, v and the `more` pointers (outputs, gradients) 16-byte aligned, as their
-// vector loads need. forward() and backward() decide with it.
+// head size), no position terms (the FMA kernels apply them), and q, k, v and the `more`
+// pointers (outputs, gradients) 16-byte aligned, as their vector loads need. forward() and
+// backward() decide with it.
 inline bool uses_tensor_cores(const Problem& p, std::initializer_list<const void*> more = {}) {
   auto served = [](std::int64_t d) { return d == 64 || d == 128; };
   auto aligned = [](const void* x) { return reinterpret_cast<std::uintptr_t>(x) % 16 == 0; };
-  if (p.element != Element::bf16 || !served(p.dk) || !served(p.dv) || p.tq < 2) return false;
+  if (p.element != Element::bf16 || !served(p.dk) || !served(p.dv) || p.tq < 2 || p.has_terms()) return false;
   for (const void* x : {p.q, p.k, p.v})
     if (!aligned(x)) return false;
   for (const void* x : more)
@@ -46,9 +67,10 @@ inline bool uses_tensor_cores(const Problem& p, std::initializer_list<const void
 
 // out [B, H, Tq, dv] of `element`, lse [B, H, Tq] f32.
 int forward(const Problem& p, void* out, float* lse);
-// dq, dk, dv like q, k, v; delta [B, H, Tq] f32 scratch (rowsum(dout * out)).
+// dq, dk, dv like q, k, v; delta [B, H, Tq] f32 scratch (rowsum(dout * out)); the position
+// terms' gradients in `terms`.
 int backward(const Problem& p, const void* out, const float* lse, const void* dout, float* delta, void* dq, void* dk,
-             void* dv);
+             void* dv, const TermGrads& terms = {});
 // lengths [B] i32 from the additive mask [B, Tk] (1 + the last key that is not -inf).
 int key_lengths(Element element, const void* mask, std::int64_t batch, std::int64_t tk, std::int32_t* lengths,
                 int device, CUstream_st* stream);

@@ -1,5 +1,7 @@
 // flash_*_cuda: unpack the tensors and call the launchers of flash_forward_cuda.cu and
 // flash_backward_cuda.cu (compiled only when the core has CUDA: CUDA_SOURCES in CMakeLists.txt).
+#include <algorithm>
+
 #include "attnlab/device.h"
 #include "flash_attention_cuda.h"
 #include "flash_attention_kernels.h"
@@ -18,8 +20,10 @@ void check(int status, const char* what) {
     throw Error(fmt::format("attention flash: the CUDA {} failed: {}", what, cuda::error_string(status)));
 }
 
+// The problem of one call; `slopes` receives the f32 copy of the distance bias's slopes that
+// p.slopes points to (kept alive by the caller until the kernels are queued).
 cuda::Problem problem(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& lengths,
-                      const FlashOptions& o) {
+                      const FlashOptions& o, Tensor& slopes) {
   cuda::Problem p;
   p.element = element_of(q.dtype());
   p.batch = q.dim(0);
@@ -40,6 +44,19 @@ cuda::Problem problem(const Tensor& q, const Tensor& k, const Tensor& v, const T
   p.offset = o.offset;
   p.device = q.device().index;
   p.stream = cuda_stream(q.device());
+  // Position terms (checked by flash_attention: shapes, q's dtype for the buckets).
+  if (o.score_terms.slopes.defined()) {
+    slopes = o.score_terms.slopes.to(DType::f32).to(q.device());
+    p.slopes = slopes.data<float>();
+  }
+  if (o.score_terms.bucket_scores.defined()) {
+    p.bucket_scores = o.score_terms.bucket_scores.raw_data();
+    p.score_clip = o.score_terms.clip;
+  }
+  if (o.value_terms.bucket_values.defined()) {
+    p.bucket_values = o.value_terms.bucket_values.raw_data();
+    p.value_clip = o.value_terms.clip;
+  }
   return p;
 }
 
@@ -47,15 +64,27 @@ cuda::Problem problem(const Tensor& q, const Tensor& k, const Tensor& v, const T
 
 void flash_forward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& lengths,
                         const FlashOptions& options, Tensor& out, Tensor& lse) {
-  check(cuda::forward(problem(q, k, v, mask, lengths, options), out.raw_data(), lse.data<float>()), "forward");
+  Tensor slopes;
+  check(cuda::forward(problem(q, k, v, mask, lengths, options, slopes), out.raw_data(), lse.data<float>()), "forward");
 }
 
 void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
                          const Tensor& dout, const Tensor& mask, const Tensor& lengths, const FlashOptions& options,
-                         Tensor& dq, Tensor& dk, Tensor& dv) {
+                         FlashGrads& g) {
   Tensor delta = Tensor::empty(lse.shape(), DType::f32, q.device());
-  check(cuda::backward(problem(q, k, v, mask, lengths, options), out.raw_data(), lse.data<float>(), dout.raw_data(),
-                       delta.data<float>(), dq.raw_data(), dk.raw_data(), dv.raw_data()),
+  Tensor slopes;
+  const cuda::Problem p = problem(q, k, v, mask, lengths, options, slopes);
+  cuda::TermGrads terms;
+  Tensor shares;
+  if (g.d_bucket_scores.defined()) terms.d_bucket_scores = g.d_bucket_scores.raw_data();
+  if (g.d_bucket_values.defined()) {
+    if (p.batch * p.heads == 0) g.d_bucket_values = Tensor::zeros_like(g.d_bucket_values);  // no pair, no gradient
+    terms.d_bucket_values = g.d_bucket_values.raw_data();
+    shares = Tensor::empty(Shape{std::max<std::int64_t>(cuda::value_share_floats(p), 1)}, DType::f32, q.device());
+    terms.value_shares = shares.data<float>();
+  }
+  check(cuda::backward(p, out.raw_data(), lse.data<float>(), dout.raw_data(), delta.data<float>(), g.dq.raw_data(),
+                       g.dk.raw_data(), g.dv.raw_data(), terms),
         "backward");
 }
 

@@ -8,28 +8,41 @@
 namespace attnlab::flash::cuda {
 namespace {
 
+using kernels::bucket_values_grad_kernel;
 using kernels::delta_kernel;
 using kernels::dkdv_kernel;
 using kernels::dkdv_smem_floats;
+using kernels::dkdv_terms_smem_floats;
 using kernels::dq_kernel;
 using kernels::dq_smem_floats;
+using kernels::dq_terms_smem_floats;
 
 template <typename T, int DK, int DV>
 int launch_backward(const Problem& p, const void* dout, const float* lse, const float* delta, void* dq, void* dk,
-                    void* dv) {
+                    void* dv, const TermGrads& terms) {
   const kernels::BackwardInputs<T> in = backward_inputs_of<T>(p, dout, lse, delta);
   if (p.tq > 0) {
     const kernels::Grid g = kernels::query_tile_grid(p.batch * p.heads, p.tq);
-    const int status = launch(dq_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, dq_smem_floats<DK, DV>() * sizeof(float),
-                              p.stream, in, static_cast<T*>(dq));
+    const std::size_t smem = (dq_smem_floats<DK, DV>() + dq_terms_smem_floats(in.terms)) * sizeof(float);
+    const int status = launch(dq_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, smem, p.stream, in, static_cast<T*>(dq),
+                              static_cast<T*>(terms.d_bucket_scores));
     if (status != 0) return status;
   }
+  const kernels::Grid g = kernels::key_tile_grid(p.batch * p.heads, p.tk);
   if (p.tk > 0) {
-    const kernels::Grid g = kernels::key_tile_grid(p.batch * p.heads, p.tk);
-    return launch(dkdv_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, dkdv_smem_floats<DK, DV>() * sizeof(float),
-                  p.stream, in, static_cast<T*>(dk), static_cast<T*>(dv));
+    const std::size_t smem = (dkdv_smem_floats<DK, DV>() + dkdv_terms_smem_floats<T, DV>(in.terms)) * sizeof(float);
+    const int status = launch(dkdv_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, smem, p.stream, in,
+                              static_cast<T*>(dk), static_cast<T*>(dv), terms.value_shares);
+    if (status != 0) return status;
   }
-  return 0;
+  if (!p.bucket_values) return 0;
+  // The bucket values' gradient: the dkdv blocks' shares added in block order (none: zeros).
+  const std::int64_t n = (2 * p.value_clip + 1) * p.dv;
+  const std::int64_t blocks = p.tk > 0 ? static_cast<std::int64_t>(g.x) * g.y : 0;
+  const std::int64_t grid = (n + kThreads - 1) / kThreads;
+  bucket_values_grad_kernel<T><<<static_cast<unsigned>(grid < 65535 ? grid : 65535), kThreads, 0, p.stream>>>(
+      terms.value_shares, blocks, n, static_cast<T*>(terms.d_bucket_values));
+  return static_cast<int>(cudaGetLastError());
 }
 
 template <int DK, int DV>
@@ -48,8 +61,14 @@ int launch_tc_backward(const Problem& p, const void* dout, const float* lse, con
 
 }  // namespace
 
+std::int64_t value_share_floats(const Problem& p) {
+  if (!p.bucket_values || p.tk == 0) return 0;
+  const kernels::Grid g = kernels::key_tile_grid(p.batch * p.heads, p.tk);
+  return static_cast<std::int64_t>(g.x) * g.y * (2 * p.value_clip + 1) * p.dv;
+}
+
 int backward(const Problem& p, const void* out, const float* lse, const void* dout, float* delta, void* dq, void* dk,
-             void* dv) {
+             void* dv, const TermGrads& terms) {
   if (p.batch * p.heads == 0) return 0;
   const cudaError_t status = cudaSetDevice(p.device);
   if (status != cudaSuccess) return static_cast<int>(status);
@@ -69,7 +88,8 @@ int backward(const Problem& p, const void* out, const float* lse, const void* do
         return launch_tc_backward<decltype(dk_c)::value, decltype(dv_c)::value>(p, dout, lse, delta, dq, dk, dv);
       });
     return with_head_dims(p.dk, p.dv, [&](auto dk_c, auto dv_c) {
-      return launch_backward<T, decltype(dk_c)::value, decltype(dv_c)::value>(p, dout, lse, delta, dq, dk, dv);
+      return launch_backward<T, decltype(dk_c)::value, decltype(dv_c)::value>(p, dout, lse, delta, dq, dk, dv,
+                                                                               terms);
     });
   });
 }

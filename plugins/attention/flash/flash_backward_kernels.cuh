@@ -6,10 +6,14 @@
 //                 dq_i = scale sum_j dS_ij k_j
 //   dkdv_kernel:  per tile of 32 keys, over the query tiles that see them:
 //                 dv_j = sum_i P_ij Z_ij dout_i,  dk_j = scale sum_i dS_ij q_i
-// with Z_ij = keep / (1 - p) (1 without dropout), dP_ij = (dout_i . v_j) Z_ij and
-// dS_ij = P_ij (dP_ij - D_i). dq and dk/dv are computed by separate kernels, each summing in a
-// fixed order in registers: no atomics, so gradients are deterministic (at the price of
-// computing the scores twice). Accumulation is f32 for f32 and bf16 inputs.
+// with Z_ij = keep / (1 - p) (1 without dropout), dP_ij = (dout_i . (v_j + V_r)) Z_ij and
+// dS_ij = P_ij (dP_ij - D_i), where V_r is the bucket value of the pair (0 without value terms).
+// Position terms: dq_kernel also sums dS_ij into the gradient of query i's bucket scores (each
+// bucket owned by one thread, in shared memory), and dkdv_kernel writes each block's share of the
+// bucket values' gradient, sum P_ij Z_ij dout_i over the pairs of each bucket, that
+// bucket_values_grad_kernel adds up. dq and dk/dv are computed by separate kernels, each summing
+// in a fixed order: no atomics, so gradients are deterministic (at the price of computing the
+// scores twice). Accumulation is f32 for f32 and bf16 inputs.
 // Include the CUDA API (or its host emulation) first; flash_backward_cuda.cu launches these.
 #include "flash_device.cuh"
 
@@ -33,10 +37,23 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // Dynamic shared memory of dq_kernel, in floats: q, dout, k, v tiles (rows padded by one float),
-// and dS of the tile.
+// and dS of the tile; with bucket scores, dq_terms_smem_floats more for their gradient.
 template <int DK, int DV>
 constexpr std::size_t dq_smem_floats() {
   return kRows * (DK + 1) + kRows * (DV + 1) + kCols * (DK + 1) + kCols * (DV + 1) + kRows * (kCols + 1);
+}
+template <typename T>
+std::size_t dq_terms_smem_floats(const PositionTerms<T>& t) {
+  return t.scores ? static_cast<std::size_t>(kRows * terms::bucket_count(t.score_clip)) : 0;
+}
+
+// dout_i . V_r for the bucket value row vr (0 when null); dout_i is a padded row of shared memory.
+template <int DV, typename T>
+__device__ __forceinline__ float dot_value_row(const float* dout_i, const T* vr) {
+  float x = 0.0f;
+  if (vr)
+    for (int d = 0; d < DV; ++d) x += dout_i[d] * to_float(vr[d]);
+  return x;
 }
 
 // Block (bh = blockIdx.x, blockIdx.y) computes dq of queries i0 .. i0 + 31 of head bh
@@ -44,13 +61,15 @@ constexpr std::size_t dq_smem_floats() {
 template <typename T, int DK, int DV>
 __global__ void __launch_bounds__(kThreads)
     dq_kernel(const BackwardInputs<T> in,
-              T* __restrict__ dq) {       // (B, H, Tq, DK)
+              T* __restrict__ dq,                // (B, H, Tq, DK)
+              T* __restrict__ d_scores) {        // (B, H, Tq, 2 score_clip + 1), with bucket scores
   extern __shared__ float smem[];
   float* qs = smem;                    // [kRows][DK + 1]
   float* dos = qs + kRows * (DK + 1);  // [kRows][DV + 1]
   float* ks = dos + kRows * (DV + 1);  // [kCols][DK + 1]
   float* vs = ks + kCols * (DK + 1);   // [kCols][DV + 1]
   float* ds = vs + kCols * (DV + 1);   // [kRows][kCols + 1]
+  float* dsb = ds + kRows * (kCols + 1);  // [kRows][buckets]: the bucket scores' gradient
 
   const int r = threadIdx.x / kGroup;
   const int g = threadIdx.x % kGroup;
@@ -60,6 +79,12 @@ __global__ void __launch_bounds__(kThreads)
   const float delta_i = row_valid ? in.delta[bh * in.tq + i] : 0.0f;
   const T* mask_b = mask_row(in, b);
   const float keep_scale = kernels::keep_scale(in.drop);
+  const PositionTerms<T>& pos = in.terms;
+  const std::int64_t p_i = pos.q_offset + i;
+  const T* scores_i = row_valid ? score_row(pos, bh, in.tq, i) : nullptr;
+  // Thread g of the row owns buckets g, g + 4, ... of the row's gradient (no other thread touches them).
+  const std::int64_t buckets = pos.scores ? terms::bucket_count(pos.score_clip) : 0;
+  for (std::int64_t n = g; n < buckets; n += kGroup) dsb[r * buckets + n] = 0.0f;
 
   load_tile<DK, 1>(qs, in.q + bh * in.tq * DK, i0, in.tq);
   load_tile<DV, 1>(dos, in.dout + bh * in.tq * DV, i0, in.tq);
@@ -91,13 +116,22 @@ __global__ void __launch_bounds__(kThreads)
       const std::int64_t j = j0 + c0 + t;
       float dsv = 0.0f;
       if (j < row_end && lse_i != -INFINITY) {
-        const float p = expf(s[t] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) - lse_i);
+        const float term = score_term(pos, bh % in.heads, scores_i, p_i, j);
+        const float p = expf(s[t] * in.scale + term + (mask_b ? to_float(mask_b[j]) : 0.0f) - lse_i);
         const float z = drop_factor(in.drop, p, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
-        dsv = p * (dp[t] * z - delta_i);
+        const float dpv = dp[t] + dot_value_row<DV>(dos + r * (DV + 1), value_row<T, DV>(pos, p_i, j));
+        dsv = p * (dpv * z - delta_i);
       }
       ds[r * (kCols + 1) + c0 + t] = dsv;
     }
     __syncthreads();  // ds holds the whole tile
+    for (std::int64_t n = g; n < buckets; n += kGroup) {
+      std::int64_t first, last;
+      terms::bucket_keys(p_i, n, pos.score_clip, j0, kCols, first, last);
+      float sum = 0.0f;
+      for (std::int64_t c = first; c < last; ++c) sum += ds[r * (kCols + 1) + c];
+      dsb[r * buckets + n] += sum;
+    }
     for (int c = 0; c < kCols; ++c) {
       const float w = ds[r * (kCols + 1) + c];
 #pragma unroll
@@ -108,27 +142,36 @@ __global__ void __launch_bounds__(kThreads)
     T* out = dq + (bh * in.tq + i) * DK;
 #pragma unroll
     for (int e = 0; e < DK / kGroup; ++e) out[g + kGroup * e] = from_float<T>(acc[e] * in.scale);
+    for (std::int64_t n = g; n < buckets; n += kGroup)
+      d_scores[(bh * in.tq + i) * buckets + n] = from_float<T>(dsb[r * buckets + n]);
   }
 }
 
 // Dynamic shared memory of dkdv_kernel, in floats: the block's k and v tiles, a q and a dout
-// tile (rows padded by one float), the tile's dropped weights and dS key-major, lse and delta.
+// tile (rows padded by one float), the tile's dropped weights and dS key-major, lse and delta;
+// with bucket values, dkdv_terms_smem_floats more for the block's share of their gradient.
 template <int DK, int DV>
 constexpr std::size_t dkdv_smem_floats() {
   return kCols * (DK + 1) + kCols * (DV + 1) + kRows * (DK + 1) + kRows * (DV + 1) + 2 * kCols * (kRows + 1) +
          2 * kRows;
+}
+template <typename T, int DV>
+std::size_t dkdv_terms_smem_floats(const PositionTerms<T>& t) {
+  return t.values ? static_cast<std::size_t>(terms::bucket_count(t.value_clip) * DV) : 0;
 }
 
 // Block (bh = blockIdx.x, blockIdx.y) computes dk and dv of keys j0 .. j0 + 31 of head bh
 // (j0 = 32 blockIdx.y), walking the query tiles that may see them; thread t owns key j0 + t / 4
 // and the 8 queries 8 (t % 4) .. 8 (t % 4) + 7 of each query tile. A tile entirely past the batch
 // row's key length gets zeros at once; under causal masking, query tiles that end before the
-// first query seeing key j0 are skipped.
+// first query seeing key j0 are skipped. With bucket values, the block writes its share of their
+// gradient to row (blockIdx.x gridDim.y + blockIdx.y) of value_shares.
 template <typename T, int DK, int DV>
 __global__ void __launch_bounds__(kThreads)
     dkdv_kernel(const BackwardInputs<T> in,
-                T* __restrict__ dk,         // (B, H, Tk, DK)
-                T* __restrict__ dv) {       // (B, H, Tk, DV)
+                T* __restrict__ dk,                // (B, H, Tk, DK)
+                T* __restrict__ dv,                // (B, H, Tk, DV)
+                float* __restrict__ value_shares) {  // (blocks, 2 value_clip + 1, DV), with bucket values
   extern __shared__ float smem[];
   float* ks = smem;                            // [kCols][DK + 1]
   float* vs = ks + kCols * (DK + 1);           // [kCols][DV + 1]
@@ -138,6 +181,7 @@ __global__ void __launch_bounds__(kThreads)
   float* dst = pt + kCols * (kRows + 1);       // [kCols][kRows + 1]: dS, key-major
   float* lse_s = dst + kCols * (kRows + 1);    // [kRows]
   float* delta_s = lse_s + kRows;              // [kRows]
+  float* vacc = delta_s + kRows;               // [buckets][DV]: this block's share of dV_r
 
   const int c = threadIdx.x / kGroup;
   const int g = threadIdx.x % kGroup;
@@ -145,6 +189,12 @@ __global__ void __launch_bounds__(kThreads)
   const auto [bh, b, j0, j, key_valid, length] = key_tile<kCols>(in, c);
   const std::int64_t dk_at = (bh * in.tk + j) * DK;  // key j's row of dk and of dv (when key_valid)
   const std::int64_t dv_at = (bh * in.tk + j) * DV;
+  const PositionTerms<T>& pos = in.terms;
+  // Thread t owns elements t, t + kThreads, ... of the block's share of the bucket values' gradient.
+  const std::int64_t shares = pos.values ? terms::bucket_count(pos.value_clip) * DV : 0;
+  float* share = value_shares ? value_shares + (static_cast<std::int64_t>(blockIdx.x) * gridDim.y + blockIdx.y) * shares
+                              : nullptr;
+  for (std::int64_t o = threadIdx.x; o < shares; o += kThreads) vacc[o] = 0.0f;
 
   if (j0 >= length) {  // every key of the tile is padding (the same for the whole block)
     if (key_valid) {
@@ -153,6 +203,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int e = 0; e < DV / kGroup; ++e) dv[dv_at + g + kGroup * e] = from_float<T>(0.0f);
     }
+    for (std::int64_t o = threadIdx.x; o < shares; o += kThreads) share[o] = 0.0f;
     return;
   }
   load_tile<DK, 1>(ks, in.k + bh * in.tk * DK, j0, length);
@@ -198,10 +249,13 @@ __global__ void __launch_bounds__(kThreads)
       const float lse_i = lse_s[r0 + t];
       float pz = 0.0f, dsv = 0.0f;
       if (i < in.tq && key_valid && j < visible_end(i, length, in.tq, in.tk, in.causal) && lse_i != -INFINITY) {
-        const float p = expf(s[t] * in.scale + mask_j - lse_i);
+        const std::int64_t p_i = pos.q_offset + i;
+        const float term = score_term(pos, bh % in.heads, score_row(pos, bh, in.tq, i), p_i, j);
+        const float p = expf(s[t] * in.scale + term + mask_j - lse_i);
         const float z = drop_factor(in.drop, p, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
+        const float dpv = dp[t] + dot_value_row<DV>(dos + (r0 + t) * (DV + 1), value_row<T, DV>(pos, p_i, j));
         pz = p * z;
-        dsv = p * (dp[t] * z - delta_s[r0 + t]);
+        dsv = p * (dpv * z - delta_s[r0 + t]);
       }
       pt[c * (kRows + 1) + r0 + t] = pz;
       dst[c * (kRows + 1) + r0 + t] = dsv;
@@ -215,12 +269,42 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int e = 0; e < DK / kGroup; ++e) dk_acc[e] += x * qs[rr * (DK + 1) + g + kGroup * e];
     }
+    // dV_r += sum over the tile's pairs in bucket r of P Z dout_i (the pairs of a query row and a
+    // bucket are a run of keys: bucket_keys).
+    for (std::int64_t o = threadIdx.x; o < shares; o += kThreads) {
+      const std::int64_t n = o / DV, d = o % DV;
+      float sum = 0.0f;
+      for (int rr = 0; rr < kRows && i0 + rr < in.tq; ++rr) {
+        std::int64_t first, last;
+        terms::bucket_keys(pos.q_offset + i0 + rr, n, pos.value_clip, j0, kCols, first, last);
+        float w = 0.0f;
+        for (std::int64_t cc = first; cc < last; ++cc) w += pt[cc * (kRows + 1) + rr];
+        sum += w * dos[rr * (DV + 1) + d];
+      }
+      vacc[o] += sum;
+    }
   }
+  for (std::int64_t o = threadIdx.x; o < shares; o += kThreads) share[o] = vacc[o];
   if (key_valid) {
 #pragma unroll
     for (int e = 0; e < DK / kGroup; ++e) dk[dk_at + g + kGroup * e] = from_float<T>(dk_acc[e] * in.scale);
 #pragma unroll
     for (int e = 0; e < DV / kGroup; ++e) dv[dv_at + g + kGroup * e] = from_float<T>(dv_acc[e]);
+  }
+}
+
+// The bucket values' gradient: out[o] = sum over the dkdv blocks of their shares, in block order.
+// One thread per element (a grid-stride loop).
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    bucket_values_grad_kernel(const float* __restrict__ shares,  // (blocks, n)
+                              std::int64_t blocks, std::int64_t n,
+                              T* __restrict__ out) {             // (n)
+  for (std::int64_t o = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; o < n;
+       o += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    float sum = 0.0f;
+    for (std::int64_t blk = 0; blk < blocks; ++blk) sum += shares[blk * n + o];
+    out[o] = from_float<T>(sum);
   }
 }
 

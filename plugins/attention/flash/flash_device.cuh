@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "attnlab/plugin/kernel_term_math.h"
 #include "flash_dropout.h"
 #include "flash_tiles.h"
 
@@ -51,6 +52,37 @@ __device__ __forceinline__ std::int64_t key_length(const std::int32_t* lengths, 
   return len < 0 ? 0 : (len > tk ? tk : len);
 }
 
+// Position terms in kernel form (attnlab/plugin/kernel_terms.h) as the kernels read them. Query i
+// sits at position q_offset + i (q_offset = Tk - Tq), key j at j; r(p, j) is the distance bucket.
+template <typename T>
+struct PositionTerms {
+  const float* __restrict__ slopes = nullptr;  // (H), or null: score -slopes[h] |p - j|
+  const T* __restrict__ scores = nullptr;      // (B, H, Tq, 2 score_clip + 1), or null: score S[.., r]
+  const T* __restrict__ values = nullptr;      // (2 value_clip + 1, DV), or null: output += w V[r]
+  std::int64_t score_clip = 0, value_clip = 0, q_offset = 0;
+};
+
+// The score term of query position p (of head `head`, bucket scores `score_row`) and key j.
+template <typename T>
+__device__ __forceinline__ float score_term(const PositionTerms<T>& t, std::int64_t head, const T* score_row,
+                                            std::int64_t p, std::int64_t j) {
+  float s = 0.0f;
+  if (t.slopes) s += terms::distance_bias(t.slopes[head], p, j);
+  if (score_row) s += to_float(score_row[terms::distance_bucket(p, j, t.score_clip)]);
+  return s;
+}
+// Query i's row of bucket scores of head bh (null without bucket scores).
+template <typename T>
+__device__ __forceinline__ const T* score_row(const PositionTerms<T>& t, std::int64_t bh, std::int64_t tq,
+                                              std::int64_t i) {
+  return t.scores ? t.scores + (bh * tq + i) * terms::bucket_count(t.score_clip) : nullptr;
+}
+// The bucket value vector of query position p and key j (null without value terms).
+template <typename T, int DV>
+__device__ __forceinline__ const T* value_row(const PositionTerms<T>& t, std::int64_t p, std::int64_t j) {
+  return t.values ? t.values + terms::distance_bucket(p, j, t.value_clip) * DV : nullptr;
+}
+
 // What every flash kernel reads: the inputs of one attention, their shape and its options. One
 // kernel argument, passed by value (the pointers are device memory).
 template <typename T>
@@ -64,6 +96,7 @@ struct Inputs {
   bool causal;
   float scale;
   DropoutStream drop;
+  PositionTerms<T> terms;  // none by default (the tensor-core kernels take none)
 };
 
 // What the backward kernels read besides: the output's gradient and the forward's statistics.

@@ -2,9 +2,10 @@
 // Device code of the flash forward: one block of 128 threads per (head, tile of 32 queries) walks
 // the key tiles its queries may see, keeping a running maximum m, a running denominator l and
 // the output accumulators in registers (online softmax), so the scores never reach global
-// memory. Scores and accumulators are f32 for f32 and bf16 inputs. Also the kernel that turns an
-// additive key padding mask into per-batch key lengths. Include the CUDA API (or its host
-// emulation) first; flash_forward_cuda.cu launches these.
+// memory. Scores and accumulators are f32 for f32 and bf16 inputs. Position terms in kernel form
+// add to each score, and each weight carries its bucket value into the output. Also the kernel
+// that turns an additive key padding mask into per-batch key lengths. Include the CUDA API (or
+// its host emulation) first; flash_forward_cuda.cu launches these.
 #include "flash_device.cuh"
 
 namespace attnlab::flash::cuda::kernels {
@@ -36,6 +37,9 @@ __global__ void __launch_bounds__(kThreads)
   const auto [bh, b, i0, i, row_valid, length, key_end, row_end] = query_tile<kRows>(in, r);
   const T* mask_b = mask_row(in, b);
   const float keep_scale = kernels::keep_scale(in.drop);
+  const PositionTerms<T>& pos = in.terms;
+  const std::int64_t p_i = pos.q_offset + i;  // the query's position
+  const T* scores_i = row_valid ? score_row(pos, bh, in.tq, i) : nullptr;
 
   load_tile<DK, 1>(qs, in.q + bh * in.tq * DK, i0, in.tq);
   float m = -INFINITY, l = 0.0f;
@@ -61,7 +65,9 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int t = 0; t < kColsPerThread; ++t) {
       const std::int64_t j = j0 + c0 + t;
-      s[t] = j < row_end ? s[t] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) : -INFINITY;
+      s[t] = j < row_end ? s[t] * in.scale + score_term(pos, bh % in.heads, scores_i, p_i, j) +
+                               (mask_b ? to_float(mask_b[j]) : 0.0f)
+                         : -INFINITY;
       tile_max = fmaxf(tile_max, s[t]);
     }
     const float m_new = fmaxf(m, group_max(tile_max));
@@ -86,6 +92,9 @@ __global__ void __launch_bounds__(kThreads)
       const float w = ps[r * (kCols + 1) + c];
 #pragma unroll
       for (int e = 0; e < DV / kGroup; ++e) acc[e] += w * vs[c * DV + g + kGroup * e];
+      if (const T* vr = value_row<T, DV>(pos, p_i, j0 + c))  // the key's bucket value, from global memory
+#pragma unroll
+        for (int e = 0; e < DV / kGroup; ++e) acc[e] += w * to_float(vr[g + kGroup * e]);
     }
   }
   if (row_valid) {

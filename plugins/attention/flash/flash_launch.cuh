@@ -61,9 +61,12 @@ int with_element(Element element, Fn&& fn) {
 // The kernels' argument structs (flash_device.cuh) from a problem, its tensors as element type T.
 template <typename T>
 kernels::Inputs<T> inputs_of(const Problem& p) {
+  const kernels::PositionTerms<T> terms{p.slopes, static_cast<const T*>(p.bucket_scores),
+                                        static_cast<const T*>(p.bucket_values), p.score_clip, p.value_clip,
+                                        p.tk - p.tq};
   return {static_cast<const T*>(p.q), static_cast<const T*>(p.k), static_cast<const T*>(p.v),
           static_cast<const T*>(p.mask), p.key_lengths, p.heads, p.tq, p.tk, p.causal, p.scale,
-          DropoutStream{p.dropout, p.seed, p.offset}};
+          DropoutStream{p.dropout, p.seed, p.offset}, terms};
 }
 template <typename T>
 kernels::BackwardInputs<T> backward_inputs_of(const Problem& p, const void* dout, const float* lse,

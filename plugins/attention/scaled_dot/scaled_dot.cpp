@@ -28,11 +28,15 @@ class ScaledDotAttention final : public ProjectedAttention {
   }
 
   Tensor attend(const AttentionCore& c) override {
-    check_attention_core("scaled_dot", c);
+    check_attention_core("scaled_dot", c, true);
     AttentionInputs masks;
     masks.key_padding_mask = c.key_padding_mask;
     masks.causal = c.causal;
-    return core(c.query, c.key, c.value, masks, false);
+    masks.positions = c.positions;
+    if (!c.positions) return core(c.query, c.key, c.value, masks, false);
+    const std::int64_t keys = c.key.dim(2);
+    return core(c.positions->rotate(c.query, keys - c.query.dim(2)), c.positions->rotate(c.key, 0), c.value, masks,
+                false);
   }
 
  private:

@@ -32,25 +32,38 @@ std::vector<double> alibi_slopes(std::int64_t heads) {
 
 class LinearBiases final : public AttentionPositions {
  public:
-  explicit LinearBiases(std::int64_t heads) : slopes_(alibi_slopes(heads)) {}
+  explicit LinearBiases(std::int64_t heads)
+      : slopes_(alibi_slopes(heads)), host_(Tensor::from_vector<double>({heads}, slopes_)) {}
 
-  // q [B, h, Tq, d_k] -> [h, Tq, keys]: -m_n |q_offset + i - j| (q only gives shape and dtype).
+  // The distance bias with each head's slope m_n, in kernel form (kernel_terms.h): the slopes as
+  // [h] on q's device, in the dtype its kernels read (f64 on the CPU, f32 on CUDA), made once per
+  // device.
+  KernelScoreTerms kernel_score_terms(const Tensor& q, std::int64_t, std::int64_t) const override {
+    check_heads(q);
+    if (!on_device_.defined() || on_device_.device() != q.device()) {
+      const DType dtype = q.device().is_cpu() ? DType::f64 : DType::f32;
+      on_device_ = Tensor::from_vector<double>({heads()}, slopes_).to(dtype).to(q.device());
+    }
+    return {.slopes = on_device_};
+  }
+
+  // Its expansion, -m_n |q_offset + i - j| as [1, h, Tq, keys], from the slopes on the host (the
+  // default expansion would read them back from the device).
   Tensor score_terms(const Tensor& q, std::int64_t q_offset, std::int64_t keys) const override {
-    const auto h = static_cast<std::int64_t>(slopes_.size());
-    ATTNLAB_CHECK(q.rank() == 4 && q.dim(1) == h, "positional alibi: expected [batch, {} heads, length, d_k], got {}",
-                  h, q.shape().str());
-    const std::int64_t tq = q.dim(2);
-    std::vector<double> bias(static_cast<std::size_t>(h * tq * keys));
-    for (std::int64_t n = 0; n < h; ++n)
-      for (std::int64_t i = 0; i < tq; ++i)
-        for (std::int64_t j = 0; j < keys; ++j)
-          bias[static_cast<std::size_t>((n * tq + i) * keys + j)] =
-              -slopes_[static_cast<std::size_t>(n)] * static_cast<double>(std::abs(q_offset + i - j));
-    return Tensor::from_vector<double>({h, tq, keys}, bias).to(q.dtype()).to(q.device());
+    check_heads(q);
+    return expand_score_terms({.slopes = host_}, q, q_offset, keys);
   }
 
  private:
+  std::int64_t heads() const { return static_cast<std::int64_t>(slopes_.size()); }
+  void check_heads(const Tensor& q) const {
+    ATTNLAB_CHECK(q.rank() == 4 && q.dim(1) == heads(),
+                  "positional alibi: expected [batch, {} heads, length, d_k], got {}", heads(), q.shape().str());
+  }
+
   std::vector<double> slopes_;
+  Tensor host_;               // the slopes, f64 on the CPU
+  mutable Tensor on_device_;  // the slopes on the device last asked for
 };
 
 class Alibi final : public PositionalEncoding {
@@ -67,7 +80,7 @@ void register_plugins(Registry& registry) {
       {.name = "alibi",
        .version = "1.0.0",
        .description = "a per-head linear bias -m |i - j| on the self-attention scores (Press et al. 2022)",
-       .positions = {.score_terms = true}},
+       .positions = {.score_terms = true, .kernel_form = true}},
       [](const BuildContext&) { return std::make_shared<Alibi>(); });
 }
 

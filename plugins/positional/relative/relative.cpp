@@ -2,11 +2,9 @@
 // Nothing is added to the embeddings; every self-attention layer learns vectors a^K_r [d_k] and
 // a^V_r [d_v] for the clipped distance r = clip(j - i, -k, k), shared by the heads, and
 //   e_ij = q_i . (k_j + a^K_ij) / sqrt(d_k),   z_i = sum_j w_ij (v_j + a^V_ij).
-// The q_i . a^K_ij term is computed as one batched product per query position (the paper's
-// sec. 3.3): q as [Tq, B h, d_k] against the gathered [Tq, Tk, d_k] representations.
-#include <algorithm>
+// The terms are given in kernel form (kernel_terms.h): q_i . a^K_r for the 2k + 1 distances r
+// (one product of q with the table), gathered by distance, and a^V by distance.
 #include <cmath>
-#include <vector>
 
 #include "attnlab/init.h"
 #include "attnlab/ops.h"
@@ -29,37 +27,21 @@ class RelativePositions final : public AttentionPositions {
                                                             *ctx.init, ctx.dtype, ctx.device));
   }
 
-  // q [B, h, Tq, d_k] -> [B, h, Tq, keys]: q_i . a^K_{clip(j - i)} / sqrt(d_k).
-  Tensor score_terms(const Tensor& q, std::int64_t q_offset, std::int64_t keys) const override {
+  // In kernel form (kernel_terms.h): each query's score for each clipped distance,
+  // q_i . a^K_r / sqrt(d_k) as [B, h, Tq, 2k + 1], and the value of each distance, a^V_r. Their
+  // dense expansions (AttentionPositions::score_terms and value_terms) are the paper's terms.
+  KernelScoreTerms kernel_score_terms(const Tensor& q, std::int64_t, std::int64_t) const override {
     ATTNLAB_CHECK(q.rank() == 4 && q.dim(3) == keys_.dim(1), "positional relative: expected queries [batch, heads, "
                   "length, {}], got {}", keys_.dim(1), q.shape().str());
-    const std::int64_t b = q.dim(0), h = q.dim(1), tq = q.dim(2);
-    Tensor a = embedding(keys_, distances(tq, keys, q_offset, q.device()));          // [Tq, Tk, d_k]
-    Tensor per_query = permute(q, {2, 0, 1, 3}).reshape({tq, b * h, q.dim(3)});     // [Tq, B h, d_k]
-    Tensor s = matmul(per_query, a, false, true).reshape({tq, b, h, keys});         // [Tq, B, h, Tk]
-    return scale(permute(s, {1, 2, 0, 3}), 1.0 / std::sqrt(static_cast<double>(q.dim(3))));
+    const double s = 1.0 / std::sqrt(static_cast<double>(q.dim(3)));
+    return {.bucket_scores = scale(matmul(q, keys_, false, true), s), .clip = clip_};  // [B, h, Tq, 2k + 1]
   }
-
-  // weights [B, h, Tq, Tk] -> [B, h, Tq, d_v]: sum_j w_ij a^V_{clip(j - i)}.
-  Tensor value_terms(const Tensor& weights, std::int64_t q_offset) const override {
+  KernelValueTerms kernel_value_terms() const override {
     if (!values_.defined()) return {};
-    const std::int64_t b = weights.dim(0), h = weights.dim(1), tq = weights.dim(2), tk = weights.dim(3);
-    Tensor a = embedding(values_, distances(tq, tk, q_offset, weights.device()));  // [Tq, Tk, d_v]
-    Tensor per_query = permute(weights, {2, 0, 1, 3}).reshape({tq, b * h, tk});    // [Tq, B h, Tk]
-    Tensor z = matmul(per_query, cast(a, weights.dtype())).reshape({tq, b, h, values_.dim(1)});
-    return permute(z, {1, 2, 0, 3});
+    return {.bucket_values = values_, .clip = clip_};
   }
 
  private:
-  // [Tq, keys] ids into the tables: clip(j - (q_offset + i), -k, k) + k.
-  Tensor distances(std::int64_t tq, std::int64_t keys, std::int64_t q_offset, Device device) const {
-    std::vector<std::int64_t> ids(static_cast<std::size_t>(tq * keys));
-    for (std::int64_t i = 0; i < tq; ++i)
-      for (std::int64_t j = 0; j < keys; ++j)
-        ids[static_cast<std::size_t>(i * keys + j)] = std::clamp(j - (q_offset + i), -clip_, clip_) + clip_;
-    return Tensor::from_vector<std::int64_t>({tq, keys}, ids).to(device);
-  }
-
   std::int64_t clip_;
   Tensor keys_;    // [2k + 1, d_k]
   Tensor values_;  // [2k + 1, d_v], undefined without value terms
@@ -91,7 +73,7 @@ void register_plugins(Registry& registry) {
                     "k: distances beyond +-k share one representation"},
                    {"values", OptionType::boolean, OptionValue(true),
                     "also add relative representations to the values (a^V)"}},
-       .positions = {.score_terms = true, .value_terms = true}},
+       .positions = {.score_terms = true, .value_terms = true, .kernel_form = true}},
       [](const BuildContext& ctx) { return std::make_shared<Relative>(ctx); });
 }
 

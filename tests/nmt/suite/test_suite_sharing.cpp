@@ -43,7 +43,7 @@ std::string error_of(F&& f) {
 }
 
 const char* kAttentionGrid = R"([grids.pos]
-axes = [ { "model.attention.name" = ["scaled_dot", "flash"] }, { "model.positional.name" = ["sinusoidal", "alibi"] } ]
+axes = [ { "model.attention.name" = ["scaled_dot", "additive"] }, { "model.positional.name" = ["sinusoidal", "rope"] } ]
 )";
 
 }  // namespace
@@ -102,12 +102,12 @@ TEST_CASE("unsupported = error refuses the suite, naming the row; skip lists the
   const std::string refusal = error_of([&] { apply_unsupported(refused, registry); });
   CAPTURE(refusal);
   CHECK(nmt::testing::contains(refusal, "row pos-04: "));
-  CHECK(nmt::testing::contains(refusal, "does not support position score terms"));
+  CHECK(nmt::testing::contains(refusal, "does not support position rotation"));
   CHECK(nmt::testing::contains(refusal, "unsupported = \"fallback\" or \"skip\""));
 
   Suite skipping = load("unsupported = \"skip\"", kAttentionGrid);
   apply_unsupported(skipping, registry);
-  CHECK(row(skipping, "pos-04").skipped.find("positional plugin 'alibi'") != std::string::npos);
+  CHECK(row(skipping, "pos-04").skipped.find("positional plugin 'rope'") != std::string::npos);
   for (const char* served : {"base", "pos-01", "pos-02", "pos-03"}) CHECK(row(skipping, served).skipped.empty());
   SuiteState state = make_suite_state(skipping);
   const SuiteRowState* entry = state.find("pos-04", 1);
@@ -123,7 +123,7 @@ TEST_CASE("unsupported = fallback gives scaled_dot to the rows that need it, and
   const Suite as_read = s;
   apply_unsupported(s, registry);
   CHECK(row(s, "pos-04").config.model.attention.fallback == "scaled_dot");
-  CHECK(row(s, "pos-03").config.model.attention.fallback.empty());  // flash serves sinusoidal
+  CHECK(row(s, "pos-03").config.model.attention.fallback.empty());  // additive serves sinusoidal
   for (std::size_t i = 0; i < s.rows.size(); ++i) CHECK(s.rows[i].config.run_dir == as_read.rows[i].config.run_dir);
 }
 

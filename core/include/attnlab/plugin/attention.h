@@ -48,6 +48,10 @@ struct AttentionCore {
   Tensor key_padding_mask{};
   // Query i may not see key j > i + (Tk - Tq).
   bool causal = false;
+  // Positions inside self-attention (attention_positions.h), keys at 0 .. Tk - 1 and queries at
+  // Tk - Tq ..: rotation of q and k, score and value terms, as forward() applies them. Null: none.
+  // Plugins whose attend() does not apply them refuse them (check_attention_core).
+  const AttentionPositions* positions = nullptr;
 };
 
 // What an attention plugin serves on one kind of device. A plugin declares these when it registers

@@ -13,6 +13,9 @@
 // cache, the new steps continue the cached ones, so incremental decoding sees the offsets of full
 // decoding. Only self-attention takes positions; cross-attention has no common position axis.
 //
+// Score and value terms of a few common kinds can also be given in kernel form (kernel_terms.h):
+// per head, query and distance bucket, so that fused kernels apply them without a [Tq, Tk] matrix.
+//
 // A positional plugin declares the hooks it uses (PluginInfo::positions) and an attention plugin
 // those it applies on each device (AttentionDeviceSupport::positions); `attnlab check` refuses a
 // model whose attention does not apply what its positional plugin uses, naming both.
@@ -20,6 +23,7 @@
 #include <string>
 
 #include "attnlab/module.h"
+#include "attnlab/plugin/kernel_terms.h"
 
 namespace attnlab {
 
@@ -27,14 +31,19 @@ struct PositionHooks {
   bool rotate = false;
   bool score_terms = false;
   bool value_terms = false;
+  // A positional scheme: its score and value terms are also given in kernel form
+  // (AttentionPositions::kernel_score_terms and kernel_value_terms). An attention plugin: it
+  // applies score and value terms only from that form (fused kernels that never hold the scores).
+  bool kernel_form = false;
   bool any() const { return rotate || score_terms || value_terms; }
-  // The hooks set here and not in `served`.
+  // The hooks set here and not in `served` (kernel_form is not a hook: never set in the result).
   PositionHooks missing_from(const PositionHooks& served) const {
     return {rotate && !served.rotate, score_terms && !served.score_terms, value_terms && !served.value_terms};
   }
-  // "rotation, score terms", or "none".
+  // "rotation, score terms", "score terms, value terms (kernel form)", or "none".
   std::string describe() const;
-  static PositionHooks all() { return {true, true, true}; }
+  // Every hook, with terms in any form.
+  static PositionHooks all() { return {true, true, true, false}; }
 };
 
 // The per-layer part of a positional scheme, built by PositionalEncoding::attention_positions for
@@ -52,6 +61,12 @@ class AttentionPositions : public Module {
   // weights [B, h, Tq, Tk] (after the softmax and its dropout), queries at q_offset .. -> the
   // term added to the heads' output, [B, h, Tq, d_v]; undefined when there is none.
   virtual Tensor value_terms(const Tensor& weights, std::int64_t q_offset) const;
+
+  // The same terms in kernel form (kernel_terms.h), for schemes that declare
+  // PositionHooks::kernel_form; by default none. The default score_terms and value_terms are the
+  // expansion of these, so a scheme whose terms are of those kinds overrides only these two.
+  virtual KernelScoreTerms kernel_score_terms(const Tensor& q, std::int64_t q_offset, std::int64_t keys) const;
+  virtual KernelValueTerms kernel_value_terms() const;
 };
 
 }  // namespace attnlab

@@ -30,7 +30,7 @@ struct AttentionNeeds {
 //   f32, bf16; head sizes 16, 32, 64, 128; padding mask, causal, incremental, attention dropout;
 //   positions: rotation)
 // or, for a positional scheme it does not apply,
-//   attention plugin 'flash' does not support position score terms (positional plugin 'alibi'
+//   attention plugin 'additive' does not support position rotation (positional plugin 'rope'
 //   uses them) on cpu (it supports on cpu: ...)
 // `dtype` is the compute dtype of the model (f32, or bf16 in mixed precision).
 std::optional<std::string> check_attention_support(const PluginInfo& info, Device device, DType dtype,

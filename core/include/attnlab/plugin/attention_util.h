@@ -21,8 +21,9 @@ Tensor merge_heads(const Tensor& x);
 void check_attention_input(std::string_view plugin, std::string_view what, const Tensor& x, std::int64_t d_model);
 
 // Checks that q [B, h, Tq, d_k], k [B, h, Tk, d_k] and v [B, h, Tk, d_v] fit together (and the
-// mask, when defined, is [B, Tk]); the Error names the plugin and the shapes.
-void check_attention_core(std::string_view plugin, const AttentionCore& core);
+// mask, when defined, is [B, Tk]); the Error names the plugin and the shapes. Positions are
+// refused unless `applies_positions` (and need Tq <= Tk).
+void check_attention_core(std::string_view plugin, const AttentionCore& core, bool applies_positions = false);
 
 // The keys and values of this call, [B, h, Tk, d_k] and [B, h, Tk, d_v], following the cache
 // protocol: without a cache, project(key) and project(value); self-attention with a cache appends

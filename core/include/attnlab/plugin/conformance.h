@@ -8,11 +8,13 @@
 //   one, and after a beam reorder), same seed same parameters and output (in training mode with
 //   attention dropout when the plugin serves it); for the position hooks the plugin applies on the
 //   device, with the kit's own scheme: incremental equal to full decoding, each hook changing the
-//   output, gradients, and the reference comparison.
+//   output, gradients, and the reference comparison; with a reference, also the comparison with
+//   each registered positional plugin the plugin serves (outputs, gradients, step by step).
 // positional: shape, offset consistency (incremental decoding), same encoding for every batch
 //   row, gradients, same seed same result; for a part inside attention: the declared hooks and
 //   no others, offsets continuing the sequence, dependence on the key - query distance only,
-//   gradients and same seed same result.
+//   gradients and same seed same result, and terms in kernel form as declared and equal to the
+//   tensor hooks.
 // ffn: shape, position-wise (no mixing across positions), gradients, same seed same result.
 // norm: shape, each position on its own, invariance to the input's scale, gradients, same seed
 //   same result (with its parameters moved off their initial values), and the core's layer_norm or

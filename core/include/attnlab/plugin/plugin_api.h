@@ -17,8 +17,9 @@
 // Bump when attnlab_plugin_entry_t or the meaning of its fields changes, including what
 // register_fn is given to fill in (version 2: PluginInfo carries the attention capabilities;
 // version 3: positions inside attention, dropout sites and the step in the build context;
-// version 4: the norm family and the norms' epsilon in the build context).
-#define ATTNLAB_PLUGIN_ABI_VERSION 4u
+// version 4: the norm family and the norms' epsilon in the build context; version 5: position
+// terms in kernel form).
+#define ATTNLAB_PLUGIN_ABI_VERSION 5u
 #define ATTNLAB_PLUGIN_ENTRY_SYMBOL "attnlab_plugin_entry"
 
 extern "C" {
