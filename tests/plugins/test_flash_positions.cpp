@@ -2,7 +2,7 @@
 // hand-computed example, the op against the composition of core ops with the expanded terms
 // (across tiles, with masks, causal masking and Tq < Tk), finite-difference gradients of every
 // input including the bucket scores and values (with dropout), the plugin with the real alibi
-// and relative schemes against scaled_dot, and the errors.
+// and relative schemes against scaled_dot (forward and attend), and the errors.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -10,6 +10,7 @@
 
 #include "attnlab/attnlab.h"
 #include "attnlab/plugin/attention_support.h"
+#include "attnlab/plugin/attention_util.h"
 #include "attnlab/plugin/kernel_term_math.h"
 #include "attnlab/testing/gradcheck.h"
 #include "flash_attention.h"
@@ -201,6 +202,34 @@ TEST_CASE("the flash plugin with alibi and relative positions equals scaled_dot,
     // Incremental decoding with flash equals its full causal decoding.
     check_close(got[got.size() - 2], got.back(), "flash step by step against full");
   }
+}
+
+TEST_CASE("the attention core with positions gives the same in flash and scaled_dot, and others refuse them") {
+  // attend() on heads directly (as bench_attention calls it): 3 heads of 4, causal queries at the
+  // end of a longer key sequence, each scheme's part built for that head size.
+  const Tensor q = random({2, 3, 5, 4}, 51), k = random({2, 3, 8, 4}, 52), v = random({2, 3, 8, 5}, 53);
+  for (const char* name : {"rope", "alibi", "relative"}) {
+    INFO(name);
+    std::map<std::string, OptionValue> options;
+    if (std::string(name) == "relative") options["max_distance"] = std::int64_t{2};
+    const testing::PositionsPart positions = testing::build_positions(plugins(), name, 3, 4, 5, options);
+    const AttentionCore core{.query = q, .key = k, .value = v, .causal = true, .positions = positions.inside.get()};
+    Generator i1(1), d1(2), i2(1), d2(2);
+    const Tensor fused = attention("flash", i1, d1)->attend(core);
+    const Tensor composed = attention("scaled_dot", i2, d2)->attend(core);
+    check_close(fused, composed, "attend with positions");
+    // The positions act: without them the core gives something else.
+    const AttentionCore plain{.query = q, .key = k, .value = v, .causal = true};
+    CHECK_FALSE(testing::compare(fused, attention("flash", i1, d1)->attend(plain), {1e-6, 0}).empty());
+  }
+  const testing::PositionsPart alibi = testing::build_positions(plugins(), "alibi", 3, 4, 5);
+  CHECK_THROWS_WITH_AS(
+      check_attention_core("other", {.query = q, .key = k, .value = v, .positions = alibi.inside.get()}),
+      doctest::Contains("attention other: its attend() does not apply positions; use forward()"), Error);
+  CHECK_THROWS_WITH_AS(check_attention_core("flash", {.query = k, .key = q, .value = random({2, 3, 5, 5}, 54),
+                                                      .positions = alibi.inside.get()},
+                                            true),
+                       doctest::Contains("with positions, the 8 queries cannot outnumber the 5 keys"), Error);
 }
 
 TEST_CASE("flash refuses position terms it cannot apply, naming what is wrong") {
