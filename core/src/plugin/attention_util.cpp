@@ -48,6 +48,11 @@ void check_attention_core(std::string_view plugin, const AttentionCore& c, bool 
   }
 }
 
+std::pair<Tensor, Tensor> rotated_core(const AttentionCore& c) {
+  if (!c.positions) return {c.query, c.key};
+  return {c.positions->rotate(c.query, c.key.dim(2) - c.query.dim(2)), c.positions->rotate(c.key, 0)};
+}
+
 std::pair<Tensor, Tensor> attention_keys_values(std::string_view plugin, const AttentionInputs& in,
                                                 std::int64_t d_model,
                                                 const std::function<Tensor(const Tensor&)>& project_keys,

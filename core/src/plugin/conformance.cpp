@@ -117,5 +117,16 @@ Tensor slice_time(const Tensor& x, std::int64_t begin, std::int64_t end) {
   return split(x, 1, sizes)[begin > 0 ? 1 : 0];
 }
 
+Tensor step_by_step(Attention& attention, const Tensor& x, const AttentionPositions* positions) {
+  KVCache cache;
+  std::vector<Tensor> steps;
+  for (std::int64_t t = 0; t < x.dim(1); ++t) {
+    const Tensor s = slice_time(x, t, t + 1);
+    steps.push_back(attention.forward(
+        {.query = s, .key = s, .value = s, .causal = true, .cache = &cache, .positions = positions}));
+  }
+  return concat(steps, 1);
+}
+
 }  // namespace conformance
 }  // namespace attnlab

@@ -159,13 +159,7 @@ void check_attention(const Registry& registry, const std::string& name,
   run_check(report, "incremental self-attention equals full decoding", [&] {
     auto a = build(registry, name, options, 5);
     Tensor full = a.module->forward({.query = x, .key = x, .value = x, .causal = true});
-    KVCache cache;
-    std::vector<Tensor> steps;
-    for (std::int64_t t = 0; t < kTk; ++t) {
-      Tensor s = slice_time(x, t, t + 1);
-      steps.push_back(a.module->forward({.query = s, .key = s, .value = s, .causal = true, .cache = &cache}));
-    }
-    return compare(full, concat(steps, 1), kTol, "step-by-step output");
+    return compare(full, step_by_step(*a.module, x), kTol, "step-by-step output");
   });
 
   run_check(report, "incremental cross-attention with a static cache equals full", [&] {

@@ -12,6 +12,7 @@
 #include "attnlab/autograd.h"
 #include "attnlab/ops.h"
 #include "attnlab/plugin/attention_support.h"
+#include "attnlab/plugin/kernel_term_math.h"
 #include "attnlab/testing/gradcheck.h"
 #include "plugin/conformance_support.h"
 
@@ -40,7 +41,7 @@ class KitPositions final : public AttentionPositions {
 
   KernelScoreTerms kernel_score_terms(const Tensor& q, std::int64_t, std::int64_t) const override {
     if (!hooks_.kernel_form || !hooks_.score_terms) return {};
-    const std::int64_t h = q.dim(1), d = q.dim(3), n = 2 * kClip + 1;
+    const std::int64_t h = q.dim(1), d = q.dim(3), n = terms::bucket_count(kClip);
     std::vector<double> slopes(static_cast<std::size_t>(h)), r(static_cast<std::size_t>(n * d));
     for (std::int64_t k = 0; k < h; ++k) slopes[static_cast<std::size_t>(k)] = 0.3 * static_cast<double>(k + 1) / h;
     for (std::int64_t b = 0; b < n; ++b)
@@ -51,7 +52,7 @@ class KitPositions final : public AttentionPositions {
 
   KernelValueTerms kernel_value_terms() const override {
     if (!hooks_.kernel_form || !hooks_.value_terms) return {};
-    const std::int64_t n = 2 * kClip + 1;
+    const std::int64_t n = terms::bucket_count(kClip);
     std::vector<double> c(static_cast<std::size_t>(n * value_width));
     for (std::int64_t b = 0; b < n; ++b)
       for (std::int64_t k = 0; k < value_width; ++k)
@@ -179,15 +180,7 @@ std::string compare_with_scheme(const Registry& registry, const std::string& nam
     r.dx = x.grad();
     for (const Tensor& p : inside->parameters()) r.dparams.push_back(p.grad().defined() ? p.grad().detach() : Tensor());
     NoGradGuard no_grad;
-    KVCache cache;
-    std::vector<Tensor> steps;
-    const Tensor xs = x.detach();
-    for (std::int64_t t = 0; t < kLen; ++t) {
-      Tensor s = slice_time(xs, t, t + 1);
-      steps.push_back(a.module->forward({.query = s, .key = s, .value = s, .causal = true, .cache = &cache,
-                                         .positions = inside.get()}));
-    }
-    r.steps = concat(steps, 1);
+    r.steps = step_by_step(*a.module, x.detach(), inside.get());
     return r;
   };
   const Result got = run(name), want = run(options.reference);
@@ -352,14 +345,7 @@ void check_attention_positions(const Registry& registry, const std::string& name
   run_check(report, label + ": incremental self-attention equals full decoding", [&] {
     auto a = build_attention(registry, name, options, setup, 5);
     Tensor full = a.module->forward({.query = x, .key = x, .value = x, .causal = true, .positions = &all});
-    KVCache cache;
-    std::vector<Tensor> steps;
-    for (std::int64_t t = 0; t < kLen; ++t) {
-      Tensor s = slice_time(x, t, t + 1);
-      steps.push_back(a.module->forward({.query = s, .key = s, .value = s, .causal = true, .cache = &cache,
-                                         .positions = &all}));
-    }
-    return compare_close(full, concat(steps, 1), setup.tol, "step-by-step output with positions");
+    return compare_close(full, step_by_step(*a.module, x, &all), setup.tol, "step-by-step output with positions");
   });
 
   const PositionHooks each[] = {{.rotate = true}, {.score_terms = true}, {.value_terms = true}};

@@ -26,6 +26,10 @@ Tensor random_input(const Shape& shape, std::uint64_t seed, Device device);
 // Slices [:, begin:end, ...] of a [B, T, ...] tensor.
 Tensor slice_time(const Tensor& x, std::int64_t begin, std::int64_t end);
 
+// Causal self-attention of x [B, T, d] one step at a time with a growing KV cache (and the given
+// positions inside attention): the steps' outputs concatenated, [B, T, d_model].
+Tensor step_by_step(Attention& attention, const Tensor& x, const AttentionPositions* positions = nullptr);
+
 // The attention checks' element type, head sizes and tolerance for a plugin on the kit's device
 // (ConformanceOptions::dtype, d_k, d_v and the plugin's declared capabilities).
 struct AttentionSetup {

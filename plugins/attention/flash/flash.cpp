@@ -57,11 +57,9 @@ class FlashAttention final : public ProjectedAttention {
     o.key_padding_mask = c.key_padding_mask;
     o.causal = c.causal;
     o.scale = 1.0 / std::sqrt(static_cast<double>(c.query.dim(3)));
-    if (!c.positions) return flash::flash_attention_in_precision(c.query, c.key, c.value, o);
-    const std::int64_t keys = c.key.dim(2);
-    const Tensor q = c.positions->rotate(c.query, keys - c.query.dim(2));
-    position_terms(*c.positions, q, keys, o);
-    return flash::flash_attention_in_precision(q, c.positions->rotate(c.key, 0), c.value, o);
+    const auto [q, k] = rotated_core(c);
+    if (c.positions) position_terms(*c.positions, q, k.dim(2), o);
+    return flash::flash_attention_in_precision(q, k, c.value, o);
   }
 
  private:

@@ -22,7 +22,7 @@ using detail::flash_key_lengths_cuda;
 
 // Saves what the backward recomputes the weights from: q, k, v, the output and the per-row
 // logsumexp (not the [Tq, Tk] weights), with the mask, the key lengths and the options (whose
-// bucket scores and values are inputs 3 and 4 when defined).
+// bucket scores and values are inputs 3 and 4, undefined when absent).
 class FlashAttentionNode final : public Node {
  public:
   FlashAttentionNode(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, Tensor lse, Tensor mask,
@@ -46,10 +46,7 @@ class FlashAttentionNode final : public Node {
     if (scores.defined()) g.d_bucket_scores = Tensor::empty_like(scores);
     if (values.defined()) g.d_bucket_values = Tensor::empty_like(values);
     ATTNLAB_DISPATCH(q_.device(), flash_backward, q_, k_, v_, out_, lse_, dout, mask_, lengths_, options_, g);
-    std::vector<Tensor> out{g.dq, g.dk, g.dv};
-    if (scores.defined()) out.push_back(g.d_bucket_scores);
-    if (values.defined()) out.push_back(g.d_bucket_values);
-    return out;
+    return {g.dq, g.dk, g.dv, g.d_bucket_scores, g.d_bucket_values};
   }
   void release() override {
     q_ = k_ = v_ = out_ = lse_ = mask_ = lengths_ = Tensor();
@@ -150,14 +147,12 @@ FlashForward flash_attention_forward(const Tensor& q, const Tensor& k, const Ten
   FlashForward r{Tensor::empty(Shape{q.dim(0), q.dim(1), q.dim(2), v.dim(3)}, q.dtype(), q.device()),
                  Tensor::empty(Shape{q.dim(0), q.dim(1), q.dim(2)}, lse_dtype, q.device())};
   ATTNLAB_DISPATCH(q.device(), flash_forward, q, k, v, options.key_padding_mask, lengths, options, r.out, r.logsumexp);
-  std::vector<const Tensor*> inputs{&q, &k, &v};
-  if (options.score_terms.bucket_scores.defined()) inputs.push_back(&options.score_terms.bucket_scores);
-  if (options.value_terms.bucket_values.defined()) inputs.push_back(&options.value_terms.bucket_values);
-  std::vector<Tensor> held;
-  for (const Tensor* t : inputs) held.push_back(*t);
-  if (any_requires_grad(held))
+  // An undefined bucket tensor is an input without an edge.
+  const Tensor& scores = options.score_terms.bucket_scores;
+  const Tensor& values = options.value_terms.bucket_values;
+  if (any_requires_grad({&q, &k, &v, &scores, &values}))
     record(std::make_shared<FlashAttentionNode>(q, k, v, r.out, r.logsumexp, options.key_padding_mask, lengths, options),
-           inputs, {&r.out});
+           {&q, &k, &v, &scores, &values}, r.out);
   return r;
 }
 

@@ -37,7 +37,7 @@ int launch_backward(const Problem& p, const void* dout, const float* lse, const 
   }
   if (!p.bucket_values) return 0;
   // The bucket values' gradient: the dkdv blocks' shares added in block order (none: zeros).
-  const std::int64_t n = (2 * p.value_clip + 1) * p.dv;
+  const std::int64_t n = terms::bucket_count(p.value_clip) * p.dv;
   const std::int64_t blocks = p.tk > 0 ? static_cast<std::int64_t>(g.x) * g.y : 0;
   const std::int64_t grid = (n + kThreads - 1) / kThreads;
   bucket_values_grad_kernel<T><<<static_cast<unsigned>(grid < 65535 ? grid : 65535), kThreads, 0, p.stream>>>(
@@ -64,7 +64,7 @@ int launch_tc_backward(const Problem& p, const void* dout, const float* lse, con
 std::int64_t value_share_floats(const Problem& p) {
   if (!p.bucket_values || p.tk == 0) return 0;
   const kernels::Grid g = kernels::key_tile_grid(p.batch * p.heads, p.tk);
-  return static_cast<std::int64_t>(g.x) * g.y * (2 * p.value_clip + 1) * p.dv;
+  return static_cast<std::int64_t>(g.x) * g.y * terms::bucket_count(p.value_clip) * p.dv;
 }
 
 int backward(const Problem& p, const void* out, const float* lse, const void* dout, float* delta, void* dq, void* dk,

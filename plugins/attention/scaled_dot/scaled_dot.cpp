@@ -33,10 +33,8 @@ class ScaledDotAttention final : public ProjectedAttention {
     masks.key_padding_mask = c.key_padding_mask;
     masks.causal = c.causal;
     masks.positions = c.positions;
-    if (!c.positions) return core(c.query, c.key, c.value, masks, false);
-    const std::int64_t keys = c.key.dim(2);
-    return core(c.positions->rotate(c.query, keys - c.query.dim(2)), c.positions->rotate(c.key, 0), c.value, masks,
-                false);
+    const auto [q, k] = rotated_core(c);
+    return core(q, k, c.value, masks, false);
   }
 
  private:

@@ -25,6 +25,10 @@ void check_attention_input(std::string_view plugin, std::string_view what, const
 // refused unless `applies_positions` (and need Tq <= Tk).
 void check_attention_core(std::string_view plugin, const AttentionCore& core, bool applies_positions = false);
 
+// The core's query and key rotated by its positions (queries at Tk - Tq .., keys at 0 ..), as
+// forward() rotates them; the query and key unchanged without positions.
+std::pair<Tensor, Tensor> rotated_core(const AttentionCore& core);
+
 // The keys and values of this call, [B, h, Tk, d_k] and [B, h, Tk, d_v], following the cache
 // protocol: without a cache, project(key) and project(value); self-attention with a cache appends
 // the new steps' projections to it; a static (cross-attention) cache is filled once and reused.
