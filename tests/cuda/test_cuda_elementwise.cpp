@@ -3,8 +3,10 @@
 // Every test skips itself on a machine without a CUDA device.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "attnlab/attnlab.h"
@@ -160,11 +162,63 @@ TEST_CASE("cuda embedding matches the cpu forward and its deterministic backward
   }
 }
 
-TEST_CASE("cuda embedding refuses an id out of range") {
+TEST_CASE("cuda embedding refuses an id out of range at the next host wait, once") {
   if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
   const Tensor weight = Tensor::zeros({4, 3}, DType::f32, kCuda);
-  const Tensor ids = Tensor::from_vector<std::int64_t>({2}, {1, 4}).to(kCuda);
-  CHECK_THROWS_WITH_AS(embedding(weight, ids), doctest::Contains("id 4 at position 1"), Error);
+  const Tensor ids = Tensor::from_vector<std::int64_t>({3}, {1, 4, -2}).to(kCuda);
+  const HostWaits before = host_waits(kCuda);
+  const Tensor y = embedding(weight, ids);  // checked by the gather kernel: no wait here
+  CHECK((host_waits(kCuda) - before).synchronizations == 0);
+  CHECK_THROWS_WITH_AS(y.to(Device::cpu()),
+                       doctest::Contains("embedding: id 4 at position 1 is out of range for vocabulary size V = 4"),
+                       Error);
+  // Reported once; the bad rows are NaN and the good one is the weight's row.
+  const std::vector<float> out = y.to_vector<float>();
+  CHECK(out[0] == 0.0f);
+  CHECK(std::isnan(out[3]));
+  CHECK(std::isnan(out[6]));
+  // An explicit synchronize() reports it too; a later call's error names that call.
+  (void)embedding(weight, Tensor::from_vector<std::int32_t>({2}, {0, 7}).to(kCuda));
+  CHECK_THROWS_WITH_AS(synchronize(kCuda), doctest::Contains("id 7 at position 1"), Error);
+  synchronize(kCuda);
+}
+
+TEST_CASE("cuda embedding backward sorts on the device: no host wait, the CPU's sums bit for bit") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  // A batch-like case: 4096 positions over 1000 rows, a third of them padding id 0.
+  for (DType dtype : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dtype));
+    std::vector<std::int64_t> raw = testing::random_ids({4096}, 31, 1000).to_vector<std::int64_t>();
+    for (std::size_t i = 0; i < raw.size(); i += 3) raw[i] = 0;
+    const Tensor ids = Tensor::from_vector<std::int64_t>({4096}, raw);
+    const Tensor weight = random_tensor({1000, 64}, 32, -1.0, 1.0, DType::f32).to(dtype).set_requires_grad();
+    const Tensor w_gpu = weight.detach().to(kCuda).set_requires_grad();
+    const Tensor g = random_tensor({4096, 64}, 33, -1.0, 1.0, DType::f32).to(dtype);
+    embedding(weight, ids).backward(g);
+    const Tensor y_gpu = embedding(w_gpu, ids.to(kCuda));
+    const Tensor g_gpu = g.to(kCuda);
+    const HostWaits before = host_waits(kCuda);
+    y_gpu.backward(g_gpu);
+    CHECK((host_waits(kCuda) - before).synchronizations == 0);
+    CHECK_TENSOR_NEAR(host(w_gpu.grad()), weight.grad(), testing::Tolerance{0.0, 0.0});
+  }
+}
+
+TEST_CASE("cuda index_mask matches the cpu in every dtype, without a host wait") {
+  if (no_device()) { MESSAGE("no CUDA device: skipped"); return; }
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType ids_dtype : {DType::i32, DType::i64}) {
+    for (DType dtype : {DType::f32, DType::f64, DType::bf16}) {
+      CAPTURE(dtype_name(ids_dtype));
+      CAPTURE(dtype_name(dtype));
+      const Tensor ids = testing::random_ids({37, 129}, 41, 6, ids_dtype);  // many equal to 0
+      const HostWaits before = host_waits(kCuda);
+      const Tensor got = index_mask(ids.to(kCuda), 0, -inf, 0.5, dtype);
+      CHECK((host_waits(kCuda) - before).synchronizations == 0);
+      CHECK(got.device() == kCuda);
+      CHECK_TENSOR_NEAR(host(got), index_mask(ids, 0, -inf, 0.5, dtype), testing::Tolerance{0.0, 0.0});
+    }
+  }
 }
 
 TEST_CASE("cuda dtype conversion matches the cpu") {

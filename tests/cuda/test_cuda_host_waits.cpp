@@ -1,17 +1,26 @@
 // The host-wait counters of a CUDA device (host_waits in attnlab/device.h): what they count is
 // what a training step must avoid, so each kind of operation is checked against them. Kernels and
 // copies within the device and uploads add nothing; a download adds one download and one
-// synchronisation; an explicit synchronize() adds one synchronisation. Skipped without a CUDA
-// device.
+// synchronisation; an explicit synchronize() adds one synchronisation. Then whole training steps
+// of a small Transformer (batch upload, forward, loss, backward, Adam), which must not wait at
+// all: only reading the loss does. Skipped without a CUDA device.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "attnlab/attnlab.h"
+#include "attnlab/nmt/model/transformer.h"
+#include "attnlab/nmt/train/optimizer.h"
+#include "attnlab/precision.h"
+#include "nmt_testing.h"
 #include "support/cuda_testing.h"
+#include "support/tensor_testing.h"
 
 using namespace attnlab;
+using namespace attnlab::nmt;
 
 namespace {
 
@@ -49,4 +58,69 @@ TEST_CASE("cuda host-wait counters: kernels add nothing, each download and wait 
   const HostWaits after_wait = host_waits(kGpu) - before;
   CHECK(after_wait.downloads == 0);
   CHECK(after_wait.synchronizations == 1);
+}
+
+TEST_CASE("cuda training steps of a small transformer wait for the device only where the loss is read") {
+  SKIP_WITHOUT_CUDA();
+  struct Variant {
+    std::string attention;
+    bool fused;
+    Precision precision;
+  };
+  for (const Variant& v : {Variant{"scaled_dot", false, Precision::fp32}, Variant{"scaled_dot", true, Precision::bf16},
+                           Variant{"flash", true, Precision::bf16}}) {
+    CAPTURE(v.attention);
+    CAPTURE(v.fused);
+    CAPTURE(precision_name(v.precision));
+    TransformerConfig c = nmt::testing::tiny_config(50);
+    c.dims = {.d_model = 32, .n_heads = 4, .d_k = 8, .d_v = 8, .d_ff = 64, .max_length = 32};
+    c.dropout = {.residual = 0.1, .embedding = 0.1, .attention = 0.1, .ffn = 0.0};
+    c.attention = {v.attention, {}, "scaled_dot"};
+    c.fused_kernels = v.fused;
+    const PrecisionGuard precision(v.precision);
+    Generator init(3), dropout_rng(4);
+    Transformer model(c, nmt::testing::plugins(), init, dropout_rng, DType::f32, kGpu);
+    model.train();
+    AdamOptimizer optimizer(model.named_parameters(), {0.9, 0.98, 1e-9});
+    // Host batches with padding (id 0) at the row ends, as the trainer builds them.
+    const std::int64_t b = 4, s = 9, t = 7;
+    std::vector<std::int64_t> src = attnlab::testing::random_ids({b, s}, 5, 47).to_vector<std::int64_t>();
+    std::vector<std::int64_t> tgt = attnlab::testing::random_ids({b, t + 1}, 6, 47).to_vector<std::int64_t>();
+    for (auto& id : src) id += 3;
+    for (auto& id : tgt) id += 3;
+    for (std::int64_t r = 1; r < b; ++r) {
+      for (std::int64_t i = s - r; i < s; ++i) src[static_cast<std::size_t>(r * s + i)] = 0;
+      for (std::int64_t i = t + 1 - r; i < t + 1; ++i) tgt[static_cast<std::size_t>(r * (t + 1) + i)] = 0;
+    }
+    std::vector<std::int64_t> tgt_in, tgt_out;
+    std::int64_t tokens = 0;
+    for (std::int64_t r = 0; r < b; ++r)
+      for (std::int64_t i = 0; i < t; ++i) {
+        tgt_in.push_back(tgt[static_cast<std::size_t>(r * (t + 1) + i)]);
+        tgt_out.push_back(tgt[static_cast<std::size_t>(r * (t + 1) + i + 1)]);
+        tokens += tgt_out.back() != 0;
+      }
+    const Tensor src_host = Tensor::from_vector<std::int64_t>({b, s}, src);
+    const Tensor in_host = Tensor::from_vector<std::int64_t>({b, t}, tgt_in);
+    const Tensor out_host = Tensor::from_vector<std::int64_t>({b * t}, tgt_out);
+    for (int step = 1; step <= 4; ++step) {
+      CAPTURE(step);
+      const HostWaits before = host_waits(kGpu);
+      const Tensor logits = model.forward(src_host.to(kGpu), in_host.to(kGpu)).reshape({-1, c.vocab_size});
+      const CrossEntropyResult ce = cross_entropy(logits, out_host.to(kGpu), 0.1, 0);
+      scale(ce.loss_sum, 1.0 / static_cast<double>(tokens)).backward();
+      optimizer.step(1e-3);
+      optimizer.zero_grad();
+      const HostWaits in_step = host_waits(kGpu) - before;
+      CHECK(in_step.synchronizations == 0);
+      CHECK(in_step.downloads == 0);
+      const HostWaits before_read = host_waits(kGpu);
+      const double loss = ce.loss_sum.item() / static_cast<double>(tokens);
+      const HostWaits read = host_waits(kGpu) - before_read;
+      CHECK(read.synchronizations == 1);
+      CHECK(read.downloads == 1);
+      CHECK(std::isfinite(loss));
+      CHECK(ce.tokens.item() == tokens);
+    }
+  }
 }

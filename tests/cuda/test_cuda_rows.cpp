@@ -117,7 +117,7 @@ TEST_CASE("cuda cross_entropy with label smoothing and ignored targets matches t
       const Tensor targets_gpu = targets_cpu.to(Device::cuda());
       const CrossEntropyResult r_cpu = cross_entropy(logits.cpu, targets_cpu, 0.1, -100);
       const CrossEntropyResult r_gpu = cross_entropy(logits.gpu, targets_gpu, 0.1, -100);
-      CHECK(r_gpu.tokens == r_cpu.tokens);
+      CHECK(r_gpu.tokens.item() == r_cpu.tokens.item());
       check_near(r_gpu.loss_sum, r_cpu.loss_sum, dtype);
       r_cpu.loss_sum.backward();
       r_gpu.loss_sum.backward();
@@ -334,8 +334,8 @@ TEST_CASE("cuda cross_entropy with a small vocabulary and an ignore_index inside
       const Tensor targets = testing::random_ids({37}, 112, 5, DType::i64);
       const CrossEntropyResult r_cpu = cross_entropy(logits.cpu, targets, eps, 2);
       const CrossEntropyResult r_gpu = cross_entropy(logits.gpu, targets.to(Device::cuda()), eps, 2);
-      CHECK(r_gpu.tokens == r_cpu.tokens);
-      CHECK(r_cpu.tokens < 37);  // the seed does draw some 2s
+      CHECK(r_gpu.tokens.item() == r_cpu.tokens.item());
+      CHECK(r_cpu.tokens.item() < 37);  // the seed does draw some 2s
       check_near(r_gpu.loss_sum, r_cpu.loss_sum, dtype);
       const Tensor g = Tensor::full(Shape{}, 0.5, dtype);  // a non-unit upstream gradient
       r_cpu.loss_sum.backward(g);
@@ -350,10 +350,32 @@ TEST_CASE("cuda cross_entropy with every target ignored gives zero loss and grad
   const Leaves logits = leaves(Shape{4, 300}, 113, DType::f32);
   const Tensor targets = Tensor::from_vector<std::int32_t>({4}, {-100, -100, -100, -100}).to(Device::cuda());
   const CrossEntropyResult r = cross_entropy(logits.gpu, targets, 0.1, -100);
-  CHECK(r.tokens == 0);
+  CHECK(r.tokens.item() == 0);
   CHECK(r.loss_sum.item() == 0.0);
   r.loss_sum.backward();
   CHECK_TENSOR_NEAR(logits.gpu.grad().to(Device::cpu()), Tensor::zeros({4, 300}), testing::Tolerance{0.0, 0.0});
+}
+
+TEST_CASE("cuda cross_entropy checks and counts its targets on the device, reporting a bad one at the next wait") {
+  SKIP_WITHOUT_CUDA();
+  const Device gpu = Device::cuda();
+  const Tensor logits = random_tensor({6, 5}, 114, -1.0, 1.0, DType::f32).to(gpu);
+  const Tensor good = Tensor::from_vector<std::int64_t>({6}, {0, 4, -100, 3, -100, 1}).to(gpu);
+  HostWaits before = host_waits(gpu);
+  const CrossEntropyResult r = cross_entropy(logits, good, 0.1, -100);
+  CHECK((host_waits(gpu) - before).synchronizations == 0);  // nothing read on the host
+  CHECK(r.tokens.device() == gpu);
+  CHECK(r.tokens.item() == 4);
+  const Tensor bad = Tensor::from_vector<std::int64_t>({6}, {0, 4, 5, -1, -100, 1}).to(gpu);
+  before = host_waits(gpu);
+  const CrossEntropyResult rb = cross_entropy(logits, bad, 0.1, -100);
+  CHECK((host_waits(gpu) - before).synchronizations == 0);
+  CHECK_THROWS_WITH_AS(rb.loss_sum.item(),
+                       doctest::Contains("cross_entropy: target 5 at position 2 is out of range for V = 5 (targets "
+                                         "must be in [0, 5) or equal ignore_index = -100)"),
+                       Error);
+  CHECK(std::isnan(rb.loss_sum.item()));  // reported once; the bad rows' losses are NaN
+  CHECK(rb.tokens.item() == 3);           // the bad targets are not counted
 }
 
 TEST_CASE("cuda sum and mean of long rows and long columns match the cpu") {

@@ -47,7 +47,7 @@ Batch make_batch(std::int64_t vocab) {
 Tensor step_loss(Transformer& model, const Batch& batch, Device device, std::int64_t vocab) {
   Tensor logits = model.forward(batch.src.to(device), batch.tgt_in.to(device)).reshape({-1, vocab});
   auto ce = cross_entropy(logits, batch.tgt_out.reshape({-1}).to(device), 0.1, 0);
-  return scale(ce.loss_sum, 1.0 / static_cast<double>(ce.tokens));
+  return scale(ce.loss_sum, 1.0 / ce.tokens.item());
 }
 
 }  // namespace

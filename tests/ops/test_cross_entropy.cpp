@@ -34,7 +34,7 @@ TEST_CASE("cross_entropy 2x3 known values without smoothing") {
   Tensor targets = Tensor::from_vector<std::int64_t>({2}, {2, 0});
   auto r = cross_entropy(logits, targets);
   CHECK(r.loss_sum.shape() == Shape{});
-  CHECK(r.tokens == 2);
+  CHECK(r.tokens.item() == 2);
   // Row 0: lse = log(e + e^2 + e^3) = 3.40760596444438, loss = lse - 3 = 0.40760596444438.
   // Row 1: uniform, loss = log 3 = 1.09861228866811.
   CHECK(r.loss_sum.item() == doctest::Approx(0.40760596444438 + 1.09861228866811).epsilon(1e-12));
@@ -47,7 +47,7 @@ TEST_CASE("cross_entropy 2x3 known values with label smoothing") {
   auto r = cross_entropy(logits, targets, 0.1);
   // Row 0: q = (0.0333.., 0.0333.., 0.9333..): loss = lse - 0.9 * 3 - 0.1 * (1 + 2 + 3) / 3
   //      = 3.40760596444438 - 2.7 - 0.2 = 0.50760596444438. Row 1 (uniform logits): log 3.
-  CHECK(r.tokens == 2);
+  CHECK(r.tokens.item() == 2);
   CHECK(r.loss_sum.dtype() == DType::f32);
   CHECK(r.loss_sum.item() == doctest::Approx(0.50760596444438 + 1.09861228866811).epsilon(1e-6));
   CHECK(r.loss_sum.item() == doctest::Approx(row_loss({1, 2, 3}, 2, 0.1) + row_loss({1, 1, 1}, 0, 0.1)).epsilon(1e-6));
@@ -57,11 +57,11 @@ TEST_CASE("cross_entropy ignored rows contribute nothing") {
   Tensor logits = Tensor::from_vector<double>({3, 3}, {1, 2, 3, 5, -7, 100, 1, 1, 1});
   Tensor targets = Tensor::from_vector<std::int64_t>({3}, {2, -100, 0});
   auto r = cross_entropy(logits, targets, 0.0, -100);
-  CHECK(r.tokens == 2);
+  CHECK(r.tokens.item() == 2);
   CHECK(r.loss_sum.item() == doctest::Approx(0.40760596444438 + 1.09861228866811).epsilon(1e-12));
   // All ignored: zero loss, zero tokens.
   auto none = cross_entropy(logits, Tensor::from_vector<std::int64_t>({3}, {-1, -1, -1}));
-  CHECK(none.tokens == 0);
+  CHECK(none.tokens.item() == 0);
   CHECK(none.loss_sum.item() == 0.0);
 }
 
@@ -129,8 +129,9 @@ TEST_CASE("cross_entropy loss is identical with 1 and 2 threads") {
 
 TEST_CASE("cross_entropy keeps only the row log-sum-exp and allocates only the gradient") {
   // Host allocations are counted exactly (bytes requested), so the memory contract of the op
-  // header can be checked: between the passes only lse [N] and the loss [] are new; after the
-  // backward only the loss and the logits' gradient [N, V] remain (lse is released).
+  // header can be checked: between the passes only lse [N], the loss [] and the token count []
+  // (one i64) are new; after the backward only the loss, the count and the logits' gradient
+  // [N, V] remain (lse is released).
   const std::int64_t n = 64, v = 1000;
   Tensor logits = random_tensor({n, v}, 3, -3.0, 3.0, DType::f64);
   logits.set_requires_grad();
@@ -139,9 +140,10 @@ TEST_CASE("cross_entropy keeps only the row log-sum-exp and allocates only the g
   const std::size_t before = cpu.bytes_in_use();
   {
     const CrossEntropyResult r = cross_entropy(logits, targets, 0.1);
-    CHECK(cpu.bytes_in_use() - before == static_cast<std::size_t>(n + 1) * sizeof(double));
+    const std::size_t count = sizeof(std::int64_t);
+    CHECK(cpu.bytes_in_use() - before == static_cast<std::size_t>(n + 1) * sizeof(double) + count);
     r.loss_sum.backward();
-    CHECK(cpu.bytes_in_use() - before == static_cast<std::size_t>(n * v + 1) * sizeof(double));
+    CHECK(cpu.bytes_in_use() - before == static_cast<std::size_t>(n * v + 1) * sizeof(double) + count);
   }
   CHECK(cpu.bytes_in_use() - before == static_cast<std::size_t>(n * v) * sizeof(double));  // the gradient
 }

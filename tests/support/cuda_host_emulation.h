@@ -26,7 +26,9 @@
 // of the kernels' namespace) large enough for the biggest kernel.
 //
 // Include this before the kernel headers, never together with a real CUDA header.
+#include <atomic>
 #include <barrier>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -129,6 +131,22 @@ void launch(dim3 grid, unsigned threads, Body body) {
 }
 
 }  // namespace cuda_host_emulation
+
+// The bit casts and the 64-bit atomics of the core's kernels (element_access.cuh,
+// index_check.cuh), on host memory through std::atomic_ref.
+inline float __int_as_float(int i) { return std::bit_cast<float>(i); }
+inline float __uint_as_float(unsigned u) { return std::bit_cast<float>(u); }
+inline unsigned __float_as_uint(float f) { return std::bit_cast<unsigned>(f); }
+inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v) {
+  std::atomic_ref<unsigned long long> a(*p);
+  unsigned long long old = a.load();
+  while (v < old && !a.compare_exchange_weak(old, v)) {
+  }
+  return old;
+}
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+  return std::atomic_ref<unsigned long long>(*p).fetch_add(v);
+}
 
 namespace cuda_host_emulation {
 

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "cuda/check.cuh"
@@ -75,14 +76,49 @@ Context::Context(int index) : index_(index) {
   cublas_lt_ = lt;
   ATTNLAB_CUDA_CHECK(cudaMalloc(&workspace_, kLtWorkspaceBytes));
   workspace_bytes_ = kLtWorkspaceBytes;
+  checks_ = new IndexCheckLog(kIndexCheckSlots);  // never deleted, like the context
+  void* words = nullptr;
+  void* host = nullptr;
+  ATTNLAB_CUDA_CHECK(cudaMalloc(&words, kIndexCheckSlots * sizeof(std::uint64_t)));
+  ATTNLAB_CUDA_CHECK(cudaMemset(words, 0xff, kIndexCheckSlots * sizeof(std::uint64_t)));  // all kClean
+  ATTNLAB_CUDA_CHECK(cudaHostAlloc(&host, kIndexCheckSlots * sizeof(std::uint64_t), cudaHostAllocDefault));
+  check_words_ = static_cast<std::uint64_t*>(words);
+  check_host_ = static_cast<std::uint64_t*>(host);
 }
 
 void Context::make_current() const { ATTNLAB_CUDA_CHECK(cudaSetDevice(index_)); }
 
-void Context::synchronize() const {
+void Context::drain() const {
   const std::int64_t count = synchronizations_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (trace_host_waits()) print_wait_stack(index_, count);
   ATTNLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void Context::synchronize() const {
+  std::optional<std::string> problem;
+  {
+    std::lock_guard lock(checks_mutex_);
+    const std::size_t pending = checks_->pending();
+    const std::size_t bytes = pending * sizeof(std::uint64_t);
+    // The words after the kernels that write them; the host reads the copy after the wait.
+    if (pending > 0)
+      ATTNLAB_CUDA_CHECK(cudaMemcpyAsync(check_host_, check_words_, bytes, cudaMemcpyDeviceToHost, stream_));
+    drain();
+    if (pending == 0) return;
+    ATTNLAB_CUDA_CHECK(cudaMemsetAsync(check_words_, 0xff, bytes, stream_));  // kClean for their next owners
+    problem = checks_->collect({check_host_, pending}, "cuda:" + std::to_string(index_));
+  }
+  if (problem) throw_message(*problem);
+}
+
+std::uint64_t* Context::reserve_index_check(IndexCheck check) const {
+  for (;;) {
+    {
+      std::lock_guard lock(checks_mutex_);
+      if (const auto slot = checks_->reserve(check)) return check_words_ + *slot;
+    }
+    synchronize();  // every word pending: read them back, then reserve again
+  }
 }
 
 Context& Context::get(int index) {
@@ -107,6 +143,10 @@ Context& Context::get(int index) {
 }
 
 cudaStream_t current_stream(int device_index) { return Context::get(device_index).stream(); }
+
+std::uint64_t* reserve_index_check(int device_index, const IndexCheck& check) {
+  return Context::get(device_index).reserve_index_check(check);
+}
 
 void synchronize(int device_index) { Context::get(device_index).synchronize(); }
 

@@ -12,6 +12,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
+
+#include "index_check_log.h"
 
 struct CUstream_st;      // cudaStream_t = CUstream_st*
 struct cublasContext;    // cublasHandle_t = cublasContext*
@@ -41,8 +44,20 @@ class Context {
   cublasLtContext* cublas_lt() const { return cublas_lt_; }
   void* workspace() const { return workspace_; }
   std::size_t workspace_bytes() const { return workspace_bytes_; }
-  // Blocks the host until the stream's queued work is done. Counted (host_waits()).
+  // Blocks the host until the stream's queued work is done. Counted (host_waits()). Then reads
+  // the index checks queued since the last read (reserve_index_check) and throws the first one's
+  // error (attnlab::Error) when a kernel found a bad index.
   void synchronize() const;
+  // The same wait, leaving the index checks for the next synchronize(): for the caching
+  // allocator, which waits from code that must not throw an op's error (tensor destructors).
+  void drain() const;
+  // The device word for the index check of one kernel about to be queued on this stream
+  // (index_check.h): index_check::kClean until the kernel records a bad index there. Reading the
+  // words back is one small copy inside the next synchronize(); when all kIndexCheckSlots are
+  // pending, this reads them first (a wait, which may throw an earlier check's error). One
+  // thread queues work on a device at a time, as for the handles.
+  std::uint64_t* reserve_index_check(IndexCheck check) const;
+  static constexpr std::size_t kIndexCheckSlots = 16384;
   // Counts a device-to-host copy (the caller waits for it with synchronize()).
   void count_download() const { downloads_.fetch_add(1, std::memory_order_relaxed); }
   // How often the host has waited for this stream (synchronize()) and copied from this device,
@@ -61,6 +76,12 @@ class Context {
   cublasLtContext* cublas_lt_ = nullptr;
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
+  // The index checks: the log of pending checks, their words on the device (kIndexCheckSlots,
+  // kClean unless a kernel recorded a bad index) and pinned host memory they are read back into.
+  mutable std::mutex checks_mutex_;
+  IndexCheckLog* checks_ = nullptr;
+  std::uint64_t* check_words_ = nullptr;
+  std::uint64_t* check_host_ = nullptr;
   mutable std::atomic<std::int64_t> synchronizations_{0};
   mutable std::atomic<std::int64_t> downloads_{0};
 };

@@ -37,10 +37,12 @@ void dropout_apply(DType dtype, const void* in, void* out, std::int64_t n, doubl
 void adam_update(DType dtype, void* param, const void* grad, void* m, void* v, std::int64_t n,
                  const detail::AdamStepScalars& h, cudaStream_t stream);
 
-// ids_dtype i32 or i64. out [n, d] = weight[ids[n], :].
+// ids_dtype i32 or i64. out [n, d] = weight[ids[n], :] for ids in [0, vocab); an id outside is
+// recorded in `check` (an index-check word, index_check.h; null: none) and its row is NaN.
 void embedding_forward(DType dtype, const void* weight, DType ids_dtype, const void* ids, std::int64_t n,
-                       std::int64_t d, void* out, cudaStream_t stream);
-// dweight [vocab, d] = sum over positions of dout rows; deterministic (see embedding_cuda.cu).
+                       std::int64_t vocab, std::int64_t d, std::uint64_t* check, void* out, cudaStream_t stream);
+// dweight [vocab, d] = sum over positions of dout rows, ids outside [0, vocab) left out;
+// deterministic, in the CPU's order, without host copies (see embedding_cuda_kernels.cuh).
 void embedding_backward(DType dtype, const void* dout, DType ids_dtype, const void* ids, std::int64_t n,
                         std::int64_t vocab, std::int64_t d, void* dweight, cudaStream_t stream);
 

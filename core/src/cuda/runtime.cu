@@ -42,7 +42,7 @@ class CudaAllocator final : public Allocator {
                                            // Must not throw: errors here are left to the next call.
                                            if (cudaSetDevice(index) == cudaSuccess) cudaFree(ptr);
                                          },
-                                         [index] { Context::get(index).synchronize(); }},
+                                         [index] { Context::get(index).drain(); }},
                CachingAllocator::Options{"cuda:" + std::to_string(index), !caching_disabled_by_env()}) {}
   void* allocate(std::size_t bytes) override { return cache_.allocate(bytes); }
   void deallocate(void* ptr, std::size_t bytes) override { cache_.deallocate(ptr, bytes); }

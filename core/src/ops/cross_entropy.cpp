@@ -58,13 +58,12 @@ CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& targets, do
                 logits.shape().str(), targets.shape().str());
   ATTNLAB_CHECK(std::isfinite(label_smoothing) && label_smoothing >= 0.0 && label_smoothing < 1.0,
                 "cross_entropy: label_smoothing must be in [0, 1), got {}", label_smoothing);
-  // The targets are checked on the host (a copy of [N] ids from a device), so that a bad one is
-  // reported by value and position. On CUDA that costs, every call, a device-to-host copy of N ids
-  // (8 N bytes for i64: 200 KB for a 25k-token batch) and a wait for the work queued before it
-  // (the logits' kernels), so the host cannot run ahead of the device here. It is kept: a bad target
-  // would otherwise index out of the row silently.
-  const Tensor host_targets = targets.device().is_cpu() ? targets : targets.to(Device::cpu());
-  const std::int64_t tokens = detail::cross_entropy_check_targets_cpu(host_targets, logits.dim(1), ignore_index);
+  // The targets are checked, and the kept ones counted, where they are: on CUDA by a kernel, so
+  // that the host need not wait for the logits' kernels to read them (a bad target is thrown at
+  // the host's next wait, with the CPU's message).
+  Tensor tokens = Tensor::empty(Shape{}, DType::i64, targets.device());
+  ATTNLAB_DISPATCH(targets.device(), detail::cross_entropy_check_targets, targets, logits.dim(1), ignore_index,
+                   tokens);
   Tensor lse = Tensor::empty({logits.dim(0)}, logits.dtype(), logits.device());
   Tensor loss_sum = Tensor::empty(Shape{}, logits.dtype(), logits.device());
   ATTNLAB_DISPATCH(logits.device(), detail::cross_entropy_forward, logits, targets, label_smoothing,

@@ -29,6 +29,11 @@ std::int64_t cross_entropy_check_targets_cpu(const Tensor& targets, std::int64_t
   });
 }
 
+void cross_entropy_check_targets_cpu(const Tensor& targets, std::int64_t vocab, std::int64_t ignore_index,
+                                     Tensor& tokens) {
+  *tokens.data<std::int64_t>() = cross_entropy_check_targets_cpu(targets, vocab, ignore_index);
+}
+
 void cross_entropy_forward_cpu(const Tensor& logits, const Tensor& targets, double eps,
                                std::int64_t ignore_index, Tensor& lse, Tensor& loss_sum) {
   dispatch_float("cross_entropy", logits.dtype(), [&](auto ftag) {

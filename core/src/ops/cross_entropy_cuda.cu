@@ -1,8 +1,12 @@
-// CUDA kernels of cross_entropy (see cross_entropy.cpp for the derivation): one block per row for
-// the log-sum-exp and the row loss, then one block adds the row losses in a fixed order (no
-// atomics); the backward is elementwise.
+// CUDA kernels of cross_entropy (see cross_entropy.cpp for the derivation): the targets checked
+// and counted on the device (cross_entropy_check_kernels.cuh), one block per row for the
+// log-sum-exp and the row loss, then one block adds the row losses in a fixed order (no atomics);
+// the backward is elementwise. A target the check found bad is read nowhere: its row loss is NaN.
+#include <cmath>
+
 #include "cuda/block_reduce.cuh"
 #include "cuda/check.cuh"
+#include "ops/cross_entropy_check_kernels.cuh"
 #include "ops/cross_entropy_cuda.h"
 
 namespace attnlab::detail::cuda_cross_entropy {
@@ -25,6 +29,13 @@ __global__ void row_kernel(const T* logits,   // (n, v)
     if (threadIdx.x == 0) {
       lse[r] = T(0);
       row_loss[r] = 0.0;
+    }
+    return;
+  }
+  if (t < 0 || t >= v) {  // recorded by the check; nothing out of the row is read
+    if (threadIdx.x == 0) {
+      lse[r] = T(0);
+      row_loss[r] = NAN;
     }
     return;
   }
@@ -82,6 +93,25 @@ __global__ void backward_kernel(const T* logits,   // (n, v)
 }
 
 }  // namespace
+
+template <typename I>
+void check_targets(const I* targets, std::int64_t n, std::int64_t v, std::int64_t ignore_index,
+                   std::uint64_t* check, std::int64_t* kept, int device, cudaStream_t stream) {
+  ATTNLAB_CUDA_CHECK(cudaSetDevice(device));
+  ATTNLAB_CUDA_CHECK(cudaMemsetAsync(kept, 0, sizeof(std::int64_t), stream));
+  if (n == 0) return;
+  using cuda::cross_entropy_kernels::kCheckThreads;
+  const std::int64_t wanted = (n + kCheckThreads - 1) / kCheckThreads;
+  const auto blocks = static_cast<unsigned>(wanted < 1024 ? wanted : 1024);
+  const index_check::Rule rule{.lo = 0, .hi = v, .has_skip = true, .skip = ignore_index};
+  cuda::cross_entropy_kernels::check_targets_kernel<I><<<blocks, kCheckThreads, 0, stream>>>(
+      targets, n, rule, check, reinterpret_cast<unsigned long long*>(kept));
+  ATTNLAB_CUDA_CHECK_LAUNCH();
+}
+template void check_targets<std::int32_t>(const std::int32_t*, std::int64_t, std::int64_t, std::int64_t,
+                                          std::uint64_t*, std::int64_t*, int, cudaStream_t);
+template void check_targets<std::int64_t>(const std::int64_t*, std::int64_t, std::int64_t, std::int64_t,
+                                          std::uint64_t*, std::int64_t*, int, cudaStream_t);
 
 template <typename T, typename I>
 void forward(const T* logits, const I* targets, std::int64_t n, std::int64_t v, double eps,

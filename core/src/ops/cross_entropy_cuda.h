@@ -1,11 +1,19 @@
 #pragma once
 // Launchers of cross_entropy_cuda.cu (plain types, no CUDA headers). T is float or double, I is
-// std::int32_t or std::int64_t; pointers are device pointers. Targets are already checked.
+// std::int32_t or std::int64_t; pointers are device pointers. The forward and backward read no
+// target outside [0, v) (they are the check's to report).
 #include <cstdint>
 
 #include "cuda/launch.h"
 
 namespace attnlab::detail::cuda_cross_entropy {
+
+// targets: (n); kept: (1), the count of targets equal to neither ignore_index nor a bad value. A
+// target outside [0, v) that is not ignore_index is recorded in `check`, an index-check word
+// (index_check.h; null: none).
+template <typename I>
+void check_targets(const I* targets, std::int64_t n, std::int64_t v, std::int64_t ignore_index,
+                   std::uint64_t* check, std::int64_t* kept, int device, cudaStream_t stream);
 
 // logits: (n, v); targets: (n); lse: (n); row_loss: (n) doubles of scratch; loss_sum: (1).
 template <typename T, typename I>

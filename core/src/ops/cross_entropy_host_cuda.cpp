@@ -1,10 +1,36 @@
 // cross_entropy_*_cuda: unpack the tensors and call the launchers of cross_entropy_cuda.cu (CUDA
 // builds only).
+#include <fmt/format.h>
+
+#include "index_check.h"
+#include "index_check_log.h"
 #include "ops/cross_entropy_cuda.h"
 #include "ops/cross_entropy_kernels.h"
 #include "ops/op_util.h"
 
 namespace attnlab::detail {
+
+void cross_entropy_check_targets_cuda(const Tensor& targets, std::int64_t vocab, std::int64_t ignore_index,
+                                      Tensor& tokens) {
+  const int device = targets.device().index;
+  if (targets.numel() >= index_check::kMaxCheckedPositions) {  // too many for a check word: on the host
+    tokens = Tensor::full(Shape{}, static_cast<double>(cross_entropy_check_targets_cpu(
+                                       targets.to(Device::cpu()), vocab, ignore_index)),
+                          DType::i64, targets.device());
+    return;
+  }
+  std::uint64_t* check = nullptr;
+  if (targets.numel() > 0)
+    check = cuda::reserve_index_check(
+        device, {"cross_entropy", "target",
+                 fmt::format("for V = {} (targets must be in [0, {}) or equal ignore_index = {})", vocab, vocab,
+                             ignore_index)});
+  dispatch_index("cross_entropy", targets.dtype(), [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    cuda_cross_entropy::check_targets<I>(targets.data<I>(), targets.numel(), vocab, ignore_index, check,
+                                         tokens.data<std::int64_t>(), device, cuda::current_stream(device));
+  });
+}
 
 void cross_entropy_forward_cuda(const Tensor& logits, const Tensor& targets, double eps,
                                 std::int64_t ignore_index, Tensor& lse, Tensor& loss_sum) {

@@ -10,6 +10,13 @@ namespace attnlab::detail {
 // position and V. Returns the number of kept (not ignored) targets.
 std::int64_t cross_entropy_check_targets_cpu(const Tensor& targets, std::int64_t vocab,
                                              std::int64_t ignore_index);
+// The same with the count in `tokens`, a [] i64 tensor on the targets' device. On CUDA the
+// targets are checked and counted on the device, without a wait: a bad one is thrown, with the
+// CPU's message, at the host's next wait for the device (index_check.h).
+void cross_entropy_check_targets_cpu(const Tensor& targets, std::int64_t vocab, std::int64_t ignore_index,
+                                     Tensor& tokens);
+void cross_entropy_check_targets_cuda(const Tensor& targets, std::int64_t vocab, std::int64_t ignore_index,
+                                      Tensor& tokens);
 // Targets already checked. lse [N] (logits dtype) receives log sum_k exp(logits[n, k]) for kept
 // rows; loss_sum (one element) receives sum over kept rows of
 //   lse_n - (1 - eps) * logits[n, y_n] - (eps / V) * sum_k logits[n, k],
@@ -22,8 +29,7 @@ void cross_entropy_forward_cpu(const Tensor& logits, const Tensor& targets, doub
 void cross_entropy_backward_cpu(const Tensor& logits, const Tensor& targets, const Tensor& lse, double eps,
                                 std::int64_t ignore_index, const Tensor& g, Tensor& dlogits);
 
-// The same on a CUDA device (cross_entropy_cuda.cu). The targets are checked on the host
-// (cross_entropy_check_targets_cpu on a copy).
+// The same on a CUDA device (cross_entropy_cuda.cu).
 void cross_entropy_forward_cuda(const Tensor& logits, const Tensor& targets, double eps,
                                 std::int64_t ignore_index, Tensor& lse, Tensor& loss_sum);
 void cross_entropy_backward_cuda(const Tensor& logits, const Tensor& targets, const Tensor& lse, double eps,

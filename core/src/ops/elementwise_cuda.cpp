@@ -4,8 +4,12 @@
 // compiled only in a CUDA build (core/CMakeLists.txt); dispatch.h calls these only there.
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "cuda/elementwise.h"
 #include "cuda/launch.h"
+#include "index_check.h"
+#include "index_check_log.h"
 #include "ops/activation_kernels.h"
 #include "ops/adam_kernels.h"
 #include "ops/binary_kernels.h"
@@ -75,13 +79,21 @@ void adam_update_cuda(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, c
 }
 
 void embedding_check_ids_cuda(const Tensor& ids, std::int64_t vocab) {
-  embedding_check_ids_cpu(ids.to(Device::cpu()), vocab);  // N integers: checked on the host
+  // The gather kernel checks the ids (embedding_forward_cuda); beyond the positions an
+  // index-check word can name, they are checked here, on a copy on the host.
+  if (ids.numel() >= index_check::kMaxCheckedPositions) embedding_check_ids_cpu(ids.to(Device::cpu()), vocab);
 }
 
 void embedding_forward_cuda(const Tensor& weight, const Tensor& ids, Tensor& out) {
   const cudaStream_t stream = use_device(out);
-  cuda::embedding_forward(weight.dtype(), weight.raw_data(), ids.dtype(), ids.raw_data(), ids.numel(),
-                          weight.dim(1), out.raw_data(), stream);
+  const std::int64_t vocab = weight.dim(0);
+  std::uint64_t* check = nullptr;
+  if (ids.numel() > 0 && ids.numel() < index_check::kMaxCheckedPositions)
+    check = cuda::reserve_index_check(
+        out.device().index,
+        {"embedding", "id", fmt::format("for vocabulary size V = {} (ids must be in [0, {}))", vocab, vocab)});
+  cuda::embedding_forward(weight.dtype(), weight.raw_data(), ids.dtype(), ids.raw_data(), ids.numel(), vocab,
+                          weight.dim(1), check, out.raw_data(), stream);
 }
 
 void embedding_backward_cuda(const Tensor& dout, const Tensor& ids, Tensor& dweight) {

@@ -13,8 +13,11 @@ void embedding_forward_cpu(const Tensor& weight, const Tensor& ids, Tensor& out)
 // contributions in increasing n, so the result does not depend on the thread count.
 void embedding_backward_cpu(const Tensor& dout, const Tensor& ids, Tensor& dweight);
 
-// The same on a CUDA device (embedding_cuda.cu). The id check copies the ids to the host; the
-// backward is deterministic and sums each row in the CPU's order.
+// The same on a CUDA device (embedding_cuda.cu, embedding_backward_cuda.cu), without waiting for
+// it: the gather kernel checks the ids, and a bad one is thrown at the host's next wait for the
+// device (index_check.h) with the CPU's message; the check function only copies the ids to the
+// host when there are too many for that (2^32 - 1 or more). The backward is deterministic and
+// sums each row in the CPU's order.
 void embedding_check_ids_cuda(const Tensor& ids, std::int64_t vocab);
 void embedding_forward_cuda(const Tensor& weight, const Tensor& ids, Tensor& out);
 void embedding_backward_cuda(const Tensor& dout, const Tensor& ids, Tensor& dweight);

@@ -5,6 +5,7 @@
 
 #include "attnlab/autograd.h"
 #include "attnlab/ops/binary.h"
+#include "attnlab/ops/index_mask.h"
 #include "attnlab/ops/reduce.h"
 #include "attnlab/ops/softmax.h"
 #include "ops/op_util.h"
@@ -39,11 +40,7 @@ class SymmetricKlNode final : public Node {
 namespace detail {
 
 Tensor symmetric_kl_composed(const Tensor& a, const Tensor& b, const Tensor& targets, std::int64_t ignore_index) {
-  const Tensor host = targets.to(Device::cpu()).to(DType::i64);
-  std::vector<double> keep(static_cast<std::size_t>(host.numel()));
-  const std::int64_t* t = host.data<std::int64_t>();
-  for (std::size_t n = 0; n < keep.size(); ++n) keep[n] = t[n] == ignore_index ? 0.0 : 1.0;
-  const Tensor mask = Tensor::from_vector<double>({host.numel()}, keep).to(a.dtype()).to(a.device());
+  const Tensor mask = index_mask(targets, ignore_index, 0.0, 1.0, a.dtype());  // [N]: 0 where ignored
   const Tensor d = sub(log_softmax(a), log_softmax(b));                       // [N, V]
   const Tensor rows = sum(mul(sub(softmax(a), softmax(b)), d), 1);            // [N]
   return sum(mul(rows, mask));

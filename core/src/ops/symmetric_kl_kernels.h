@@ -18,8 +18,9 @@ void symmetric_kl_backward_cpu(const Tensor& logits_a, const Tensor& logits_b, c
                                Tensor& db);
 
 // Any device: the same sum from softmax, log_softmax, sub, mul and sum (their kernels), the kept
-// rows chosen by a 0/1 row mask built on the host; differentiable through those ops. It is the
-// path of every device but the CPU, and the CPU kernels' second reference in the tests.
+// rows chosen by a 0/1 row mask (index_mask, made where the targets are); differentiable through
+// those ops. It is the path of every device but the CPU, and the CPU kernels' second reference
+// in the tests.
 Tensor symmetric_kl_composed(const Tensor& logits_a, const Tensor& logits_b, const Tensor& targets,
                              std::int64_t ignore_index);
 

@@ -41,7 +41,7 @@ CorpusScores score_corpus(const std::vector<Transformer*>& models, const Encoded
     Tensor labels = t.tgt_out.reshape({-1}).to(device);
     const auto plain = cross_entropy(logits, labels, 0.0, kPadId);
     scores.nll += plain.loss_sum.item();
-    scores.tokens += plain.tokens;
+    scores.tokens += static_cast<std::int64_t>(plain.tokens.item());
     if (label_smoothing > 0.0)
       scores.smoothed_loss += cross_entropy(logits, labels, label_smoothing, kPadId).loss_sum.item();
     else

@@ -135,11 +135,8 @@ DeepNormScales deepnorm_scales(std::int64_t encoder_layers, std::int64_t decoder
 
 Tensor padding_mask(const Tensor& ids, std::int64_t pad_id, DType dtype) {
   ATTNLAB_CHECK(ids.rank() == 2, "padding_mask: ids must be [batch, length], got {}", ids.shape().str());
-  const auto values = ids.to_vector<std::int64_t>();
-  std::vector<double> mask(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i)
-    mask[i] = values[i] == pad_id ? -std::numeric_limits<double>::infinity() : 0.0;
-  return Tensor::from_vector<double>(ids.shape(), mask).to(dtype).to(ids.device());
+  // Made where the ids are: on CUDA without reading them back to the host.
+  return index_mask(ids, pad_id, -std::numeric_limits<double>::infinity(), 0.0, dtype);
 }
 
 EncoderLayer::EncoderLayer(const BuildContext& ctx, const TransformerConfig& config,

@@ -50,7 +50,7 @@ Run train_steps(bool fused, const std::string& norm_position, const std::string&
     const Tensor hidden = model.decode(tgt_in, encoded);
     run.block_op = std::string(hidden.grad_fn()->name());
     auto ce = cross_entropy(model.project(hidden).reshape({-1, 13}), tgt_out, 0.1, 0);
-    const Tensor loss = scale(ce.loss_sum, 1.0 / static_cast<double>(ce.tokens));
+    const Tensor loss = scale(ce.loss_sum, 1.0 / ce.tokens.item());
     run.losses.push_back(loss.item());
     loss.backward();
     opt.step(transformer_lr(step, 8, 2, 1.0));

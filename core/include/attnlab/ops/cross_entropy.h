@@ -10,7 +10,9 @@
 // given (a reference, not a copy), the targets and lse [N], the log-sum-exp of each row; its only
 // scratch is [N] row losses in f64, added in a fixed order. The backward recomputes
 // p = exp(x - lse) element by element straight into the logits' gradient, the one [N, V] tensor it
-// allocates. On CUDA each call also copies the targets to the host to check them (cross_entropy.cpp).
+// allocates. The targets are checked and counted where they are: on CUDA by a kernel, without a
+// wait for the device, and a bad target is thrown at the host's next wait for it (a download such
+// as item(), or synchronize()).
 #include <cstdint>
 
 #include "attnlab/tensor.h"
@@ -18,8 +20,8 @@
 namespace attnlab {
 
 struct CrossEntropyResult {
-  Tensor loss_sum;       // shape [], differentiable w.r.t. logits
-  std::int64_t tokens;   // number of targets that were not ignored
+  Tensor loss_sum;  // shape [], differentiable w.r.t. logits
+  Tensor tokens;    // shape [] i64 on the logits' device: the number of targets that were not ignored
 };
 
 CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& targets,
