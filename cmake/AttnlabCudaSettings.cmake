@@ -1,8 +1,10 @@
 # How attnlab compiles CUDA, shared by the build (AttnlabCuda.cmake) and its probe (probes/cuda).
-# Kernels are compiled for sm_90 (Hopper) plus PTX for newer GPUs, as C++20.
+# Kernels are compiled for sm_80 (Ampere: A100, A6000, RTX 30xx) and sm_90 (Hopper) plus PTX for
+# newer GPUs, as C++20; the bf16 tensor-core kernels need sm_80. A GPU outside the list is refused
+# by check_device_available with the setting to change.
 macro(attnlab_cuda_before_language)
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-    set(CMAKE_CUDA_ARCHITECTURES "90-real;90-virtual")
+    set(CMAKE_CUDA_ARCHITECTURES "80-real;90-real;90-virtual")
   endif()
 endmacro()
 

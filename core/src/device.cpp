@@ -4,7 +4,9 @@
 #include <fstream>
 #include <thread>
 
+#include "attnlab/build_info.h"
 #include "attnlab/error.h"
+#include "cuda_architectures.h"
 #include "cuda/launch.h"
 #include "cuda/runtime.h"
 #include "dispatch.h"
@@ -73,7 +75,17 @@ void check_device_available(Device device) {
   if (device.index >= count)
     throw DeviceError(fmt::format("device {} is not available: {} CUDA device(s) are visible; available: {}",
                                   device.str(), count, available_devices()));
+  // A GPU the kernels were not compiled for would fail at the first launch ("no kernel image").
+  int major = 0, minor = 0;
+  std::string name;
+  ATTNLAB_CUDA_ONLY("check_device_available", cuda::compute_capability(device.index, major, minor, name));
+  const std::string refusal = cuda_build_refusal(ATTNLAB_CUDA_ARCHITECTURES, major, minor);
+  if (!refusal.empty())
+    throw DeviceError(fmt::format("device {} ({}) is not available: {}; available: {}", device.str(), name, refusal,
+                                  available_devices()));
 }
+
+std::string cuda_architectures() { return cuda_architectures_text(ATTNLAB_CUDA_ARCHITECTURES); }
 
 void synchronize(Device device) {
   if (device.is_cpu()) return;

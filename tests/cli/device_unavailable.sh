@@ -4,7 +4,7 @@
 # cuda:N with N the number of visible devices, so it holds on machines with and without GPUs.
 # usage: device_unavailable.sh ATTNLAB_PROGRAM
 source "$(dirname "$0")/scratch.sh"
-count=$("$attnlab" version | sed -n 's/^cuda: built, \([0-9]*\) device(s) visible$/\1/p')
+count=$("$attnlab" version | sed -n 's/^cuda: built, \([0-9]*\) device(s) visible; kernels for .*$/\1/p')
 count=${count:-0}
 gpu="cuda:$count"
 tiny_experiment nogpu training.max_steps=2 >exp.toml

@@ -10,6 +10,7 @@
 // tests/cuda runs the kernels themselves where one does.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -407,6 +408,30 @@ TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more 
     other.dv = d;
     CHECK_FALSE(fc::uses_tensor_cores(other));
   }
+}
+
+TEST_CASE("the tensor core kernels run where the device is sm_80 or newer and holds their blocks") {
+  namespace fc = attnlab::flash::cuda;
+  const fc::DeviceLimits h100{9, 0, 227 * 1024}, a100{8, 0, 163 * 1024}, rtx3090{8, 6, 99 * 1024},
+      t4{7, 5, 64 * 1024}, unknown{};
+  // Each kernel's own block, at the largest and the smallest head sizes.
+  const std::size_t big = std::max({tc::ForwardSmem<128, 128>::bytes, tc::DqSmem<128, 128>::bytes,
+                                    tc::DkdvSmem<128, 128>::bytes});
+  const std::size_t small = std::max({tc::ForwardSmem<64, 64>::bytes, tc::DqSmem<64, 64>::bytes,
+                                      tc::DkdvSmem<64, 64>::bytes});
+  CAPTURE(big);
+  CAPTURE(small);
+  CHECK(fc::device_takes_tensor_cores(h100, big));
+  CHECK(fc::device_takes_tensor_cores(a100, big));
+  CHECK_FALSE(fc::device_takes_tensor_cores(rtx3090, big));  // 99 KiB: d 128 goes to the FMA kernels
+  CHECK(fc::device_takes_tensor_cores(rtx3090, small));
+  CHECK_FALSE(fc::device_takes_tensor_cores(t4, small));  // no bf16 WMMA before sm_80
+  CHECK_FALSE(fc::device_takes_tensor_cores(unknown, small));
+  // The FMA kernels that take over fit the smallest of these devices at every head size (without
+  // position terms), so no device of sm_80 and newer is left without a kernel.
+  CHECK(std::max({k::forward_smem_floats<128, 128>(), k::dq_smem_floats<128, 128>(), k::dkdv_smem_floats<128, 128>()}) *
+            sizeof(float) <=
+        rtx3090.smem_optin);
 }
 
 TEST_CASE("the emulated wmma follows the documented layouts of loads stores and products") {

@@ -42,9 +42,14 @@ std::string available_devices();
 // as check_device_available does.
 std::string describe_device(Device device);
 // Throws DeviceError unless `device` can be used here: the CPU always; cuda:N when this build has
-// the CUDA backend and more than N devices are visible. The message names the device, why it is
+// the CUDA backend, more than N devices are visible and the build's kernels were compiled for
+// that GPU's compute capability (cuda_architectures()). The message names the device, why it is
 // unavailable and what is available. Programs call it before any other work.
 void check_device_available(Device device);
+// The GPU architectures this build's kernels were compiled for (CMAKE_CUDA_ARCHITECTURES), as
+// people read them: "sm_80, sm_90, compute_90" (device code for sm_80 and sm_90, PTX for newer
+// GPUs); empty without CUDA.
+std::string cuda_architectures();
 // Blocks until the work queued on `device` is done (a no-op for the CPU, whose ops return when
 // their work is done). Timing code needs it: CUDA ops return once their work is queued.
 void synchronize(Device device);

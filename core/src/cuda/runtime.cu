@@ -90,6 +90,14 @@ int device_count(std::string* why) {
   return count;
 }
 
+void compute_capability(int index, int& major, int& minor, std::string& name) {
+  cudaDeviceProp p{};
+  ATTNLAB_CUDA_CHECK(cudaGetDeviceProperties(&p, index));
+  major = p.major;
+  minor = p.minor;
+  name = p.name;
+}
+
 std::string describe(int index) {
   cudaDeviceProp p{};
   ATTNLAB_CUDA_CHECK(cudaGetDeviceProperties(&p, index));

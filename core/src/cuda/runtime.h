@@ -16,6 +16,8 @@ namespace attnlab::cuda {
 // Visible CUDA devices; 0 when the driver or the devices are missing. With `why`, the reason
 // there are none (the error of cudaGetDeviceCount), or "" when there are some.
 int device_count(std::string* why = nullptr);
+// The compute capability of device `index` (9 and 0 for an H200), and its name.
+void compute_capability(int index, int& major, int& minor, std::string& name);
 // "NVIDIA H200, 139.8 GiB, sm_90, driver CUDA 12.8" (attnlab::describe_device).
 std::string describe(int index);
 // The caching allocator of device `index` (caching_allocator.h over cudaMalloc / cudaFree).

@@ -4,6 +4,7 @@
 // returns 0 on success or the CUDA error code (error_string names it); pointers are device
 // pointers on `device`, tensors row-major and contiguous. Every kernel is queued on `stream` (the
 // core's stream of the device, attnlab::cuda_stream), so that it is ordered with the core's work.
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 
@@ -63,6 +64,22 @@ inline bool uses_tensor_cores(const Problem& p, std::initializer_list<const void
   for (const void* x : more)
     if (!aligned(x)) return false;
   return true;
+}
+
+// What a device offers a block: its compute capability, and the dynamic shared memory a block
+// may opt in to (cudaDevAttrMaxSharedMemoryPerBlockOptin: 227 KiB on sm_90, 163 KiB on sm_80,
+// 99 KiB on sm_86 and sm_89).
+struct DeviceLimits {
+  int major = 0, minor = 0;
+  std::size_t smem_optin = 0;
+};
+// The limits of CUDA device `device`, read from the driver once per device.
+DeviceLimits device_limits(int device);
+// Whether a device runs a tensor-core kernel that asks for `smem` bytes of shared memory per
+// block: bf16 WMMA needs sm_80, and the block must fit. Where it does not, the FMA kernels serve
+// the problem (forward() and backward() decide with it after uses_tensor_cores()).
+inline bool device_takes_tensor_cores(const DeviceLimits& d, std::size_t smem) {
+  return d.major >= 8 && smem <= d.smem_optin;
 }
 
 // out [B, H, Tq, dv] of `element`, lse [B, H, Tq] f32.

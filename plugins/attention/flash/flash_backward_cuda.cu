@@ -1,5 +1,6 @@
 // Launchers of the flash backward kernels: delta, then dq, then dk/dv (flash_backward_kernels.cuh;
-// dq and dk/dv from flash_tc_backward_kernels.cuh where uses_tensor_cores() says so).
+// dq and dk/dv from flash_tc_backward_kernels.cuh where uses_tensor_cores() says so and the
+// device takes both blocks: device_takes_tensor_cores()).
 #include "flash_launch.cuh"
 // The launch header has included the CUDA API the kernels use.
 #include "flash_backward_kernels.cuh"
@@ -83,7 +84,14 @@ int backward(const Problem& p, const void* out, const float* lse, const void* do
       const int launched = static_cast<int>(cudaGetLastError());
       if (launched != 0) return launched;
     }
-    if (uses_tensor_cores(p, {out, dout, dq, dk, dv}))
+    const auto tc_smem = [](auto dk_c, auto dv_c) {
+      constexpr int dq_bytes = tc::DqSmem<decltype(dk_c)::value, decltype(dv_c)::value>::bytes;
+      constexpr int dkdv_bytes = tc::DkdvSmem<decltype(dk_c)::value, decltype(dv_c)::value>::bytes;
+      return dq_bytes > dkdv_bytes ? dq_bytes : dkdv_bytes;
+    };
+    if (uses_tensor_cores(p, {out, dout, dq, dk, dv}) &&
+        device_takes_tensor_cores(device_limits(p.device),
+                                  static_cast<std::size_t>(with_tc_head_dims(p.dk, p.dv, tc_smem))))
       return with_tc_head_dims(p.dk, p.dv, [&](auto dk_c, auto dv_c) {
         return launch_tc_backward<decltype(dk_c)::value, decltype(dv_c)::value>(p, dout, lse, delta, dq, dk, dv);
       });

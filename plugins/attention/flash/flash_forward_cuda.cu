@@ -1,6 +1,9 @@
 // Launchers of the flash forward kernels (flash_forward_kernels.cuh, and the tensor-core bf16
-// kernel of flash_tc_forward_kernels.cuh where uses_tensor_cores() says so) and of the key
-// lengths kernel.
+// kernel of flash_tc_forward_kernels.cuh where uses_tensor_cores() says so and the device takes
+// it), of the key lengths kernel, and the devices' limits.
+#include <map>
+#include <mutex>
+
 #include "flash_launch.cuh"
 // The launch header has included the CUDA API the kernels use.
 #include "flash_forward_kernels.cuh"
@@ -30,11 +33,36 @@ int launch_tc_forward(const Problem& p, void* out, float* lse) {
 
 }  // namespace
 
+DeviceLimits device_limits(int device) {
+  static std::mutex mutex;
+  static std::map<int, DeviceLimits> known;
+  std::lock_guard lock(mutex);
+  auto it = known.find(device);
+  if (it != known.end()) return it->second;
+  DeviceLimits d;
+  int optin = 0;
+  // Unknown limits (a failing query) leave major 0: the FMA kernels, which need no opt-in above
+  // what every device since sm_70 allows.
+  if (cudaDeviceGetAttribute(&d.major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&d.minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+    cudaGetLastError();
+    d = DeviceLimits{};
+  }
+  d.smem_optin = static_cast<std::size_t>(optin);
+  return known.emplace(device, d).first->second;
+}
+
 int forward(const Problem& p, void* out, float* lse) {
   if (p.batch * p.heads == 0 || p.tq == 0) return 0;
   const cudaError_t status = cudaSetDevice(p.device);
   if (status != cudaSuccess) return static_cast<int>(status);
-  if (uses_tensor_cores(p, {out}))
+  const auto tc_smem = [](auto dk, auto dv) {
+    return tc::ForwardSmem<decltype(dk)::value, decltype(dv)::value>::bytes;
+  };
+  if (uses_tensor_cores(p, {out}) &&
+      device_takes_tensor_cores(device_limits(p.device),
+                                static_cast<std::size_t>(with_tc_head_dims(p.dk, p.dv, tc_smem))))
     return with_tc_head_dims(p.dk, p.dv, [&](auto dk, auto dv) {
       return launch_tc_forward<decltype(dk)::value, decltype(dv)::value>(p, out, lse);
     });
