@@ -17,8 +17,8 @@ namespace {
 
 int print_version() {
   fmt::print("attnlab {}\nbuild id: {}\ncuda: {}\n", ATTNLAB_VERSION_STRING, attnlab::core_build_id(),
-             attnlab::cuda_built() ? fmt::format("built, {} device(s) visible; kernels for {}", attnlab::cuda_device_count(),
-                                                 attnlab::cuda_architectures())
+             attnlab::cuda_built() ? fmt::format("built, {} device(s) visible; kernels for {}",
+                                                 attnlab::cuda_device_count(), attnlab::cuda_architectures())
                                    : std::string("not built"));
   std::string nccl;
   try {

@@ -12,8 +12,8 @@ namespace attnlab {
 // change. A real architecture NN (device code, "sm_NN") runs on devices of the same major version
 // at or above it (sm_80 code runs on sm_86); a virtual one ("compute_NN", PTX) is compiled by the
 // driver for any device at or above it; a plain "NN" is both. "NNa" device code runs on exactly
-// that compute capability, "NNf" on its family (same major, at or above). "all", "all-major" and "native" are
-// taken to serve every device (the list they stand for is not known here).
+// that compute capability, "NNf" on its family (same major, at or above). "all", "all-major" and
+// "native" are taken to serve every device (the list they stand for is not known here).
 std::string cuda_build_refusal(std::string_view architectures, int major, int minor);
 
 // The architectures as people read them: "sm_80, sm_90, compute_90".
