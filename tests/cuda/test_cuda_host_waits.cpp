@@ -73,13 +73,15 @@ TEST_CASE("cuda training steps of a small transformer wait for the device only w
     CAPTURE(v.fused);
     CAPTURE(precision_name(v.precision));
     TransformerConfig c = nmt::testing::tiny_config(50);
-    c.dims = {.d_model = 32, .n_heads = 4, .d_k = 8, .d_v = 8, .d_ff = 64, .max_length = 32};
+    // Head size 16: the smallest that flash's CUDA kernels take (else it would fall back).
+    c.dims = {.d_model = 64, .n_heads = 4, .d_k = 16, .d_v = 16, .d_ff = 128, .max_length = 32};
     c.dropout = {.residual = 0.1, .embedding = 0.1, .attention = 0.1, .ffn = 0.0};
     c.attention = {v.attention, {}, "scaled_dot"};
     c.fused_kernels = v.fused;
     const PrecisionGuard precision(v.precision);
     Generator init(3), dropout_rng(4);
     Transformer model(c, nmt::testing::plugins(), init, dropout_rng, DType::f32, kGpu);
+    CHECK(model.attention().choice.name == v.attention);  // no fallback
     model.train();
     AdamOptimizer optimizer(model.named_parameters(), {0.9, 0.98, 1e-9});
     // Host batches with padding (id 0) at the row ends, as the trainer builds them.
