@@ -17,7 +17,6 @@
 #include "attnlab/precision.h"
 #include "nmt_testing.h"
 #include "support/cuda_testing.h"
-#include "support/tensor_testing.h"
 
 using namespace attnlab;
 using namespace attnlab::nmt;
@@ -84,45 +83,27 @@ TEST_CASE("cuda training steps of a small transformer wait for the device only w
     CHECK(model.attention().choice.name == v.attention);  // no fallback
     model.train();
     AdamOptimizer optimizer(model.named_parameters(), {0.9, 0.98, 1e-9});
-    // Host batches with padding (id 0) at the row ends, as the trainer builds them.
-    const std::int64_t b = 4, s = 9, t = 7;
-    std::vector<std::int64_t> src = attnlab::testing::random_ids({b, s}, 5, 47).to_vector<std::int64_t>();
-    std::vector<std::int64_t> tgt = attnlab::testing::random_ids({b, t + 1}, 6, 47).to_vector<std::int64_t>();
-    for (auto& id : src) id += 3;
-    for (auto& id : tgt) id += 3;
-    for (std::int64_t r = 1; r < b; ++r) {
-      for (std::int64_t i = s - r; i < s; ++i) src[static_cast<std::size_t>(r * s + i)] = 0;
-      for (std::int64_t i = t + 1 - r; i < t + 1; ++i) tgt[static_cast<std::size_t>(r * (t + 1) + i)] = 0;
-    }
-    std::vector<std::int64_t> tgt_in, tgt_out;
-    std::int64_t tokens = 0;
-    for (std::int64_t r = 0; r < b; ++r)
-      for (std::int64_t i = 0; i < t; ++i) {
-        tgt_in.push_back(tgt[static_cast<std::size_t>(r * (t + 1) + i)]);
-        tgt_out.push_back(tgt[static_cast<std::size_t>(r * (t + 1) + i + 1)]);
-        tokens += tgt_out.back() != 0;
-      }
-    const Tensor src_host = Tensor::from_vector<std::int64_t>({b, s}, src);
-    const Tensor in_host = Tensor::from_vector<std::int64_t>({b, t}, tgt_in);
-    const Tensor out_host = Tensor::from_vector<std::int64_t>({b * t}, tgt_out);
+    // A host batch with padding (id 0) at the row ends, as the trainer builds them.
+    const nmt::testing::PaddedBatch batch = nmt::testing::padded_batch(c.vocab_size);
+    const auto tokens = static_cast<double>(batch.tokens);
     for (int step = 1; step <= 4; ++step) {
       CAPTURE(step);
       const HostWaits before = host_waits(kGpu);
-      const Tensor logits = model.forward(src_host.to(kGpu), in_host.to(kGpu)).reshape({-1, c.vocab_size});
-      const CrossEntropyResult ce = cross_entropy(logits, out_host.to(kGpu), 0.1, 0);
-      scale(ce.loss_sum, 1.0 / static_cast<double>(tokens)).backward();
+      const Tensor logits = model.forward(batch.src.to(kGpu), batch.tgt_in.to(kGpu)).reshape({-1, c.vocab_size});
+      const CrossEntropyResult ce = cross_entropy(logits, batch.tgt_out.reshape({-1}).to(kGpu), 0.1, 0);
+      scale(ce.loss_sum, 1.0 / tokens).backward();
       optimizer.step(1e-3);
       optimizer.zero_grad();
       const HostWaits in_step = host_waits(kGpu) - before;
       CHECK(in_step.synchronizations == 0);
       CHECK(in_step.downloads == 0);
       const HostWaits before_read = host_waits(kGpu);
-      const double loss = ce.loss_sum.item() / static_cast<double>(tokens);
+      const double loss = ce.loss_sum.item() / tokens;
       const HostWaits read = host_waits(kGpu) - before_read;
       CHECK(read.synchronizations == 1);
       CHECK(read.downloads == 1);
       CHECK(std::isfinite(loss));
-      CHECK(ce.tokens.item() == tokens);
+      CHECK(ce.tokens.item() == tokens);  // the host's count, counted on the device
     }
   }
 }

@@ -5,7 +5,6 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "attnlab/attnlab.h"
@@ -24,24 +23,7 @@ namespace {
 
 const Device kGpu = Device::cuda(0);
 
-// One batch of 4 sentences (source 7, target 6 tokens) with padding (id 0) at the ends of rows.
-struct Batch {
-  Tensor src, tgt_in, tgt_out;
-};
-Batch make_batch(std::int64_t vocab) {
-  std::mt19937_64 rng(21);
-  const std::int64_t b = 4, s = 7, t = 6;
-  std::vector<std::int64_t> src(b * s, 0), tin(b * t, 0), tout(b * t, 0);
-  for (std::int64_t r = 0; r < b; ++r) {
-    for (std::int64_t i = 0; i < s - r; ++i) src[r * s + i] = 3 + static_cast<std::int64_t>(rng() % (vocab - 3));
-    for (std::int64_t i = 0; i < t - r % 3; ++i) {
-      tin[r * t + i] = 3 + static_cast<std::int64_t>(rng() % (vocab - 3));
-      tout[r * t + i] = 3 + static_cast<std::int64_t>(rng() % (vocab - 3));
-    }
-  }
-  return {Tensor::from_vector<std::int64_t>({b, s}, src), Tensor::from_vector<std::int64_t>({b, t}, tin),
-          Tensor::from_vector<std::int64_t>({b, t}, tout)};
-}
+using Batch = nmt::testing::PaddedBatch;
 
 // The label-smoothed loss per target token of one forward pass on `device`.
 Tensor step_loss(Transformer& model, const Batch& batch, Device device, std::int64_t vocab) {
@@ -71,7 +53,7 @@ TEST_CASE("cuda full training step of a small transformer matches the cpu in f32
   // two devices' rounding decides.
   const AdamSettings adam{0.9, 0.98, 1e-4};
   AdamOptimizer opt_cpu(cpu.named_parameters(), adam), opt_gpu(gpu.named_parameters(), adam);
-  const Batch batch = make_batch(c.vocab_size);
+  const Batch batch = nmt::testing::padded_batch(c.vocab_size);
 
   Tensor loss_cpu = step_loss(cpu, batch, Device::cpu(), c.vocab_size);
   Tensor loss_gpu = step_loss(gpu, batch, kGpu, c.vocab_size);

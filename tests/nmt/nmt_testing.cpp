@@ -1,4 +1,8 @@
 #include "nmt_testing.h"
+
+#include <random>
+#include <vector>
+
 #include "attnlab/nmt/checkpoint/checkpoint_store.h"
 #include "attnlab/ops/cross_entropy.h"
 #include "support/plugin_testing.h"
@@ -15,6 +19,23 @@ TransformerConfig tiny_config(std::int64_t vocab) {
   c.dims = {.d_model = 8, .n_heads = 2, .d_k = 3, .d_v = 5, .d_ff = 12, .max_length = 64};
   c.dropout = {.residual = 0.0, .embedding = 0.0, .attention = 0.0, .ffn = 0.0};
   return c;
+}
+
+PaddedBatch padded_batch(std::int64_t vocab) {
+  std::mt19937_64 rng(21);
+  const std::int64_t b = 4, s = 7, t = 6;
+  std::vector<std::int64_t> src(b * s, 0), tin(b * t, 0), tout(b * t, 0);
+  std::int64_t tokens = 0;
+  for (std::int64_t r = 0; r < b; ++r) {
+    for (std::int64_t i = 0; i < s - r; ++i) src[r * s + i] = 3 + static_cast<std::int64_t>(rng() % (vocab - 3));
+    for (std::int64_t i = 0; i < t - r % 3; ++i) {
+      tin[r * t + i] = 3 + static_cast<std::int64_t>(rng() % (vocab - 3));
+      tout[r * t + i] = 3 + static_cast<std::int64_t>(rng() % (vocab - 3));
+      ++tokens;
+    }
+  }
+  return {Tensor::from_vector<std::int64_t>({b, s}, src), Tensor::from_vector<std::int64_t>({b, t}, tin),
+          Tensor::from_vector<std::int64_t>({b, t}, tout), tokens};
 }
 
 attnlab::testing::GradcheckResult whole_model_gradcheck(const TransformerConfig& config) {

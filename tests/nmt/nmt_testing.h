@@ -17,6 +17,15 @@ const Registry& plugins();
 // A small model: d_model 8, 2 heads, d_k 3, d_v 5, d_ff 12, one layer each side, no dropout.
 TransformerConfig tiny_config(std::int64_t vocab = 11);
 
+// One teacher-forcing batch on the host: 4 sentences (source 7, target 6 tokens) of ids drawn in
+// [3, vocab) with a fixed seed, padding (id 0) at the ends of rows, and its count of target
+// tokens that are not padding.
+struct PaddedBatch {
+  Tensor src, tgt_in, tgt_out;  // [4, 7], [4, 6], [4, 6] i64
+  std::int64_t tokens = 0;
+};
+PaddedBatch padded_batch(std::int64_t vocab);
+
 // Finite-difference check of every parameter of the model `config` builds (f64, evaluation mode,
 // seeds 7 and 8) under the label-smoothed loss of two fixed sentence pairs (ids below 7).
 attnlab::testing::GradcheckResult whole_model_gradcheck(const TransformerConfig& config);

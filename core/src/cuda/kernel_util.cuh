@@ -1,6 +1,6 @@
 #pragma once
 // Helpers shared by the element-wise .cu files: grid sizes, the element loads and stores of
-// element_access.cuh, and the floating dtype switch. No fmt: nvcc compiles this file.
+// element_access.cuh, and the floating and index dtype switches. No fmt: nvcc compiles this file.
 #include <cstdint>
 #include <string>
 
@@ -30,6 +30,18 @@ void dispatch_floating(const char* op, DType dtype, Fn&& fn) {
   }
   throw_message(std::string(op) + ": dtype " + std::string(dtype_name(dtype)) +
                 " is not supported on cuda (f32, f64, bf16)");
+}
+
+// Calls fn(I{}) with I the type of an index dtype (std::int32_t, std::int64_t); throws naming the
+// op otherwise.
+template <typename Fn>
+void dispatch_index(const char* op, DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::i32: fn(std::int32_t{}); return;
+    case DType::i64: fn(std::int64_t{}); return;
+    default: break;
+  }
+  throw_message(std::string(op) + ": ids must be i32 or i64, got " + std::string(dtype_name(dtype)));
 }
 
 }  // namespace attnlab::cuda

@@ -10,6 +10,11 @@
 
 namespace attnlab::detail {
 
+std::string cross_entropy_target_rule(std::int64_t vocab, std::int64_t ignore_index) {
+  return fmt::format("for V = {} (targets must be in [0, {}) or equal ignore_index = {})", vocab, vocab,
+                     ignore_index);
+}
+
 std::int64_t cross_entropy_check_targets_cpu(const Tensor& targets, std::int64_t vocab,
                                              std::int64_t ignore_index) {
   return dispatch_index("cross_entropy", targets.dtype(), [&](auto tag) -> std::int64_t {
@@ -19,10 +24,8 @@ std::int64_t cross_entropy_check_targets_cpu(const Tensor& targets, std::int64_t
     for (std::int64_t n = 0; n < targets.numel(); ++n) {
       const auto t = static_cast<std::int64_t>(pt[n]);
       if (t == ignore_index) continue;
-      ATTNLAB_CHECK(t >= 0 && t < vocab,
-                    "cross_entropy: target {} at position {} is out of range for V = {} (targets must "
-                    "be in [0, {}) or equal ignore_index = {})",
-                    t, n, vocab, vocab, ignore_index);
+      ATTNLAB_CHECK(t >= 0 && t < vocab, "cross_entropy: target {} at position {} is out of range {}", t, n,
+                    cross_entropy_target_rule(vocab, ignore_index));
       ++kept;
     }
     return kept;

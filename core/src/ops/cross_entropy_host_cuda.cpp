@@ -1,7 +1,5 @@
 // cross_entropy_*_cuda: unpack the tensors and call the launchers of cross_entropy_cuda.cu (CUDA
 // builds only).
-#include <fmt/format.h>
-
 #include "index_check.h"
 #include "index_check_log.h"
 #include "ops/cross_entropy_cuda.h"
@@ -21,10 +19,8 @@ void cross_entropy_check_targets_cuda(const Tensor& targets, std::int64_t vocab,
   }
   std::uint64_t* check = nullptr;
   if (targets.numel() > 0)
-    check = cuda::reserve_index_check(
-        device, {"cross_entropy", "target",
-                 fmt::format("for V = {} (targets must be in [0, {}) or equal ignore_index = {})", vocab, vocab,
-                             ignore_index)});
+    check = cuda::reserve_index_check(device,
+                                      {"cross_entropy", "target", cross_entropy_target_rule(vocab, ignore_index)});
   dispatch_index("cross_entropy", targets.dtype(), [&](auto itag) {
     using I = typename decltype(itag)::type;
     cuda_cross_entropy::check_targets<I>(targets.data<I>(), targets.numel(), vocab, ignore_index, check,

@@ -1,11 +1,15 @@
 #pragma once
 // Backend kernels of cross_entropy.cpp. logits [N, V] floating, targets [N] i32/i64, same device.
 #include <cstdint>
+#include <string>
 
 #include "attnlab/tensor.h"
 
 namespace attnlab::detail {
 
+// What a target must be, as the out-of-range error says it (on the CPU and, through an index
+// check, on CUDA): "for V = 3 (targets must be in [0, 3) or equal ignore_index = -100)".
+std::string cross_entropy_target_rule(std::int64_t vocab, std::int64_t ignore_index);
 // Throws an Error naming the first target that is neither ignore_index nor in [0, V), its
 // position and V. Returns the number of kept (not ignored) targets.
 std::int64_t cross_entropy_check_targets_cpu(const Tensor& targets, std::int64_t vocab,

@@ -4,8 +4,6 @@
 // compiled only in a CUDA build (core/CMakeLists.txt); dispatch.h calls these only there.
 #include <cmath>
 
-#include <fmt/format.h>
-
 #include "cuda/elementwise.h"
 #include "cuda/launch.h"
 #include "index_check.h"
@@ -89,9 +87,7 @@ void embedding_forward_cuda(const Tensor& weight, const Tensor& ids, Tensor& out
   const std::int64_t vocab = weight.dim(0);
   std::uint64_t* check = nullptr;
   if (ids.numel() > 0 && ids.numel() < index_check::kMaxCheckedPositions)
-    check = cuda::reserve_index_check(
-        out.device().index,
-        {"embedding", "id", fmt::format("for vocabulary size V = {} (ids must be in [0, {}))", vocab, vocab)});
+    check = cuda::reserve_index_check(out.device().index, {"embedding", "id", embedding_id_rule(vocab)});
   cuda::embedding_forward(weight.dtype(), weight.raw_data(), ids.dtype(), ids.raw_data(), ids.numel(), vocab,
                           weight.dim(1), check, out.raw_data(), stream);
 }

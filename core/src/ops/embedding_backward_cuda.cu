@@ -9,7 +9,6 @@
 #include "cuda/elementwise.h"
 #include "cuda/kernel_util.cuh"
 #include "cuda/scratch.h"
-#include "ops/embedding_cuda_ids.h"
 #include "ops/embedding_cuda_kernels.cuh"
 
 namespace attnlab::cuda {
@@ -27,7 +26,7 @@ void embedding_backward(DType dtype, const void* dout, DType ids_dtype, const vo
     const auto words = static_cast<std::size_t>(n) * sizeof(std::uint32_t);
     const DeviceScratch keys(device, words), positions(device, words);
     const DeviceScratch sorted_keys(device, words), sorted_positions(device, words);
-    dispatch_ids(ids_dtype, [&](auto itag) {
+    dispatch_index("embedding_backward", ids_dtype, [&](auto itag) {
       using I = decltype(itag);
       embedding_kernels::sort_input_kernel<I><<<grid_for(n), kThreads, 0, stream>>>(
           static_cast<const I*>(ids), n, vocab, keys.as<std::uint32_t>(), positions.as<std::uint32_t>());

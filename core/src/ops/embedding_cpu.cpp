@@ -7,6 +7,10 @@
 
 namespace attnlab::detail {
 
+std::string embedding_id_rule(std::int64_t vocab) {
+  return fmt::format("for vocabulary size V = {} (ids must be in [0, {}))", vocab, vocab);
+}
+
 void embedding_check_ids_cpu(const Tensor& ids, std::int64_t vocab) {
   dispatch_index("embedding", ids.dtype(), [&](auto tag) {
     using I = typename decltype(tag)::type;
@@ -14,10 +18,8 @@ void embedding_check_ids_cpu(const Tensor& ids, std::int64_t vocab) {
     const std::int64_t n = ids.numel();
     for (std::int64_t i = 0; i < n; ++i) {
       const auto id = static_cast<std::int64_t>(pi[i]);
-      ATTNLAB_CHECK(id >= 0 && id < vocab,
-                    "embedding: id {} at position {} is out of range for vocabulary size V = {} "
-                    "(ids must be in [0, {}))",
-                    id, i, vocab, vocab);
+      ATTNLAB_CHECK(id >= 0 && id < vocab, "embedding: id {} at position {} is out of range {}", id, i,
+                    embedding_id_rule(vocab));
     }
   });
 }

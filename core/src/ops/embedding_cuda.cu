@@ -2,7 +2,6 @@
 // gather that checks the ids on the device.
 #include "cuda/elementwise.h"
 #include "cuda/kernel_util.cuh"
-#include "ops/embedding_cuda_ids.h"
 #include "ops/embedding_cuda_kernels.cuh"
 
 namespace attnlab::cuda {
@@ -12,7 +11,7 @@ void embedding_forward(DType dtype, const void* weight, DType ids_dtype, const v
   if (n * d == 0) return;
   dispatch_floating("embedding", dtype, [&](auto ftag) {
     using T = decltype(ftag);
-    dispatch_ids(ids_dtype, [&](auto itag) {
+    dispatch_index("embedding", ids_dtype, [&](auto itag) {
       using I = decltype(itag);
       embedding_kernels::forward_kernel<T, I><<<grid_for(n * d), kThreads, 0, stream>>>(
           static_cast<const T*>(weight), static_cast<const I*>(ids), n, vocab, d, check, static_cast<T*>(out));

@@ -1,6 +1,6 @@
 #pragma once
 // The kernels of embedding_cuda.cu and embedding_backward_cuda.cu, in a header so that the tests
-// run them under the host emulation too (tests/core/test_embedding_kernels_emulated.cpp).
+// run them under the host emulation too (tests/ops/test_index_check_kernels_emulated.cpp).
 //
 // Forward: a gather, one thread per output element; an id outside [0, V) is recorded in the
 // call's index-check word (index_check.h) and gives a NaN row, so nothing is read out of range.

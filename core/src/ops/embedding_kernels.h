@@ -1,9 +1,14 @@
 #pragma once
 // Backend kernels of embedding.cpp. weight [V, D] floating, ids any shape i32/i64, same device.
+#include <string>
+
 #include "attnlab/tensor.h"
 
 namespace attnlab::detail {
 
+// What an id must be, as the out-of-range error says it (on the CPU and, through an index check,
+// on CUDA): "for vocabulary size V = 5 (ids must be in [0, 5))".
+std::string embedding_id_rule(std::int64_t vocab);
 // Throws an Error naming the first (in row-major order) id outside [0, V), its position and V.
 void embedding_check_ids_cpu(const Tensor& ids, std::int64_t vocab);
 // out [ids.numel(), D] (any shape with that many elements): out[n, :] = weight[ids[n], :].

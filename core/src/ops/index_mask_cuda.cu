@@ -1,6 +1,5 @@
 // CUDA kernel of index_mask.cpp: one thread per element, grid-stride.
 #include "cuda/kernel_util.cuh"
-#include "ops/embedding_cuda_ids.h"
 #include "ops/index_mask_cuda.h"
 
 namespace attnlab::cuda {
@@ -22,7 +21,7 @@ void index_mask(DType ids_dtype, const void* ids, std::int64_t n, std::int64_t i
   if (n == 0) return;
   dispatch_floating("index_mask", dtype, [&](auto ftag) {
     using T = decltype(ftag);
-    dispatch_ids(ids_dtype, [&](auto itag) {
+    dispatch_index("index_mask", ids_dtype, [&](auto itag) {
       using I = decltype(itag);
       index_mask_kernel<T, I><<<grid_for(n), kThreads, 0, stream>>>(static_cast<const I*>(ids), n, id, at_id,
                                                                      otherwise, static_cast<T*>(out));
