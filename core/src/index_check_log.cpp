@@ -40,6 +40,10 @@ std::optional<std::string> IndexCheckLog::collect(std::span<const std::uint64_t>
       continue;
     }
     const IndexCheck& c = checks_[i];
+    if (!c.message.empty()) {
+      message = fmt::format("{}: {}", c.op, c.message);
+      continue;
+    }
     message = fmt::format("{}: {} {} at position {} is out of range {}", c.op, c.noun,
                           value_text(index_check::key_value(records[i])), index_check::key_position(records[i]),
                           c.rule);
@@ -48,7 +52,9 @@ std::optional<std::string> IndexCheckLog::collect(std::span<const std::uint64_t>
   if (!message) return std::nullopt;
   std::string tail =
       fmt::format(" (checked on {} by the op's kernel and reported at the host's next wait for it", device);
-  if (later > 0) tail += fmt::format("; {} later call{} found bad indices too", later, later == 1 ? "" : "s");
+  if (later > 0)
+    tail += fmt::format("; {} later call{} failed {} check too", later, later == 1 ? "" : "s",
+                        later == 1 ? "its" : "their");
   return *message + tail + ")";
 }
 

@@ -16,11 +16,14 @@
 
 namespace attnlab {
 
-// One op call's check: "{op}: {noun} {value} at position {p} is out of range {rule}".
+// One op call's check: "{op}: {noun} {value} at position {p} is out of range {rule}". A check of
+// one condition whose key says nothing more (gradient_clip's finite norm) sets `message` instead:
+// "{op}: {message}" whatever key the kernel recorded.
 struct IndexCheck {
-  std::string op;    // "embedding"
-  std::string noun;  // "id"
-  std::string rule;  // "for vocabulary size V = 5 (ids must be in [0, 5))"
+  std::string op;       // "embedding"
+  std::string noun;     // "id"
+  std::string rule;     // "for vocabulary size V = 5 (ids must be in [0, 5))"
+  std::string message;  // when set, the whole error after "{op}: "
 };
 
 class IndexCheckLog {

@@ -82,7 +82,7 @@ TEST_CASE("index check log: the first failing check's message, with the CPU's wo
   CHECK(m.starts_with("cross_entropy: target 3 at position 1 is out of range for V = 3 (targets must be in "
                       "[0, 3) or equal ignore_index = 0)"));
   CHECK(m.find("cuda:1") != std::string::npos);
-  CHECK(m.find("2 later calls found bad indices too") != std::string::npos);
+  CHECK(m.find("2 later calls failed their check too") != std::string::npos);
   CHECK(log.pending() == 0);
 
   log.reserve({"embedding", "id", "rule"});
@@ -94,4 +94,20 @@ TEST_CASE("index check log: the first failing check's message, with the CPU's wo
   const auto low = log.collect(std::vector<std::uint64_t>{ic::key(0, -(std::int64_t{1} << 33))}, "cuda:0");
   REQUIRE(low.has_value());
   CHECK(low->starts_with("embedding: id -2147483648 or less at position 0"));
+}
+
+TEST_CASE("index check log: a check of one condition reports its own message whatever the key") {
+  IndexCheckLog log(4);
+  log.reserve({"embedding", "id", "rule"});
+  log.reserve({.op = "gradient_clip", .message = "the norm is not finite"});
+  const auto m = log.collect(std::vector<std::uint64_t>{ic::kClean, ic::key(0, 1)}, "cuda:0");
+  REQUIRE(m.has_value());
+  CHECK(m->starts_with("gradient_clip: the norm is not finite (checked on cuda:0"));
+  CHECK(m->find("position") == std::string::npos);
+  log.reserve({.op = "gradient_clip", .message = "the norm is not finite"});
+  log.reserve({"embedding", "id", "rule"});
+  const auto first = log.collect(std::vector<std::uint64_t>{ic::key(0, 2), ic::key(5, 7)}, "cuda:0");
+  REQUIRE(first.has_value());
+  CHECK(first->starts_with("gradient_clip: the norm is not finite"));
+  CHECK(first->find("1 later call failed its check too") != std::string::npos);
 }

@@ -2,8 +2,8 @@
 // what a training step must avoid, so each kind of operation is checked against them. Kernels and
 // copies within the device and uploads add nothing; a download adds one download and one
 // synchronisation; an explicit synchronize() adds one synchronisation. Then whole training steps
-// of a small Transformer (batch upload, forward, loss, backward, Adam), which must not wait at
-// all: only reading the loss does. Skipped without a CUDA device.
+// of a small Transformer (batch upload, forward, loss, backward, gradient clipping, Adam), which
+// must not wait at all: only reading the loss does. Skipped without a CUDA device.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -65,11 +65,14 @@ TEST_CASE("cuda training steps of a small transformer wait for the device only w
     std::string attention;
     bool fused;
     Precision precision;
+    double clip_norm;  // > 0: the gradients clipped to it (norm and factor on the device)
   };
-  for (const Variant& v : {Variant{"scaled_dot", false, Precision::fp32}, Variant{"scaled_dot", true, Precision::bf16},
-                           Variant{"flash", true, Precision::bf16}}) {
+  for (const Variant& v :
+       {Variant{"scaled_dot", false, Precision::fp32, 0.0}, Variant{"scaled_dot", true, Precision::bf16, 0.0},
+        Variant{"flash", true, Precision::bf16, 0.0}, Variant{"scaled_dot", true, Precision::bf16, 0.05}}) {
     CAPTURE(v.attention);
     CAPTURE(v.fused);
+    CAPTURE(v.clip_norm);
     CAPTURE(precision_name(v.precision));
     TransformerConfig c = nmt::testing::tiny_config(50);
     // Head size 16: the smallest that flash's CUDA kernels take (else it would fall back).
@@ -92,7 +95,9 @@ TEST_CASE("cuda training steps of a small transformer wait for the device only w
       const Tensor logits = model.forward(batch.src.to(kGpu), batch.tgt_in.to(kGpu)).reshape({-1, c.vocab_size});
       const CrossEntropyResult ce = cross_entropy(logits, batch.tgt_out.reshape({-1}).to(kGpu), 0.1, 0);
       scale(ce.loss_sum, 1.0 / tokens).backward();
-      optimizer.step(1e-3);
+      GradientClip clip;
+      if (v.clip_norm > 0) clip = gradient_clip(gradient_squares(model.named_parameters()), v.clip_norm);
+      optimizer.step(1e-3, 1.0, clip.factor);
       optimizer.zero_grad();
       const HostWaits in_step = host_waits(kGpu) - before;
       CHECK(in_step.synchronizations == 0);
@@ -104,6 +109,7 @@ TEST_CASE("cuda training steps of a small transformer wait for the device only w
       CHECK(read.downloads == 1);
       CHECK(std::isfinite(loss));
       CHECK(ce.tokens.item() == tokens);  // the host's count, counted on the device
+      if (v.clip_norm > 0) CHECK(clip.factor.item() < 1.0);  // clipping acted
     }
   }
 }

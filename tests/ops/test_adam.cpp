@@ -146,6 +146,59 @@ TEST_CASE("adam_step_multi equals adam_step on each tensor to the bit") {
   adam_step_multi({}, {}, {}, {}, {});
 }
 
+TEST_CASE("adam_step and adam_step_multi with grad_scale_tensor equal the same scale given as a number, to the bit") {
+  // A factor that is not a power of two, so that where it is rounded (f64, then the element type)
+  // matters.
+  const double factor = 0.3713;
+  for (DType dtype : {DType::f32, DType::f64}) {  // the CPU's Adam dtypes (tests/cuda: bf16)
+    CAPTURE(dtype_name(dtype));
+    AdamState by_number = make_state({{257}, {3, 5}}, dtype, 400);
+    AdamState by_tensor = copy_state(by_number), single = copy_state(by_number);
+    // grad_scale 2 times the tensor's value: the two multiply in f64 before rounding.
+    const Tensor scale_tensor = Tensor::full(Shape{}, factor, DType::f64);
+    for (std::int64_t t = 1; t <= 2; ++t) {
+      adam_step_multi(by_number.p, by_number.g, by_number.m, by_number.v,
+                      {.lr = 0.01, .step = t, .grad_scale = 2.0 * factor});
+      adam_step_multi(by_tensor.p, by_tensor.g, by_tensor.m, by_tensor.v,
+                      {.lr = 0.01, .step = t, .grad_scale = 2.0, .grad_scale_tensor = scale_tensor});
+      for (std::size_t i = 0; i < single.p.size(); ++i)
+        adam_step(single.p[i], single.g[i], single.m[i], single.v[i],
+                  {.lr = 0.01, .step = t, .grad_scale = 2.0, .grad_scale_tensor = scale_tensor});
+    }
+    for (std::size_t i = 0; i < by_number.p.size(); ++i) {
+      CAPTURE(i);
+      CHECK(by_tensor.p[i].to_vector<double>() == by_number.p[i].to_vector<double>());
+      CHECK(by_tensor.v[i].to_vector<double>() == by_number.v[i].to_vector<double>());
+      CHECK(single.p[i].to_vector<double>() == by_number.p[i].to_vector<double>());
+    }
+    // And the scale acts: without it the parameters differ.
+    AdamState unscaled = make_state({{257}, {3, 5}}, dtype, 400);
+    adam_step_multi(unscaled.p, unscaled.g, unscaled.m, unscaled.v, {.lr = 0.01, .step = 1, .grad_scale = 2.0});
+    AdamState scaled = make_state({{257}, {3, 5}}, dtype, 400);
+    adam_step_multi(scaled.p, scaled.g, scaled.m, scaled.v,
+                    {.lr = 0.01, .step = 1, .grad_scale = 2.0, .grad_scale_tensor = scale_tensor});
+    CHECK(scaled.m[0].to_vector<double>() != unscaled.m[0].to_vector<double>());
+  }
+}
+
+TEST_CASE("adam_step refuses a grad_scale_tensor of the wrong kind or value") {
+  Tensor p = Tensor::zeros({3}), m = Tensor::zeros({3}), v = Tensor::zeros({3});
+  const Tensor g = Tensor::zeros({3});
+  CHECK_THROWS_WITH_AS(adam_step(p, g, m, v, {.grad_scale_tensor = Tensor::full(Shape{}, 0.5, DType::f32)}),
+                       doctest::Contains("grad_scale_tensor must be a [] f64 tensor on the parameters' device cpu, "
+                                         "got f32[] on cpu"),
+                       Error);
+  CHECK_THROWS_WITH_AS(adam_step(p, g, m, v, {.grad_scale_tensor = Tensor::full({1}, 0.5, DType::f64)}),
+                       doctest::Contains("must be a [] f64 tensor"), Error);
+  for (double bad : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
+    CAPTURE(bad);
+    std::vector<Tensor> ps = {p}, gs = {g}, ms = {m}, vs = {v};
+    CHECK_THROWS_WITH_AS(adam_step_multi(ps, gs, ms, vs, {.grad_scale_tensor = Tensor::full(Shape{}, bad, DType::f64)}),
+                         doctest::Contains("adam_step_multi: grad_scale_tensor must hold a finite value > 0"), Error);
+  }
+  CHECK(p.to_vector<float>() == std::vector<float>(3, 0.0f));
+}
+
 TEST_CASE("adam_step_multi does not depend on the thread count") {
   testing::ThreadCountGuard guard;
   const AdamState start = make_state(kMixedShapes, DType::f32, 200);

@@ -8,6 +8,7 @@
 #include "attnlab/ops/dropout.h"
 #include "attnlab/ops/dropout_add_layer_norm.h"
 #include "attnlab/ops/embedding.h"
+#include "attnlab/ops/gradient_clip.h"
 #include "attnlab/ops/index_mask.h"
 #include "attnlab/ops/layer_norm.h"
 #include "attnlab/ops/matmul.h"

@@ -24,6 +24,20 @@ void check_hyper(std::string_view op, const AdamHyper& hyper) {
                 "{}: grad_scale must be finite and > 0, got {}", op, hyper.grad_scale);
 }
 
+// grad_scale_tensor, where set: a [] f64 tensor on the parameters' device; its value is checked
+// where reading it costs no wait (the CPU).
+void check_scale_tensor(std::string_view op, const AdamHyper& hyper, const Tensor& param) {
+  const Tensor& s = hyper.grad_scale_tensor;
+  if (!s.defined()) return;
+  ATTNLAB_CHECK(s.rank() == 0 && s.dtype() == DType::f64 && s.device() == param.device(),
+                "{}: grad_scale_tensor must be a [] f64 tensor on the parameters' device {}, got {}", op,
+                param.device().str(), s.str());
+  if (s.device().is_cuda()) return;
+  const double value = *s.data<double>();
+  ATTNLAB_CHECK(value > 0 && std::isfinite(value), "{}: grad_scale_tensor must hold a finite value > 0, got {}",
+                op, value);
+}
+
 // grad, m and v of one entry against its param: device, dtype and shape.
 void check_entry(std::string_view op, const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v) {
   for (const auto& [t, name] : {std::pair{&grad, "grad"}, {&m, "m"}, {&v, "v"}}) {
@@ -41,6 +55,7 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const Ad
   check_entry("adam_step", param, grad, m, v);
   detail::check_floating("adam_step", param);
   check_hyper("adam_step", hyper);
+  check_scale_tensor("adam_step", hyper, param);
   ATTNLAB_DISPATCH(param.device(), detail::adam_update, param, grad, m, v, hyper);
 }
 
@@ -65,6 +80,7 @@ void adam_step_multi(std::span<const Tensor> params, std::span<const Tensor> gra
                   params[i].str());
   }
   detail::check_floating("adam_step_multi", first);
+  check_scale_tensor("adam_step_multi", hyper, first);
   ATTNLAB_DISPATCH(first.device(), detail::adam_update_multi, params, grads, m, v, hyper);
 }
 

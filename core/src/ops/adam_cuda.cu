@@ -10,11 +10,22 @@ namespace attnlab::cuda {
 namespace {
 
 // The step's scalars: the step size and epsilon with the bias corrections folded in, the betas,
-// the decoupled decay factor 1 - lr * weight_decay and the gradient scale.
+// the decoupled decay factor 1 - lr * weight_decay and the gradient scale. Where grad_scale_by is
+// set, the kernel replaces grad_scale by grad_scale64 times the value there (read_scale).
 template <typename C>
 struct AdamScalars {
   C a, eps_hat, b1, b2, decay, grad_scale;
+  double grad_scale64;
+  const double* grad_scale_by;
 };
+
+// The scalars with the device-side gradient scale read once per thread (in f64, then rounded, as
+// adam_step_scalars folds it on the CPU).
+template <typename C>
+__device__ __forceinline__ AdamScalars<C> read_scale(AdamScalars<C> s) {
+  if (s.grad_scale_by != nullptr) s.grad_scale = static_cast<C>(s.grad_scale64 * *s.grad_scale_by);
+  return s;
+}
 
 // g = grad_scale grad; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
 // param = decay param - a m / (sqrt(v) + eps_hat), element i.
@@ -37,7 +48,8 @@ __global__ void adam_kernel(T* param,       // param: (n)
                             const T* grad,  // grad: (n)
                             T* m,           // m: (n)
                             T* v,           // v: (n)
-                            std::int64_t n, AdamScalars<compute_t<T>> s) {
+                            std::int64_t n, AdamScalars<compute_t<T>> scalars) {
+  const AdamScalars<compute_t<T>> s = read_scale(scalars);
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
     adam_element(param, grad, m, v, i, s);
@@ -46,7 +58,8 @@ __global__ void adam_kernel(T* param,       // param: (n)
 // Block b: elements [chunk[b] * chunk_size, min((chunk[b] + 1) * chunk_size, numel[slot[b]])) of
 // tensor slot[b], each param/grad/m/v of shape (numel[slot[b]]).
 template <typename T>
-__global__ void adam_multi_kernel(AdamMultiTable table, std::int64_t chunk_size, AdamScalars<compute_t<T>> s) {
+__global__ void adam_multi_kernel(AdamMultiTable table, std::int64_t chunk_size, AdamScalars<compute_t<T>> scalars) {
+  const AdamScalars<compute_t<T>> s = read_scale(scalars);
   const int slot = table.slot[blockIdx.x];
   const std::int64_t n = table.numel[slot];
   const std::int64_t begin = static_cast<std::int64_t>(table.chunk[blockIdx.x]) * chunk_size;
@@ -61,7 +74,8 @@ __global__ void adam_multi_kernel(AdamMultiTable table, std::int64_t chunk_size,
 template <typename C>
 AdamScalars<C> scalars(const detail::AdamStepScalars& h) {
   return {static_cast<C>(h.a),     static_cast<C>(h.eps_hat), static_cast<C>(h.beta1),
-          static_cast<C>(h.beta2), static_cast<C>(h.decay),   static_cast<C>(h.grad_scale)};
+          static_cast<C>(h.beta2), static_cast<C>(h.decay),   static_cast<C>(h.grad_scale),
+          h.grad_scale,            h.grad_scale_by};
 }
 
 }  // namespace

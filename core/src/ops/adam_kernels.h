@@ -8,16 +8,22 @@
 
 namespace attnlab::detail {
 
-// The scalars every kernel of one step uses.
+// The scalars every kernel of one step uses. A grad_scale_tensor on the CPU is read here; one on
+// CUDA is passed by address for the kernel to read.
 inline AdamStepScalars adam_step_scalars(const AdamHyper& h) {
   const double t = static_cast<double>(h.step);
   const double c2 = std::sqrt(1.0 - std::pow(h.beta2, t));
-  return {.a = h.lr * c2 / (1.0 - std::pow(h.beta1, t)),
-          .eps_hat = h.eps * c2,
-          .beta1 = h.beta1,
-          .beta2 = h.beta2,
-          .decay = 1.0 - h.lr * h.weight_decay,
-          .grad_scale = h.grad_scale};
+  AdamStepScalars s{.a = h.lr * c2 / (1.0 - std::pow(h.beta1, t)),
+                    .eps_hat = h.eps * c2,
+                    .beta1 = h.beta1,
+                    .beta2 = h.beta2,
+                    .decay = 1.0 - h.lr * h.weight_decay,
+                    .grad_scale = h.grad_scale};
+  if (h.grad_scale_tensor.defined()) {
+    if (h.grad_scale_tensor.device().is_cuda()) s.grad_scale_by = h.grad_scale_tensor.data<double>();
+    else s.grad_scale *= *h.grad_scale_tensor.data<double>();
+  }
+  return s;
 }
 
 void adam_update_cpu(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamHyper& hyper);

@@ -10,6 +10,9 @@ struct AdamStepScalars {
   double a = 0.0, eps_hat = 0.0, beta1 = 0.0, beta2 = 0.0;
   double decay = 1.0;       // 1 - lr * weight_decay (exactly 1 for Adam)
   double grad_scale = 1.0;  // exactly 1 without clipping
+  // CUDA: where set, the device value (AdamHyper::grad_scale_tensor) multiplies grad_scale, read
+  // by the kernel. The CPU folds that value into grad_scale instead (adam_step_scalars).
+  const double* grad_scale_by = nullptr;
 };
 
 }  // namespace attnlab::detail

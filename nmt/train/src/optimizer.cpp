@@ -30,9 +30,9 @@ std::vector<bool> weight_decay_mask(const NamedTensors& parameters, const std::v
   return mask;
 }
 
-double gradient_norm(const NamedTensors& parameters) {
+Tensor gradient_squares(const NamedTensors& parameters) {
   NoGradGuard no_grad;
-  // Sums of squares per device, accumulated there in f32 or f64 and read back once per device.
+  // Sums of squares per device, accumulated there in f32 or f64, then moved to the first one's.
   std::vector<Tensor> totals;
   for (const auto& [_, p] : parameters) {
     Tensor g = p.grad();
@@ -43,10 +43,13 @@ double gradient_norm(const NamedTensors& parameters) {
     if (it == totals.end()) totals.push_back(s);
     else *it = add(*it, s);
   }
-  double squares = 0.0;
-  for (const Tensor& t : totals) squares += t.item();
-  return std::sqrt(squares);
+  const Device home = parameters.empty() ? Device::cpu() : parameters.front().second.device();
+  Tensor squares;
+  for (const Tensor& t : totals) squares = squares.defined() ? add(squares, t.to(home)) : t.to(home);
+  return squares.defined() ? squares : Tensor::zeros(Shape{}, DType::f64, home);
 }
+
+double gradient_norm(const NamedTensors& parameters) { return std::sqrt(gradient_squares(parameters).item()); }
 
 double clip_factor(double norm, double max_norm) {
   if (max_norm <= 0) return 1.0;
@@ -65,7 +68,7 @@ AdamOptimizer::AdamOptimizer(Named parameters, AdamSettings settings, std::vecto
   }
 }
 
-void AdamOptimizer::step(double lr, double grad_scale) {
+void AdamOptimizer::step(double lr, double grad_scale, const Tensor& grad_scale_tensor) {
   ++steps_;
   // One multi-tensor step per (device, dtype, decayed or not) of the parameters that have a
   // gradient (a model usually has one or two such groups): the same update as adam_step on each,
@@ -98,7 +101,9 @@ void AdamOptimizer::step(double lr, double grad_scale) {
                           .eps = settings_.eps,
                           .step = steps_,
                           .weight_decay = gr.decayed ? settings_.weight_decay : 0.0,
-                          .grad_scale = grad_scale};
+                          .grad_scale = grad_scale,
+                          .grad_scale_tensor = grad_scale_tensor.defined() ? grad_scale_tensor.to(gr.device)
+                                                                           : Tensor()};
     adam_step_multi(gr.p, gr.g, gr.m, gr.v, hyper);
   }
 }

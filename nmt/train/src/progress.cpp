@@ -6,7 +6,9 @@
 #include <fmt/core.h>
 
 #include "attnlab/nmt/train/training_summary.h"
+#include "attnlab/nmt/train/optimizer.h"
 #include "attnlab/ops/binary.h"
+#include "attnlab/ops/shape_ops.h"
 
 namespace attnlab::nmt::detail {
 
@@ -38,8 +40,7 @@ std::optional<double> Progress::after_step(std::int64_t step, const StepTotals& 
   total_tokens_ += totals.tokens;
   window_exchange_ += totals.exchange_seconds;
   total_exchange_ += totals.exchange_seconds;
-  window_max_norm_ = std::max(window_max_norm_, totals.grad_norm);
-  window_clipped_ += totals.clipped ? 1 : 0;
+  if (totals.grad_norm.defined()) window_norms_.push_back(totals.grad_norm.reshape({1}));
   ++window_steps_;
   if (live_ && seconds_since(last_status_) > 0.2) {
     // A live status line between the permanent log lines.
@@ -64,23 +65,31 @@ std::optional<double> Progress::after_step(std::int64_t step, const StepTotals& 
       ranks_ > 1 ? fmt::format(" | {} ranks, exchange {:.1f}%", ranks_,
                                100.0 * window_exchange_ / std::max(window_seconds, 1e-9))
                  : std::string();
-  // With clipping on: the window's largest gradient norm and how many of its steps were clipped.
+  // With clipping on: the window's largest gradient norm and how many of its steps were clipped
+  // (the norms in one download, the decision as the step made it).
+  double max_norm = -1.0;
+  std::int64_t clipped = 0;
+  if (!window_norms_.empty()) {
+    for (const double norm : concat(window_norms_, 0).to_vector<double>()) {
+      max_norm = std::max(max_norm, norm);
+      clipped += clip_factor(norm, tc.clip_norm) < 1.0 ? 1 : 0;
+    }
+  }
   const std::string clipping =
-      window_max_norm_ >= 0 ? fmt::format(" | grad norm <= {:.3g}, {} of {} steps clipped", window_max_norm_,
-                                          window_clipped_, window_steps_)
-                            : std::string();
+      max_norm >= 0 ? fmt::format(" | grad norm <= {:.3g}, {} of {} steps clipped", max_norm, clipped, window_steps_)
+                    : std::string();
   log_(fmt::format("step {}/{} | loss {:.4f} | lr {:.3e}{} | {:.0f} tok/s{} | {} elapsed | ETA {}", step,
                    tc.max_steps, loss, totals.lr, clipping, rate, exchange, duration_str(elapsed),
                    duration_str(per_step * static_cast<double>(tc.max_steps - step))));
   nlohmann::json entry = {{"kind", "train"}, {"step", step}, {"loss", loss}, {"lr", totals.lr},
                           {"tokens_per_second", rate}, {"elapsed", elapsed}, {"window_seconds", window_seconds}};
   if (ranks_ > 1) entry["ranks"] = ranks_, entry["exchange_seconds"] = window_exchange_;
-  if (window_max_norm_ >= 0) entry["max_grad_norm"] = window_max_norm_, entry["clipped_steps"] = window_clipped_;
+  if (max_norm >= 0) entry["max_grad_norm"] = max_norm, entry["clipped_steps"] = clipped;
   metrics_.write(entry);
   window_loss_ = Tensor();
   window_tokens_ = window_exchange_ = 0.0;
-  window_max_norm_ = -1.0;
-  window_clipped_ = window_steps_ = 0;
+  window_norms_.clear();
+  window_steps_ = 0;
   window_start_ = elapsed;
   return loss;
 }

@@ -46,9 +46,10 @@ class Progress {
   Tensor window_loss_;
   double window_tokens_ = 0.0, window_start_ = 0.0;
   double window_exchange_ = 0.0, total_exchange_ = 0.0;
-  // Gradient clipping: the largest norm and the clipped steps of the window.
-  double window_max_norm_ = -1.0;
-  std::int64_t window_clipped_ = 0, window_steps_ = 0;
+  // Gradient clipping: the norm of each step of the window, on the training device, read together
+  // when the window is logged.
+  std::vector<Tensor> window_norms_;
+  std::int64_t window_steps_ = 0;
   std::int64_t total_tokens_ = 0;
 
   double window_loss() const;

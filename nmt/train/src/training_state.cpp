@@ -119,14 +119,15 @@ StepTotals TrainingState::step_once() {
   }
   ++step_;
   totals.lr = learning_rate(schedule_, step_);
-  double grad_scale = 1.0;
+  Tensor clip_scale;
   if (tc.clip_norm > 0) {
-    // Every rank holds the summed gradients, so every rank computes the same norm and factor.
-    totals.grad_norm = gradient_norm(model_.named_parameters());
-    grad_scale = clip_factor(totals.grad_norm, tc.clip_norm);
-    totals.clipped = grad_scale < 1.0;
+    // Every rank holds the summed gradients, so every rank computes the same norm and factor. Both
+    // stay on the device: the optimizer's kernels read the factor there.
+    const GradientClip clip = gradient_clip(gradient_squares(model_.named_parameters()), tc.clip_norm);
+    totals.grad_norm = clip.norm;
+    clip_scale = clip.factor;
   }
-  optimizer_.step(totals.lr, grad_scale);
+  optimizer_.step(totals.lr, 1.0, clip_scale);
   optimizer_.zero_grad();
   return totals;
 }

@@ -27,8 +27,10 @@ struct StepTotals {
   Tensor loss_sum;
   std::int64_t tokens = 0;    // target tokens of the accumulated batches
   double lr = 0.0;            // the learning rate the step was taken with
-  double grad_norm = -1.0;    // the gradients' global L2 norm before clipping; -1: not computed
-  bool clipped = false;       // the gradients were scaled down to clip_norm
+  // With clipping on: the gradients' global L2 norm before clipping, an f64 scalar on the training
+  // device like loss_sum (Progress reads it when it logs; the step was clipped where
+  // clip_factor(norm, clip_norm) < 1). Undefined without clipping.
+  Tensor grad_norm;
   double exchange_seconds = 0.0;  // spent summing over the ranks (0 in a single process)
 };
 

@@ -4,6 +4,8 @@
 
 #include "attnlab/error.h"
 #include "attnlab/nmt/train/optimizer.h"
+#include "attnlab/ops.h"
+#include "support/tensor_testing.h"
 
 using namespace attnlab;
 using namespace attnlab::nmt;
@@ -71,7 +73,29 @@ TEST_CASE("the gradient norm covers every parameter's gradient and clipping scal
   b.set_grad(Tensor::from_vector<float>({1, 2}, {0.0f, 4.0f}));  // f32 and f64 gradients together
   // c has no gradient: it counts as zero
   CHECK(gradient_norm({{"a", a}, {"b", b}, {"c", c}}) == doctest::Approx(5.0).epsilon(1e-12));
+  const Tensor squares = gradient_squares({{"a", a}, {"b", b}, {"c", c}});
+  CHECK(squares.shape() == Shape{});
+  CHECK(squares.dtype() == DType::f64);
+  CHECK(squares.item() == 25.0);
+  CHECK(gradient_squares({{"c", c}}).item() == 0.0);  // no gradient at all
   CHECK(clip_factor(5.0, 0.0) == 1.0);   // off
   CHECK(clip_factor(5.0, 10.0) == 1.0);  // below the threshold: unchanged
   CHECK(clip_factor(5.0, 1.0) == doctest::Approx(1.0 / (5.0 + 1e-6)));
+}
+
+TEST_CASE("the optimizer's step with clipping's factor as a tensor equals the factor as a number") {
+  const auto make = [](std::uint64_t seed) {
+    Tensor w = testing::random_tensor({4, 3}, seed, -1.0, 1.0), b = testing::random_tensor({3}, seed + 1, -1.0, 1.0);
+    w.set_grad(testing::random_tensor({4, 3}, seed + 2, -2.0, 2.0));
+    b.set_grad(testing::random_tensor({3}, seed + 3, -2.0, 2.0));
+    return NamedTensors{{"w", w}, {"b", b}};
+  };
+  NamedTensors by_number = make(7), by_tensor = make(7);
+  AdamOptimizer a(by_number, {}), b(by_tensor, {});
+  const GradientClip clip = gradient_clip(gradient_squares(by_tensor), 0.5);
+  REQUIRE(clip.factor.item() < 1.0);  // the gradients are well above 0.5: clipping acts
+  a.step(1e-2, clip_factor(gradient_norm(by_number), 0.5));
+  b.step(1e-2, 1.0, clip.factor);
+  for (std::size_t i = 0; i < by_number.size(); ++i)
+    CHECK(by_tensor[i].second.to_vector<float>() == by_number[i].second.to_vector<float>());
 }

@@ -1,7 +1,7 @@
 #pragma once
 // One Adam step (Kingma & Ba 2015) on a parameter, in place and outside the tape, with AdamW's
 // decoupled weight decay (Loshchilov & Hutter 2019) and a gradient scale (for norm clipping):
-//   g <- grad_scale * grad
+//   g <- grad_scale * grad    (grad_scale times grad_scale_tensor's value, where that is set)
 //   m <- b1 m + (1 - b1) g;   v <- b2 v + (1 - b2) g^2
 //   p <- (1 - lr * weight_decay) p - lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
 // With weight_decay 0 and grad_scale 1 (the defaults) this is plain Adam, bit for bit.
@@ -21,6 +21,11 @@ struct AdamHyper {
   std::int64_t step = 1;  // t, 1-based, for the bias corrections
   double weight_decay = 0.0;  // decoupled (AdamW); >= 0, and lr * weight_decay < 1
   double grad_scale = 1.0;    // multiplies the gradient first; > 0 and finite
+  // Where defined, a [] f64 tensor on the parameters' device whose value multiplies grad_scale (in
+  // f64, before rounding to the element type): clipping's factor (gradient_clip.h), read by the
+  // kernels where it is, so that a CUDA step does not wait for the device. Its value must be
+  // finite and > 0 as grad_scale; on the CPU that is checked, on CUDA the value is used as it is.
+  Tensor grad_scale_tensor;
 };
 
 void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamHyper& hyper);

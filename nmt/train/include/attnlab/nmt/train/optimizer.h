@@ -27,8 +27,13 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 // embedding) whose name contains none of `exclude`; never biases and norm gains (rank 1).
 std::vector<bool> weight_decay_mask(const NamedTensors& parameters, const std::vector<std::string>& exclude);
 
-// The L2 norm of all parameters' gradients together (those without one count as zero), in double:
-// what clipping compares with its threshold. One value read back from the device.
+// The squares of all parameters' gradients summed (those without one count as zero): a [] f64
+// tensor on the first parameter's device, summed there without a wait (gradients on other devices
+// are summed on theirs and moved). What gradient_clip (attnlab/ops/gradient_clip.h) takes.
+Tensor gradient_squares(const NamedTensors& parameters);
+
+// The L2 norm of all parameters' gradients together, in double: sqrt of gradient_squares, read
+// back from the device (one wait).
 double gradient_norm(const NamedTensors& parameters);
 
 // The factor that clips a gradient of norm `norm` to at most max_norm, as PyTorch's
@@ -42,8 +47,10 @@ class AdamOptimizer {
   AdamOptimizer(Named parameters, AdamSettings settings, std::vector<bool> decayed = {});
 
   // One update with learning rate lr from each parameter's grad() times grad_scale (clipping);
-  // parameters without a gradient are left as they are (their moments too, and no decay).
-  void step(double lr, double grad_scale = 1.0);
+  // parameters without a gradient are left as they are (their moments too, and no decay). Where
+  // grad_scale_tensor is defined ([] f64, gradient_clip's factor), its value multiplies grad_scale,
+  // read where the parameters are (AdamHyper::grad_scale_tensor): no wait for the device.
+  void step(double lr, double grad_scale = 1.0, const Tensor& grad_scale_tensor = Tensor());
   void zero_grad();
   std::int64_t steps() const { return steps_; }
 
