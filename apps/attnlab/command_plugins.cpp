@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include "attnlab/commands.h"
+#include "attnlab/device.h"
+#include "attnlab/error.h"
 #include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/conformance.h"
 #include "attnlab/plugin/loader.h"
@@ -26,6 +28,20 @@ std::string describe_options(const std::vector<OptionSpec>& options) {
   return out;
 }
 
+// The plugin's kernel report for each device of the entry's kind that this machine has.
+void print_kernels(const AttentionDeviceSupport& d) {
+  if (!d.kernels) return;
+  const int count = d.device == DeviceKind::cuda ? cuda_device_count() : 1;
+  for (int i = 0; i < count; ++i) {
+    const Device device{d.device, i};
+    try {
+      fmt::print("          {} ({}): {}\n", device.str(), describe_device(device), d.kernels(i));
+    } catch (const Error& e) {  // a GPU this build has no kernels for, say
+      fmt::print("          {}: {}\n", device.str(), e.what());
+    }
+  }
+}
+
 void print_plugins(const Registry& registry) {
   for (std::size_t f = 0; f < kPluginFamilyNames.size(); ++f) {
     const auto family = static_cast<PluginFamily>(f);
@@ -36,9 +52,11 @@ void print_plugins(const Registry& registry) {
       fmt::print("{}", describe_options(p.options));
       if (family == PluginFamily::attention) {
         fmt::print("      serves:\n");
-        for (const auto& d : p.capabilities.devices)
+        for (const auto& d : p.capabilities.devices) {
           fmt::print("        {}: {}\n", kDeviceKindNames[static_cast<std::size_t>(d.device)],
                      describe_attention_support(d));
+          print_kernels(d);
+        }
       }
       if (family == PluginFamily::positional && p.positions.any())
         fmt::print("      inside self-attention: {} (the attention plugin must apply them)\n", p.positions.describe());

@@ -20,6 +20,7 @@
 #include "flash_attention.h"
 #include "flash_attention_cuda.h"
 #include "flash_attention_kernels.h"
+#include "flash_kernel_report.h"
 #include "support/tensor_testing.h"
 // After every other header: the emulation defines CUDA's keywords as macros.
 #include "support/cuda_host_emulation.h"
@@ -432,6 +433,32 @@ TEST_CASE("the tensor core kernels run where the device is sm_80 or newer and ho
   CHECK(std::max({k::forward_smem_floats<128, 128>(), k::dq_smem_floats<128, 128>(), k::dkdv_smem_floats<128, 128>()}) *
             sizeof(float) <=
         rtx3090.smem_optin);
+}
+
+TEST_CASE("attnlab plugins says which flash kernels each GPU runs, with the real block sizes") {
+  namespace fc = attnlab::flash::cuda;
+  const attnlab::flash::TensorCoreBlocks blocks[] = {
+      {64, tc::ForwardSmem<64, 64>::bytes, std::max(tc::DqSmem<64, 64>::bytes, tc::DkdvSmem<64, 64>::bytes)},
+      {128, tc::ForwardSmem<128, 128>::bytes, std::max(tc::DqSmem<128, 128>::bytes, tc::DkdvSmem<128, 128>::bytes)}};
+  const auto line = [&](const fc::DeviceLimits& d) { return attnlab::flash::describe_cuda_kernels(d, blocks); };
+  const std::string h100 = line({9, 0, 227 * 1024}), a100 = line({8, 0, 163 * 1024});
+  const std::string rtx3090 = line({8, 6, 99 * 1024}), t4 = line({7, 5, 64 * 1024}), unknown = line({});
+  CAPTURE(h100);
+  CAPTURE(rtx3090);
+  const std::string fma = "f32, other head sizes, position terms and single-query steps: FMA kernels";
+  for (const std::string& l : {h100, a100}) {
+    CHECK(l.find("bf16 d 64: tensor cores (WMMA), forward and backward") != std::string::npos);
+    CHECK(l.find("bf16 d 128: tensor cores (WMMA), forward and backward") != std::string::npos);
+    CHECK(l.find(fma) != std::string::npos);
+  }
+  CHECK(h100.find("Hopper's warpgroup MMA and TMA are not used yet") != std::string::npos);
+  CHECK(a100.find("Hopper") == std::string::npos);
+  // 99 KiB: d 64 fits, d 128 runs on the FMA kernels at least backward, and the line says why.
+  CHECK(rtx3090.find("bf16 d 64: tensor cores (WMMA), forward and backward") != std::string::npos);
+  CHECK(rtx3090.find("bf16 d 128: tensor cores (WMMA), forward and backward") == std::string::npos);
+  CHECK(rtx3090.find("the GPU gives 99 KiB") != std::string::npos);
+  CHECK(t4 == "sm_75 has no bf16 tensor-core MMA (sm_80 and newer): every problem on the FMA kernels");
+  CHECK(unknown == "its limits could not be read: every problem on the FMA kernels");
 }
 
 TEST_CASE("the emulated wmma follows the documented layouts of loads stores and products") {

@@ -42,12 +42,12 @@ TEST_CASE("a wrong ABI version is refused before registration with both versions
 }
 
 TEST_CASE("a plugin built against the previous ABI version is refused with both versions named") {
-  static_assert(ATTNLAB_PLUGIN_ABI_VERSION == 5u, "the old_abi fixture claims the version before this one");
+  static_assert(ATTNLAB_PLUGIN_ABI_VERSION == 6u, "the old_abi fixture claims the version before this one");
   Registry registry;
   PluginLoader loader(registry);
   CHECK_THROWS_WITH_AS(loader.load(fixture("old_abi")),
-                       contains(fmt::format("attnlab_fixture_old_abi.so: plugin ABI version 4 but this attnlab ({}) "
-                                            "uses ABI version 5; rebuild the plugin against this attnlab",
+                       contains(fmt::format("attnlab_fixture_old_abi.so: plugin ABI version 5 but this attnlab ({}) "
+                                            "uses ABI version 6; rebuild the plugin against this attnlab",
                                             ATTNLAB_VERSION_STRING)),
                        Error);
   CHECK(registry.list().empty());

@@ -9,11 +9,13 @@
 // compute precision on CUDA the core runs in bf16 (flash_attention_in_precision).
 #include <cmath>
 
+#include "attnlab/dispatch.h"
 #include "attnlab/nn/linear.h"
 #include "attnlab/plugin/attention_util.h"
 #include "attnlab/plugin/plugin_api.h"
 #include "attnlab/plugin/registry.h"
 #include "flash_attention.h"
+#include "flash_attention_kernels.h"
 
 namespace {
 
@@ -109,7 +111,10 @@ AttentionCapabilities capabilities() {
       {.device = DeviceKind::cuda,
        .dtypes = {DType::f32, DType::bf16},
        .head_dims = {flash::kCudaHeadDims.begin(), flash::kCudaHeadDims.end()},
-       .positions = {.rotate = true, .score_terms = true, .value_terms = true, .kernel_form = true}},
+       .positions = {.rotate = true, .score_terms = true, .value_terms = true, .kernel_form = true},
+       .kernels = [](int index) -> std::string {
+         ATTNLAB_CUDA_ONLY("flash's CUDA kernels", return flash::detail::flash_kernels_cuda(index));
+       }},
   };
   return caps;
 }

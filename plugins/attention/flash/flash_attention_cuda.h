@@ -50,15 +50,20 @@ struct TermGrads {
 // Floats of TermGrads::value_shares that backward() needs for `p` (0 without bucket values).
 std::int64_t value_share_floats(const Problem& p);
 
+// The head sizes of the tensor-core kernels: 64 and 128, for d_k and d_v alike.
+inline bool tc_head_dims(std::int64_t dk, std::int64_t dv) {
+  auto served = [](std::int64_t d) { return d == 64 || d == 128; };
+  return served(dk) && served(dv);
+}
+
 // Whether the tensor-core kernels (flash_tc_*.cuh) take a problem: bf16, d_k and d_v 64 or 128,
 // more than one query (one decoding step stays on the FMA kernels, as does f32 and every other
 // head size), no position terms (the FMA kernels apply them), and q, k, v and the `more`
 // pointers (outputs, gradients) 16-byte aligned, as their vector loads need. forward() and
 // backward() decide with it.
 inline bool uses_tensor_cores(const Problem& p, std::initializer_list<const void*> more = {}) {
-  auto served = [](std::int64_t d) { return d == 64 || d == 128; };
   auto aligned = [](const void* x) { return reinterpret_cast<std::uintptr_t>(x) % 16 == 0; };
-  if (p.element != Element::bf16 || !served(p.dk) || !served(p.dv) || p.tq < 2 || p.has_terms()) return false;
+  if (p.element != Element::bf16 || !tc_head_dims(p.dk, p.dv) || p.tq < 2 || p.has_terms()) return false;
   for (const void* x : {p.q, p.k, p.v})
     if (!aligned(x)) return false;
   for (const void* x : more)
@@ -81,6 +86,12 @@ DeviceLimits device_limits(int device);
 inline bool device_takes_tensor_cores(const DeviceLimits& d, std::size_t smem) {
   return d.major >= 8 && smem <= d.smem_optin;
 }
+
+// The dynamic shared memory of the tensor-core blocks at head sizes dk, dv: the forward's, and the
+// larger of the backward's two kernels; 0 for head sizes they do not take (only 64 and 128).
+// forward() and backward() pass them to device_takes_tensor_cores.
+std::size_t tc_forward_smem(std::int64_t dk, std::int64_t dv);
+std::size_t tc_backward_smem(std::int64_t dk, std::int64_t dv);
 
 // out [B, H, Tq, dv] of `element`, lse [B, H, Tq] f32.
 int forward(const Problem& p, void* out, float* lse);

@@ -5,6 +5,7 @@
 #include "attnlab/device.h"
 #include "flash_attention_cuda.h"
 #include "flash_attention_kernels.h"
+#include "flash_kernel_report.h"
 
 namespace attnlab::flash::detail {
 namespace {
@@ -92,6 +93,12 @@ void flash_key_lengths_cuda(const Tensor& mask, Tensor& lengths) {
   check(cuda::key_lengths(element_of(mask.dtype()), mask.raw_data(), mask.dim(0), mask.dim(1),
                           lengths.data<std::int32_t>(), mask.device().index, cuda_stream(mask.device())),
         "key lengths");
+}
+
+std::string flash_kernels_cuda(int device) {
+  const TensorCoreBlocks blocks[] = {{64, cuda::tc_forward_smem(64, 64), cuda::tc_backward_smem(64, 64)},
+                                     {128, cuda::tc_forward_smem(128, 128), cuda::tc_backward_smem(128, 128)}};
+  return describe_cuda_kernels(cuda::device_limits(device), blocks);
 }
 
 }  // namespace attnlab::flash::detail

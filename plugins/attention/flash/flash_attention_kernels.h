@@ -39,5 +39,8 @@ void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, cons
                          const Tensor& dout, const Tensor& mask, const Tensor& lengths, const FlashOptions& options,
                          FlashGrads& grads);
 void flash_key_lengths_cuda(const Tensor& mask, Tensor& lengths);
+// For `attnlab plugins`: which kernels serve which problems on CUDA device `device`
+// (describe_cuda_kernels with the real blocks and the device's limits).
+std::string flash_kernels_cuda(int device);
 
 }  // namespace attnlab::flash::detail

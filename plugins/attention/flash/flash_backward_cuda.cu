@@ -68,6 +68,16 @@ std::int64_t value_share_floats(const Problem& p) {
   return static_cast<std::int64_t>(g.x) * g.y * terms::bucket_count(p.value_clip) * p.dv;
 }
 
+std::size_t tc_backward_smem(std::int64_t dk, std::int64_t dv) {
+  if (!tc_head_dims(dk, dv)) return 0;
+  const int bytes = with_tc_head_dims(dk, dv, [](auto dk_c, auto dv_c) {
+    constexpr int dq_bytes = tc::DqSmem<decltype(dk_c)::value, decltype(dv_c)::value>::bytes;
+    constexpr int dkdv_bytes = tc::DkdvSmem<decltype(dk_c)::value, decltype(dv_c)::value>::bytes;
+    return dq_bytes > dkdv_bytes ? dq_bytes : dkdv_bytes;
+  });
+  return static_cast<std::size_t>(bytes);
+}
+
 int backward(const Problem& p, const void* out, const float* lse, const void* dout, float* delta, void* dq, void* dk,
              void* dv, const TermGrads& terms) {
   if (p.batch * p.heads == 0) return 0;
@@ -84,14 +94,8 @@ int backward(const Problem& p, const void* out, const float* lse, const void* do
       const int launched = static_cast<int>(cudaGetLastError());
       if (launched != 0) return launched;
     }
-    const auto tc_smem = [](auto dk_c, auto dv_c) {
-      constexpr int dq_bytes = tc::DqSmem<decltype(dk_c)::value, decltype(dv_c)::value>::bytes;
-      constexpr int dkdv_bytes = tc::DkdvSmem<decltype(dk_c)::value, decltype(dv_c)::value>::bytes;
-      return dq_bytes > dkdv_bytes ? dq_bytes : dkdv_bytes;
-    };
     if (uses_tensor_cores(p, {out, dout, dq, dk, dv}) &&
-        device_takes_tensor_cores(device_limits(p.device),
-                                  static_cast<std::size_t>(with_tc_head_dims(p.dk, p.dv, tc_smem))))
+        device_takes_tensor_cores(device_limits(p.device), tc_backward_smem(p.dk, p.dv)))
       return with_tc_head_dims(p.dk, p.dv, [&](auto dk_c, auto dv_c) {
         return launch_tc_backward<decltype(dk_c)::value, decltype(dv_c)::value>(p, dout, lse, delta, dq, dk, dv);
       });

@@ -53,16 +53,19 @@ DeviceLimits device_limits(int device) {
   return known.emplace(device, d).first->second;
 }
 
+std::size_t tc_forward_smem(std::int64_t dk, std::int64_t dv) {
+  if (!tc_head_dims(dk, dv)) return 0;
+  const int bytes = with_tc_head_dims(dk, dv, [](auto dk_c, auto dv_c) {
+    return static_cast<int>(tc::ForwardSmem<decltype(dk_c)::value, decltype(dv_c)::value>::bytes);
+  });
+  return static_cast<std::size_t>(bytes);
+}
+
 int forward(const Problem& p, void* out, float* lse) {
   if (p.batch * p.heads == 0 || p.tq == 0) return 0;
   const cudaError_t status = cudaSetDevice(p.device);
   if (status != cudaSuccess) return static_cast<int>(status);
-  const auto tc_smem = [](auto dk, auto dv) {
-    return tc::ForwardSmem<decltype(dk)::value, decltype(dv)::value>::bytes;
-  };
-  if (uses_tensor_cores(p, {out}) &&
-      device_takes_tensor_cores(device_limits(p.device),
-                                static_cast<std::size_t>(with_tc_head_dims(p.dk, p.dv, tc_smem))))
+  if (uses_tensor_cores(p, {out}) && device_takes_tensor_cores(device_limits(p.device), tc_forward_smem(p.dk, p.dv)))
     return with_tc_head_dims(p.dk, p.dv, [&](auto dk, auto dv) {
       return launch_tc_forward<decltype(dk)::value, decltype(dv)::value>(p, out, lse);
     });

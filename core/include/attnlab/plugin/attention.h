@@ -1,7 +1,9 @@
 #pragma once
 // The attention family: maps queries, keys and values to one output per query.
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "attnlab/module.h"
@@ -73,6 +75,10 @@ struct AttentionDeviceSupport {
   // The position hooks applied when AttentionInputs::positions is set; none by default, so that a
   // plugin written before positions existed is refused for such schemes instead of ignoring them.
   PositionHooks positions{};
+  // For `attnlab plugins`: which kernels serve which problems on visible device `index` of this
+  // kind, as one line (flash on a GPU: tensor cores or FMA kernels, by the device's compute
+  // capability and shared memory). Called only for devices that exist; unset: nothing to add.
+  std::function<std::string(int index)> kernels;
 };
 
 // One entry per device kind the plugin runs on; a kind without an entry is not served. The

@@ -18,8 +18,8 @@
 // register_fn is given to fill in (version 2: PluginInfo carries the attention capabilities;
 // version 3: positions inside attention, dropout sites and the step in the build context;
 // version 4: the norm family and the norms' epsilon in the build context; version 5: position
-// terms in kernel form).
-#define ATTNLAB_PLUGIN_ABI_VERSION 5u
+// terms in kernel form; version 6: an attention plugin's per-device kernel report).
+#define ATTNLAB_PLUGIN_ABI_VERSION 6u
 #define ATTNLAB_PLUGIN_ENTRY_SYMBOL "attnlab_plugin_entry"
 
 extern "C" {
