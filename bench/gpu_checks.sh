@@ -20,6 +20,8 @@
 #   checks     tests and plugins at the same time (test_cuda's output in OUT/tests.log)
 #   rows       further rows of the Multi30k suite (ROWS, --jobs JOBS on the one GPU), appended
 #              to OUT/train.tgz
+#   oom        the quickstart on cuda:0 interrupted after a checkpoint, resumed under a memory limit
+#              it cannot train in: the out-of-memory error, and the checkpoints unchanged
 #   recipe     experiments/multi30k.toml, the CPU's recipe unchanged (fp32, 10000 steps), trained
 #              on RECIPE_DEVICE (cuda:0), then eval on dev and --test; its run folder without
 #              checkpoints packed as OUT/recipe.tgz (RECIPE_STEPS trains fewer steps)
@@ -29,7 +31,7 @@
 # Run from the repository root on the GPU machine, with the folder of scripts/pack-gpu.sh at PACK
 # (default dist/attnlab-gpu) and the shared data folder at ATTNLAB_SHARED (the Multi30k files).
 # TEST_FILES: the test sources whose cases run (default: all of tests/cuda).
-# Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS, T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_POSITIONS (per scheme), T_ROWS, T_RECIPE.
+# Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS, T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_POSITIONS (per scheme), T_ROWS, T_RECIPE, T_OOM.
 # Writes into OUT: summary.log (everything printed), report.md and report.csv (the suite's report),
 # train.tgz (the suite's run folder without checkpoints), compile.log (torch.compile's messages).
 set -uo pipefail
@@ -190,6 +192,41 @@ phase_positions() {
 
 # checks: tests and plugins at the same time (both only compare results), test_cuda's output in
 # OUT/tests.log.
+# A batch that does not fit, with a checkpoint behind it: the quickstart on OOM_DEVICE (cuda:0)
+# interrupted (SIGINT) once its step-200 checkpoint exists, then resumed under
+# ATTNLAB_CUDA_MEMORY_LIMIT=OOM_LIMIT (32MiB): the run must stop with the out-of-memory error that
+# names the limit and what to lower, leave its checkpoints byte for byte as they were, and one of
+# them must still evaluate without the limit.
+phase_oom() {
+  local dir=runs/oom-check device=${OOM_DEVICE:-cuda:0} pid t0=$SECONDS
+  rm -rf "$dir"
+  "${run[@]}" attnlab train experiments/quickstart.toml --device "$device" --run-dir "$dir" >"$out/oom-train.log" 2>&1 &
+  pid=$!
+  while [[ ! -e $dir/checkpoints/step-00000200.safetensors ]] && kill -0 "$pid" 2>/dev/null &&
+    ((SECONDS - t0 < ${T_OOM:-120})); do sleep 0.2; done
+  kill -INT "$pid" 2>/dev/null
+  wait "$pid"
+  echo "--- first run: exit $? after $((SECONDS - t0)) s; checkpoints: $(ls "$dir/checkpoints" 2>/dev/null | tr '\n' ' ')"
+  local before
+  before=$(sha256sum "$dir"/checkpoints/*.safetensors 2>/dev/null)
+  stamp "resumed under ATTNLAB_CUDA_MEMORY_LIMIT=${OOM_LIMIT:-32MiB}"
+  limited "${T_OOM:-120}" env ATTNLAB_CUDA_MEMORY_LIMIT="${OOM_LIMIT:-32MiB}" "${run[@]}" attnlab train \
+    experiments/quickstart.toml --device "$device" --run-dir "$dir" >"$out/oom.log" 2>&1
+  tail -n 3 "$out/oom.log"
+  if grep -q "out of memory" "$out/oom.log" && grep -q "ATTNLAB_CUDA_MEMORY_LIMIT" "$out/oom.log" &&
+    grep -q "Lower training.batch_tokens" "$out/oom.log"; then
+    echo "PASS: the run stopped with the out-of-memory error naming the limit and what to lower"
+  else
+    echo "FAIL: no out-of-memory error naming the limit in $out/oom.log"
+  fi
+  if [[ -n $before && "$(sha256sum "$dir"/checkpoints/*.safetensors 2>/dev/null)" == "$before" ]]; then
+    echo "PASS: the checkpoints are byte for byte as before"
+  else
+    echo "FAIL: the checkpoints changed or none existed"
+  fi
+  limited "${T_EVAL:-120}" "${run[@]}" attnlab eval "$dir" --device "$device"
+}
+
 phase_checks() {
   phase_tests >"$out/tests.log" 2>&1 &
   local pid=$!

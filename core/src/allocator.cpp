@@ -32,7 +32,11 @@ class CpuAllocator final : public Allocator {
                                            return std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
                                          },
                                          [](void* ptr, std::size_t) { std::free(ptr); }, {}},
-               CachingAllocator::Options{"cpu", !caching_disabled_by_env(), host_cache_limit()}) {}
+               CachingAllocator::Options{.name = "cpu",
+                                         .caching = !caching_disabled_by_env(),
+                                         .max_cached_bytes = host_cache_limit(),
+                                         .max_reserved_bytes = 0,  // the host's limit is the kernel's
+                                         .limit_source = {}}) {}
   void* allocate(std::size_t bytes) override { return cache_.allocate(bytes); }
   void deallocate(void* ptr, std::size_t bytes) override { cache_.deallocate(ptr, bytes); }
   Device device() const override { return Device::cpu(); }

@@ -47,21 +47,33 @@ CachingAllocator::~CachingAllocator() {
 }
 
 void* CachingAllocator::allocate_raw(std::size_t bytes) {
-  void* ptr = backend_.allocate(bytes);
+  // The backend's allocation, or out of memory (nullptr) where the limit would be passed.
+  const auto try_backend = [&]() -> void* {
+    const std::size_t limit = options_.max_reserved_bytes;
+    if (limit > 0 && (bytes > limit || stats_.bytes_reserved > limit - bytes)) return nullptr;
+    return backend_.allocate(bytes);
+  };
+  void* ptr = try_backend();
   if (ptr == nullptr) {
     // Out of memory: give the cache back and try once more.
     ++stats_.oom_retries;
     const std::size_t cached = stats_.bytes_cached, reserved = stats_.bytes_reserved;
     release_cache();
-    ptr = backend_.allocate(bytes);
-    if (ptr == nullptr)
+    ptr = try_backend();
+    if (ptr == nullptr) {
+      const std::string limit =
+          options_.max_reserved_bytes == 0
+              ? std::string()
+              : fmt::format(" The allocator may hold at most {}{}.", human_bytes(options_.max_reserved_bytes),
+                            options_.limit_source.empty() ? "" : " (" + options_.limit_source + ")");
       throw OutOfMemory(fmt::format(
           "{}: out of memory allocating {} ({} bytes requested); {} in use by tensors, {} reserved of which {} was "
-          "cached (returned to the device before one more try), {} still reserved after that; peak in use {}. "
+          "cached (returned to the device before one more try), {} still reserved after that; peak in use {}.{} "
           "Lower training.batch_tokens (tokens per batch; training.accumulate keeps the effective batch) or "
           "[eval] batch_tokens, or run a smaller model",
           options_.name, human_bytes(bytes), bytes, human_bytes(stats_.bytes_in_use), human_bytes(reserved),
-          human_bytes(cached), human_bytes(stats_.bytes_reserved), human_bytes(stats_.peak_bytes_in_use)));
+          human_bytes(cached), human_bytes(stats_.bytes_reserved), human_bytes(stats_.peak_bytes_in_use), limit));
+    }
   }
   ++stats_.raw_allocations;
   stats_.bytes_reserved += bytes;

@@ -10,7 +10,8 @@
 //     waste), and otherwise asks the backend;
 //   - when the backend reports out of memory, the cache is returned to it and the allocation
 //     tried once more; a second failure throws an Error naming the sizes;
-//   - empty_cache() returns every cached block; Options::max_cached_bytes bounds the cache;
+//   - empty_cache() returns every cached block; Options::max_cached_bytes bounds the cache, and
+//     Options::max_reserved_bytes all the allocator holds;
 //   - with caching off (the env switch ATTNLAB_NO_CACHING_ALLOCATOR=1, for memory checkers such
 //     as compute-sanitizer), every call goes straight to the backend with the exact size.
 //
@@ -53,6 +54,11 @@ class CachingAllocator {
     // limit goes back itself. For the host, whose allocations do not fail when memory runs short
     // (the kernel overcommits), so the cache must bound itself.
     std::size_t max_cached_bytes = 0;
+    // At most this many bytes held from the backend, in use and cached together (0: no limit):
+    // an allocation beyond it fails as the backend's out of memory does (the cache returned, one
+    // more try, then the error, which names the limit and `limit_source`, where it was set).
+    std::size_t max_reserved_bytes = 0;
+    std::string limit_source;  // e.g. "ATTNLAB_CUDA_MEMORY_LIMIT"
   };
 
   CachingAllocator(Backend backend, Options options);

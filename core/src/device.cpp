@@ -10,6 +10,7 @@
 #include "cuda/launch.h"
 #include "cuda/runtime.h"
 #include "dispatch.h"
+#include "memory_limit.h"
 
 namespace attnlab {
 
@@ -83,6 +84,7 @@ void check_device_available(Device device) {
   if (!refusal.empty())
     throw DeviceError(fmt::format("device {} ({}) is not available: {}; available: {}", device.str(), name, refusal,
                                   available_devices()));
+  cuda_memory_limit_from_env();  // a malformed limit is refused now, before any work
 }
 
 std::string cuda_architectures() { return cuda_architectures_text(ATTNLAB_CUDA_ARCHITECTURES); }

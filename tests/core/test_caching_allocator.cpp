@@ -348,3 +348,28 @@ TEST_CASE("a tensor the host cannot hold is refused naming its shape and what to
                        OutOfMemory);
 }
 #endif
+
+TEST_CASE("caching allocator holds at most max_reserved_bytes, as if the device had no more") {
+  FakeBackend fake;  // a device with far more memory than the limit
+  CachingAllocator::Options options = named();
+  options.max_reserved_bytes = 16 * KiB;
+  options.limit_source = "ATTNLAB_CUDA_MEMORY_LIMIT";
+  CachingAllocator cache(fake.backend(), options);
+  void* a = cache.allocate(8 * KiB);
+  cache.deallocate(a, 8 * KiB);        // cached: 8 KiB of the 16 still free
+  void* b = cache.allocate(12 * KiB);  // 8 + 12 > 16: the cache goes back, then it fits
+  CHECK(cache.stats().oom_retries == 1);
+  CHECK(fake.frees == 1);
+  CHECK(fake.refusals == 0);  // the limit refused, not the device
+  CHECK_THROWS_WITH_AS(cache.allocate(8 * KiB),
+                       doctest::Contains("peak in use 12.0 KiB. The allocator may hold at most 16.0 KiB "
+                                         "(ATTNLAB_CUDA_MEMORY_LIMIT). Lower training.batch_tokens"),
+                       OutOfMemory);
+  CHECK_THROWS_AS(cache.allocate(std::size_t{1} << 40), OutOfMemory);  // beyond the limit by itself
+  CHECK(cache.stats().bytes_reserved == 12 * KiB);  // nothing miscounted
+  cache.deallocate(b, 12 * KiB);
+  void* c = cache.allocate(16 * KiB);  // exactly the limit
+  cache.deallocate(c, 16 * KiB);
+  cache.empty_cache();
+  CHECK(fake.live.empty());
+}

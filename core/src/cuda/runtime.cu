@@ -8,6 +8,7 @@
 #include <string>
 
 #include "caching_allocator.h"
+#include "memory_limit.h"
 #include "cuda/check.cuh"
 #include "cuda/context.h"
 #include "cuda/runtime.h"
@@ -43,7 +44,11 @@ class CudaAllocator final : public Allocator {
                                            if (cudaSetDevice(index) == cudaSuccess) cudaFree(ptr);
                                          },
                                          [index] { Context::get(index).drain(); }},
-               CachingAllocator::Options{"cuda:" + std::to_string(index), !caching_disabled_by_env()}) {}
+               CachingAllocator::Options{.name = "cuda:" + std::to_string(index),
+                                         .caching = !caching_disabled_by_env(),
+                                         .max_cached_bytes = 0,
+                                         .max_reserved_bytes = cuda_memory_limit_from_env(),
+                                         .limit_source = kCudaMemoryLimitVariable}) {}
   void* allocate(std::size_t bytes) override { return cache_.allocate(bytes); }
   void deallocate(void* ptr, std::size_t bytes) override { cache_.deallocate(ptr, bytes); }
   Device device() const override { return Device::cuda(index_); }
