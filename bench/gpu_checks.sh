@@ -5,7 +5,8 @@
 #   info       date, GPU, driver, kernel, glibc, torch; the pack's check.sh, attnlab version, plugins
 #   tests      test_cuda in full (every op against the CPU, the training step CPU vs GPU, the loss
 #              curves in fp32 / tf32 / bf16, the caching allocator, the cudnn graphs)
-#   plugins    attnlab plugins --check for flash and cudnn on cuda:0 against scaled_dot
+#   plugins    attnlab plugins --check for flash and cudnn on cuda:0 against scaled_dot, then for
+#              every positional, dropout, feed-forward and norm plugin on cuda:0
 #   train      the base row of experiments/table3-multi30k.toml on cuda:0 (bf16), then eval --test,
 #              the report (Markdown, CSV) and the row's metrics.jsonl, packed as OUT/train.tgz
 #   profile    bench_train_step of the base model (bf16, 25000 tokens) with ATTNLAB_PROFILE=1: the
@@ -31,7 +32,9 @@
 # Run from the repository root on the GPU machine, with the folder of scripts/pack-gpu.sh at PACK
 # (default dist/attnlab-gpu) and the shared data folder at ATTNLAB_SHARED (the Multi30k files).
 # TEST_FILES: the test sources whose cases run (default: all of tests/cuda).
-# Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS, T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_POSITIONS (per scheme), T_ROWS, T_RECIPE, T_OOM.
+# Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS, T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_POSITIONS (per scheme), T_ROWS, T_RECIPE, T_OOM,
+# T_KIT (per plugin library of the plugins phase after the attention ones; CHECK_OTHERS: those
+# libraries, default all of them).
 # Writes into OUT: summary.log (everything printed), report.md and report.csv (the suite's report),
 # train.tgz (the suite's run folder without checkpoints), compile.log (torch.compile's messages).
 set -uo pipefail
@@ -80,11 +83,18 @@ phase_tests() {
 }
 
 phase_plugins() {
-  local p
+  local p lib
   for p in ${CHECK_PLUGINS:-flash cudnn}; do
     stamp "plugins --check $p"
     limited "${T_PLUGINS:-90}" "${run[@]}" attnlab plugins --check "$plugins/attnlab_attention_$p.so" \
       --device cuda:0 --reference scaled_dot
+  done
+  # Every positional, dropout, feed-forward and norm plugin's conformance kit on cuda:0, one line each.
+  local libs=("$plugins"/attnlab_{positional,dropout,ffn,norm}_*.so)
+  [[ -n ${CHECK_OTHERS+set} ]] && read -ra libs <<<"$CHECK_OTHERS"
+  for lib in "${libs[@]}"; do
+    stamp "plugins --check $(basename "$lib")"
+    limited "${T_KIT:-60}" "${run[@]}" attnlab plugins --check "$lib" --device cuda:0 | grep -v '^  \[pass\]'
   done
 }
 
