@@ -21,6 +21,7 @@
 #   checks     tests and plugins at the same time (test_cuda's output in OUT/tests.log)
 #   rows       further rows of the Multi30k suite (ROWS, --jobs JOBS on the one GPU), appended
 #              to OUT/train.tgz
+#   fused      bench_fused on cuda:0: the fused ops against the unfused ones (OUT/fused.json)
 #   oom        the quickstart on cuda:0 interrupted after a checkpoint, resumed under a memory limit
 #              it cannot train in: the out-of-memory error, and the checkpoints unchanged
 #   recipe     experiments/multi30k.toml, the CPU's recipe unchanged (fp32, 10000 steps), trained
@@ -32,7 +33,7 @@
 # Run from the repository root on the GPU machine, with the folder of scripts/pack-gpu.sh at PACK
 # (default dist/attnlab-gpu) and the shared data folder at ATTNLAB_SHARED (the Multi30k files).
 # TEST_FILES: the test sources whose cases run (default: all of tests/cuda).
-# Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS, T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_POSITIONS (per scheme), T_ROWS, T_RECIPE, T_OOM,
+# Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS, T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_POSITIONS (per scheme), T_ROWS, T_RECIPE, T_OOM, T_FUSED,
 # T_KIT (per plugin library of the plugins phase after the attention ones; CHECK_OTHERS: those
 # libraries, default all of them).
 # Writes into OUT: summary.log (everything printed), report.md and report.csv (the suite's report),
@@ -202,6 +203,13 @@ phase_positions() {
 
 # checks: tests and plugins at the same time (both only compare results), test_cuda's output in
 # OUT/tests.log.
+# The fused ops against the unfused ones on cuda:0 (bench/README.md, "bench_fused"), as a table
+# and as OUT/fused.json.
+phase_fused() {
+  limited "${T_FUSED:-180}" "${run[@]}" bench_fused --device=cuda --benchmark_repetitions=3 \
+    --benchmark_report_aggregates_only=true --benchmark_out="$out/fused.json" --benchmark_out_format=json
+}
+
 # A batch that does not fit, with a checkpoint behind it: the quickstart on OOM_DEVICE (cuda:0)
 # interrupted (SIGINT) once its step-200 checkpoint exists, then resumed under
 # ATTNLAB_CUDA_MEMORY_LIMIT=OOM_LIMIT (32MiB): the run must stop with the out-of-memory error that
