@@ -24,6 +24,9 @@
 #   fused      bench_fused on cuda:0: the fused ops against the unfused ones (OUT/fused.json)
 #   oom        the quickstart on cuda:0 interrupted after a checkpoint, resumed under a memory limit
 #              it cannot train in: the out-of-memory error, and the checkpoints unchanged
+#   mpi        the tiny experiment of the CLI tests on MPI_DEVICE (cuda:0) trained plainly, then by
+#              the packed `mpirun -np 1` (its gradient sums through NCCL): the same losses and
+#              weights, bit for bit
 #   recipe     experiments/multi30k.toml, the CPU's recipe unchanged (fp32, 10000 steps), trained
 #              on RECIPE_DEVICE (cuda:0), then eval on dev and --test; its run folder without
 #              checkpoints packed as OUT/recipe.tgz (RECIPE_STEPS trains fewer steps)
@@ -33,7 +36,9 @@
 # Run from the repository root on the GPU machine, with the folder of scripts/pack-gpu.sh at PACK
 # (default dist/attnlab-gpu) and the shared data folder at ATTNLAB_SHARED (the Multi30k files).
 # TEST_FILES: the test sources whose cases run (default: all of tests/cuda).
-# Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS, T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_POSITIONS (per scheme), T_ROWS, T_RECIPE, T_OOM, T_FUSED,
+# Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS,
+# T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_POSITIONS (per scheme), T_ROWS, T_RECIPE, T_OOM, T_FUSED,
+# T_MPI (per run),
 # T_KIT (per plugin library of the plugins phase after the attention ones; CHECK_OTHERS: those
 # libraries, default all of them).
 # Writes into OUT: summary.log (everything printed), report.md and report.csv (the suite's report),
@@ -243,6 +248,48 @@ phase_oom() {
     echo "FAIL: the checkpoints changed or none existed"
   fi
   limited "${T_EVAL:-120}" "${run[@]}" attnlab eval "$dir" --device "$device"
+}
+
+# One rank launched by mpirun trains exactly as no launcher does: on CUDA its gradient sums go
+# through NCCL (libnccl.so.2 from the machine or PyTorch's nvidia-nccl wheel, env.sh), whose sum
+# over one rank must hand every gradient back unchanged. Losses and the last checkpoint compared.
+phase_mpi() {
+  local device=${MPI_DEVICE:-cuda:0} dir logs
+  logs=$(realpath "$out")
+  dir=$(realpath -m runs/mpi-check)
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  [[ -x $pack/openmpi/bin/mpirun ]] ||
+    { echo "FAIL: the pack holds no mpirun (attnlab built without MPI?)"; return; }
+  source tests/cli/tiny_experiment.sh
+  tiny_experiment mpi-check "experiment.device=\"$device\"" model.dropout=0.1 training.max_steps=60 \
+    training.log_every=1 training.eval_every=60 training.checkpoint_every=20 >"$dir/exp.toml"
+  (
+    cd "$dir" || exit 1
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    limited "${T_MPI:-120}" "${run[@]}" attnlab train exp.toml --run-dir plain >"$logs/mpi-plain.log" 2>&1
+    limited "${T_MPI:-120}" "${run[@]}" mpirun -np 1 --bind-to none --mca btl self,vader "$pack/bin/attnlab" \
+      train exp.toml --run-dir one >"$logs/mpi-one.log" 2>&1
+  )
+  tail -n 2 "$logs/mpi-plain.log" "$logs/mpi-one.log"
+  local line
+  line=$(grep "data parallel:" "$logs/mpi-one.log")
+  echo "$line"
+  if [[ $device == cuda* && $line != *NCCL* ]] || [[ -z $line ]]; then
+    echo "FAIL: mpirun -np 1 did not train through $([[ $device == cuda* ]] && echo NCCL || echo MPI)"
+  fi
+  losses() { grep '"kind":"train"' "$1/metrics.jsonl" | sed 's/.*"loss":\([^,]*\),.*"step":\([0-9]*\).*/\2 \1/'; }
+  if [[ -s $dir/plain/metrics.jsonl ]] && diff <(losses "$dir/plain") <(losses "$dir/one") >/dev/null; then
+    echo "PASS: the same $(losses "$dir/plain" | wc -l) losses"
+  else
+    echo "FAIL: the losses differ (or a run did not train)"
+  fi
+  local last=checkpoints/step-00000060.safetensors
+  if "${run[@]}" checkpoint_diff "$dir/plain/$last" "$dir/one/$last"; then
+    echo "PASS: the same weights at step 60, bit for bit"
+  else
+    echo "FAIL: the weights differ at step 60 (or a checkpoint is missing)"
+  fi
 }
 
 phase_checks() {

@@ -11,12 +11,13 @@
 # next to it (dist/attnlab-gpu.tar.gz, about 22 MiB: OpenBLAS and the CUDA device code compress
 # well), the handier one to copy; unpack it there with `tar xzf attnlab-gpu.tar.gz`:
 #   bin/        attnlab, bench_train_step, bench_attention, bench_fused, test_core, test_ops,
-#               test_cuda (stripped;
-#               RUNPATH $ORIGIN/../lib)
+#               test_cuda, checkpoint_diff (stripped; RUNPATH $ORIGIN/../lib)
 #   lib/        libattnlab_core and every shared library they, the programs and
 #               the plugins need that is not glibc, the CUDA toolkit or the driver (found with ldd)
 #   lib/gcc/    libstdc++ and libgcc_s, used only where the machine's own copies are too old
 #   lib/attnlab/plugins/   the plugins (the loader's default folder, next to the core)
+#   openmpi/    the OpenMPI runtime attnlab was built against, mpirun included, when it was
+#               (scripts/pack-openmpi.sh): `run.sh mpirun -np N attnlab train ...`
 #   bench/      pytorch_train_step.py, gpu_compare.sh, pytorch_sdpa.py and attention_compare.sh
 #   env.sh      sets LD_LIBRARY_PATH for attnlab's programs (source it, or use run.sh)
 #   run.sh      run.sh PROGRAM [ARGS]: a packed program with env.sh's environment
@@ -26,7 +27,9 @@
 # --verify (on this machine) runs check.sh, then the packed attnlab version, attnlab plugins,
 # test_cuda (which skips without a GPU), test_core, test_ops and one small benchmark step in a
 # private mount namespace where the system copies of every packed library and the build tree
-# are hidden (bind-mounted over), so anything not taken from the pack fails to load.
+# are hidden (bind-mounted over), so anything not taken from the pack fails to load; with OpenMPI
+# packed (its own folders and programs hidden too), tests/cli/mpi_data_parallel.sh through the
+# packed mpirun.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-gpu
@@ -44,7 +47,7 @@ while (($#)); do
   esac
 done
 
-programs=(attnlab bench_train_step bench_attention bench_fused test_core test_ops test_cuda)
+programs=(attnlab bench_train_step bench_attention bench_fused test_core test_ops test_cuda checkpoint_diff)
 
 if ((do_build)); then
   launcher=()
@@ -96,6 +99,9 @@ while read -r name path; do
 done < <(for f in "${elfs[@]}"; do LD_LIBRARY_PATH=$build/lib ldd "$f" | awk '$2 == "=>" { print $1, $3 }'; done | sort -u)
 printf '%s\n' "${!packed[@]}" | sort >"$out/lib/PACKED"
 
+# mpirun and the rest of OpenMPI's runtime, where attnlab links OpenMPI (data-parallel training).
+[[ -n ${packed[libmpi.so.40]:-} ]] && "$root/scripts/pack-openmpi.sh" "$out"
+
 # The newest libstdc++ / libgcc_s symbol versions the packed files need: env.sh uses the
 # machine's own copies when they provide them (a newer libstdc++ serves older programs).
 readelf -V "${elfs[@]}" "$out"/lib/*.so* 2>/dev/null | grep -o 'GLIBCXX_[0-9.]*\|CXXABI_[0-9.]*' | sort -uV |
@@ -119,7 +125,8 @@ fi
 # CUDA libraries (cuBLAS, cuDNN), each from the loader's cache, else from the usual toolkit
 # folders, else from the nvidia-* Python wheels that PyTorch installs.
 pack_wheels=
-for pack_need in libcublasLt.so.13 libcudnn.so.9 libcudnn_graph.so.9; do
+# NCCL (libnccl.so.2) is loaded by name for data-parallel training on GPUs.
+for pack_need in libcublasLt.so.13 libcudnn.so.9 libcudnn_graph.so.9 libnccl.so.2; do
   ldconfig -p 2>/dev/null | grep -q "$pack_need " && continue
   pack_found=0
   for d in ${CUDA_HOME:+$CUDA_HOME/lib64 $CUDA_HOME/lib} /usr/local/cuda/lib64 /usr/local/cuda/lib \
@@ -137,6 +144,8 @@ for pack_need in libcublasLt.so.13 libcudnn.so.9 libcudnn_graph.so.9; do
   fi
 done
 export LD_LIBRARY_PATH=$pack_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# OpenMPI's folders in the pack, mpirun on the PATH (when it is packed).
+[[ -e $pack_root/openmpi/env.sh ]] && source "$pack_root/openmpi/env.sh"
 unset pack_path pack_sys_cxx pack_gcc pack_wheels pack_need pack_found
 SH
 
@@ -144,11 +153,13 @@ cat >"$out/run.sh" <<'SH'
 #!/usr/bin/env bash
 # run.sh PROGRAM [ARGS...]: a packed program (bin/PROGRAM, or a path) with the pack's libraries.
 #   ./run.sh attnlab version      ./run.sh test_cuda      ./run.sh bench_train_step --help
+#   ./run.sh mpirun -np 2 attnlab train exp.toml   (openmpi/bin/mpirun; the ranks get this environment)
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/env.sh"
 prog=${1:?usage: run.sh PROGRAM [ARGS...]}
 shift
-[[ $prog == */* ]] || prog=$here/bin/$prog
+if [[ $prog == mpirun && -x $here/openmpi/bin/mpirun ]]; then prog=$here/openmpi/bin/mpirun
+elif [[ $prog != */* ]]; then prog=$here/bin/$prog; fi
 exec "$prog" "$@"
 SH
 
@@ -160,7 +171,9 @@ cat >"$out/check.sh" <<'SH'
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/env.sh"
 bad=0
-for f in "$here"/bin/* "$here"/lib/*.so* "$here"/lib/gcc/*.so* "$here"/lib/attnlab/plugins/*.so; do
+for f in "$here"/bin/* "$here"/lib/*.so* "$here"/lib/gcc/*.so* "$here"/lib/attnlab/plugins/*.so \
+         "$here"/openmpi/bin/* "$here"/openmpi/lib/*.so "$here"/openmpi/pmix/lib/*.so; do
+  [[ -e $f ]] || continue
   while read -r name arrow path _; do
     [[ $arrow == "=>" ]] || continue
     if [[ $path == "not" ]]; then echo "$f: $name not found"; bad=1; continue; fi
@@ -185,22 +198,25 @@ echo "packed $(ls "$out/bin" | wc -l) programs, $(ls "$out/lib/attnlab/plugins" 
 if ((verify)); then
   "$out/check.sh"
   # The system copies of the packed libraries (their real files), hidden by /dev/null in a private
-  # mount namespace, as is the build tree (compiled-in plugin folders point there).
+  # mount namespace, as is the build tree (compiled-in plugin folders point there), and OpenMPI's
+  # own folders, programs and libraries (openmpi/SOURCES) when it is packed.
   hide=()
   for name in "${!packed[@]}"; do hide+=("$(realpath "${packed[$name]}")"); done
+  [[ -e $out/openmpi/SOURCES ]] && mapfile -t -O "${#hide[@]}" hide <"$out/openmpi/SOURCES"
   empty=$(mktemp -d)
   trap 'rmdir "$empty"' EXIT
   unshare -m bash -euo pipefail -c '
-    empty=$1 build=$2 out=$3
-    shift 3
+    empty=$1 build=$2 out=$3 root=$4
+    shift 4
     # The tools of this script (mount, grep, sed) need some of the hidden libraries too: they get
     # the packed copies, as the packed programs do through env.sh.
     export LD_LIBRARY_PATH=$out/lib:$out/lib/gcc
     mount --make-rprivate /
-    for f in "$@"; do mount --bind /dev/null "$f"; done
+    for f in "$@"; do [[ -d $f ]] || mount --bind /dev/null "$f"; done   # files first: some lie in
+    for f in "$@"; do [[ ! -d $f ]] || mount --bind "$empty" "$f"; done   # the folders hidden next
     mount --bind "$empty" "$build"
     export ATTNLAB_PACK_GCC_RUNTIME=1   # the packed libstdc++ too: the system copy is hidden
-    echo "--- hidden: $# system libraries and $build"
+    echo "--- hidden: $# system libraries, programs and folders, and $build"
     echo "--- attnlab version";  "$out/run.sh" attnlab version
     echo "--- attnlab plugins";  "$out/run.sh" attnlab plugins | sed -n 1,4p
     for t in test_cuda test_core test_ops; do
@@ -208,7 +224,12 @@ if ((verify)); then
     done
     echo "--- bench_train_step (one small step on the cpu)"
     "$out/run.sh" bench_train_step --model small --warmup 0 --steps 1 --batch 8 --len 16
-  ' verify "$empty" "$build" "$out" "${hide[@]}"
+    if [[ -x $out/openmpi/bin/mpirun ]]; then
+      echo "--- the packed mpirun: data-parallel training on the cpu (tests/cli/mpi_data_parallel.sh)"
+      "$out/run.sh" /bin/bash "$root/tests/cli/mpi_data_parallel.sh" "$out/bin/attnlab" "$out/bin/checkpoint_diff" \
+        "$out/openmpi/bin/mpirun" | tail -n 2
+    fi
+  ' verify "$empty" "$build" "$out" "$root" "${hide[@]}"
   echo "pack verified"
 fi
 

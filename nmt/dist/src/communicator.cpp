@@ -29,6 +29,7 @@ class SingleProcess final : public Communicator {
   void allreduce_sum(std::vector<Tensor>&) override {}
   void allreduce_sum(std::span<double>) override {}
   void barrier() override {}
+  bool launched() const override { return false; }
 };
 
 }  // namespace

@@ -81,7 +81,9 @@ class MpiCommunicator final : public Communicator {
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  std::string describe() const override { return fmt::format("MPI ({}), {} ranks", name_, size_); }
+  std::string describe() const override {
+    return fmt::format("MPI ({}), {} rank{}", name_, size_, size_ == 1 ? "" : "s");
+  }
 
   // The tensors in one host buffer, one MPI_Allreduce per 2^30 elements.
   void allreduce_sum(std::vector<Tensor>& tensors) override {

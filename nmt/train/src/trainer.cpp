@@ -165,10 +165,10 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
     log(fmt::format("R-Drop: two dropout passes per batch, alpha {} on the symmetric KL divergence of their "
                     "predictions (about twice the work per step)",
                     tc.rdrop));
-  if (comm->size() > 1)
-    log(fmt::format("data parallel: {}; a step is {} ranks x {} batch(es) of <= {} tokens per side (effective "
+  if (comm->launched())
+    log(fmt::format("data parallel: {}; a step is {} rank{} x {} batch(es) of <= {} tokens per side (effective "
                     "batch <= {} tokens)",
-                    comm->describe(), comm->size(), tc.accumulate, tc.batch_tokens,
+                    comm->describe(), comm->size(), comm->size() == 1 ? "" : "s", tc.accumulate, tc.batch_tokens,
                     comm->size() * tc.accumulate * tc.batch_tokens));
   nlohmann::json start_entry = {
       {"kind", "start"}, {"step", state.step()}, {"parameters", result.parameters}, {"resumed", state.step() > 0}};

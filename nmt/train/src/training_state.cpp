@@ -109,7 +109,7 @@ StepTotals TrainingState::step_once() {
     const Tensor loss = batch_loss(b, static_cast<double>(totals.tokens));
     totals.loss_sum = totals.loss_sum.defined() ? add(totals.loss_sum, loss) : loss;
   }
-  if (ranks > 1) {
+  if (comm_.launched()) {  // one rank under mpirun too: its sums go through MPI (or NCCL) as well
     const auto start = Clock::now();
     sum_gradients_over_ranks();
     double loss_sum = totals.loss_sum.defined() ? totals.loss_sum.item() : 0.0;

@@ -23,6 +23,7 @@ TEST_CASE("a process started on its own is a world of one") {
   CHECK(comm->size() == 1);
   CHECK(comm->is_root());
   CHECK(comm->describe() == "single process");
+  CHECK_FALSE(comm->launched());  // no gradient sums, no data-parallel line
   double values[2] = {1.5, -2.0};
   comm->allreduce_sum(values);
   CHECK(values[0] == 1.5);

@@ -38,6 +38,9 @@ class Communicator {
   // Sums a few numbers on the host over the ranks, in place (losses, token counts, flags).
   virtual void allreduce_sum(std::span<double> values) = 0;
   virtual void barrier() = 0;
+  // Whether a launcher (mpirun, srun) started this process, even as the only rank: its
+  // communicator then goes through MPI (and NCCL on CUDA) although no other rank adds anything.
+  virtual bool launched() const { return true; }
 
   bool is_root() const { return rank() == 0; }
   // True on every rank when `flag` is true on any rank (every rank must call it).
