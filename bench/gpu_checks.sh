@@ -11,10 +11,13 @@
 #              the report (Markdown, CSV) and the row's metrics.jsonl, packed as OUT/train.tgz
 #   profile    bench_train_step of the base model (bf16, 25000 tokens) with ATTNLAB_PROFILE=1: the
 #              time of each op of the forward and the backward
-#   waits      the host waits of a training step (small and base model, bf16): per phase, then the
+#   waits      the host waits of a training step (multi30k and base model, bf16): per phase, then the
 #              call stack of each wait of one step in OUT/host_waits.log
 #   compare    bench/gpu_compare.sh: base model, bf16, 25000-token batches, attnlab vs PyTorch eager
 #              vs torch.compile
+#   small      bench/gpu_compare.sh: the Multi30k row's model (6 + 6 layers of width 128, d_ff 512),
+#              bf16, 4096-token batches, attnlab vs PyTorch eager vs torch.compile in its default
+#              mode and with CUDA graphs (reduce-overhead)
 #   attention  bench/attention_compare.sh: scaled_dot, flash, cudnn and torch SDPA
 #   positions  bench_attention for flash and scaled_dot (bf16, d 64) without positions, with alibi
 #              and with relative: the position terms inside flash's kernels against both
@@ -37,7 +40,7 @@
 # (default dist/attnlab-gpu) and the shared data folder at ATTNLAB_SHARED (the Multi30k files).
 # TEST_FILES: the test sources whose cases run (default: all of tests/cuda).
 # Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS,
-# T_TRAIN, T_EVAL, T_COMPARE, T_ATTENTION, T_POSITIONS (per scheme), T_ROWS, T_RECIPE, T_OOM, T_FUSED,
+# T_TRAIN, T_EVAL, T_COMPARE, T_SMALL, T_ATTENTION, T_POSITIONS (per scheme), T_ROWS, T_RECIPE, T_OOM, T_FUSED,
 # T_MPI (per run),
 # T_KIT (per plugin library of the plugins phase after the attention ones; CHECK_OTHERS: those
 # libraries, default all of them).
@@ -175,15 +178,15 @@ phase_profile() {
 # traced step's log also holds the bench's own four waits between its phases.
 phase_waits() {
   local model
-  for model in small base; do
+  for model in multi30k base; do
     limited "${T_WAITS:-90}" "${run[@]}" bench_train_step --model "$model" --device cuda:0 --precision bf16 \
-      --batch-tokens "$([[ $model == small ]] && echo 4096 || echo 25000)" --warmup 2 --steps 5
+      --batch-tokens "$([[ $model == base ]] && echo 25000 || echo 4096)" --warmup 2 --steps 5
   done
   local demangle=(cat)
   command -v c++filt >/dev/null && demangle=(c++filt)
   (
     export ATTNLAB_TRACE_HOST_WAITS=1
-    limited "${T_WAITS:-90}" "${run[@]}" bench_train_step --model small --device cuda:0 --precision bf16 \
+    limited "${T_WAITS:-90}" "${run[@]}" bench_train_step --model multi30k --device cuda:0 --precision bf16 \
       --batch-tokens 4096 --warmup 0 --steps 1
   ) 2>&1 | "${demangle[@]}" >"$out/host_waits.log"
   grep -c '^host wait' "$out/host_waits.log"
@@ -192,6 +195,14 @@ phase_waits() {
 phase_compare() {
   export COMPILE_LOG=$out/compile.log
   limited "${T_COMPARE:-300}" bash "$pack/bench/gpu_compare.sh"
+}
+
+# #28's small model: launches and host waits are its cost, so torch.compile's CUDA graphs are the
+# bar. More steps than the base model's comparison: a step takes milliseconds.
+phase_small() {
+  export COMPILE_LOG=$out/compile-small.log
+  MODELS=multi30k BATCH_TOKENS=4096 WARMUP=${SMALL_WARMUP:-5} STEPS=${SMALL_STEPS:-50} \
+    COMPILE_MODES="default reduce-overhead" limited "${T_SMALL:-300}" bash "$pack/bench/gpu_compare.sh"
 }
 
 phase_attention() {

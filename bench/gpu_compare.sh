@@ -9,6 +9,8 @@
 #   PRECISIONS="bf16 tf32 fp32" MODELS=base DEVICE=cuda:0 BATCH_TOKENS=25000 LEN=32 WARMUP=3 STEPS=10 \
 #     PYTHON=python3 bash bench/gpu_compare.sh
 #   ATTENTIONS="scaled_dot flash cudnn" FUSED=1 bash bench/gpu_compare.sh   # attnlab once per attention plugin
+#   MODELS=multi30k BATCH_TOKENS=4096 COMPILE_MODES="default reduce-overhead" bash bench/gpu_compare.sh
+#                                              # the small model, torch.compile also with CUDA graphs
 #
 # DEVICE=cpu runs the same comparison on the host; bench/compare_train.sh is that, with the CPU's
 # defaults. THREADS (CPU threads of both programs) is passed only when set, and so are WARMUP,
@@ -29,8 +31,11 @@ STEPS=${STEPS-10}
 PYTHON=${PYTHON:-python3}
 ATTENTIONS=${ATTENTIONS:-scaled_dot}
 FUSED=${FUSED:-1}
-# COMPILE=1 also runs PyTorch with torch.compile (default on a GPU; its warmup steps compile).
+# COMPILE=1 also runs PyTorch with torch.compile (default on a GPU; its warmup steps compile),
+# once per mode of COMPILE_MODES (default: torch.compile's default mode; reduce-overhead adds CUDA
+# graphs of the compiled forward and backward).
 if [[ ${DEVICE} == cuda* ]]; then COMPILE=${COMPILE:-1}; else COMPILE=${COMPILE:-0}; fi
+COMPILE_MODES=${COMPILE_MODES:-default}
 
 if [[ -x $here/../run.sh ]]; then
   bench=("$here/../run.sh" bench_train_step)
@@ -64,17 +69,25 @@ for m in $MODELS; do
     line[pytorch.$m.$p]=$("$PYTHON" "$here/pytorch_train_step.py" "${common[@]}" --model "$m" --precision "$p")
     echo "${line[pytorch.$m.$p]}"
     if ((COMPILE)); then
-      line[compile.$m.$p]=$("$PYTHON" "$here/pytorch_train_step.py" "${common[@]}" --model "$m" --precision "$p" \
-                            --compile 2>"${COMPILE_LOG:-/dev/null}" || echo "impl=pytorch-compile failed")
-      echo "${line[compile.$m.$p]}"
+      for mode in $COMPILE_MODES; do
+        line[compile.$mode.$m.$p]=$("$PYTHON" "$here/pytorch_train_step.py" "${common[@]}" --model "$m" \
+          --precision "$p" --compile --compile-mode "$mode" 2>>"${COMPILE_LOG:-/dev/null}" ||
+          echo "impl=pytorch-compile-$mode failed")
+        echo "${line[compile.$mode.$m.$p]}"
+      done
     fi
   done
 done
 echo
 printf '| model | device | threads | precision | attention (fused) | batch | attnlab ms/step | PyTorch ms/step | attnlab tok/s | PyTorch tok/s | attnlab TFLOP/s (MFU) | PyTorch TFLOP/s (MFU) | attnlab / PyTorch (tok/s) |'
-((COMPILE)) && printf ' torch.compile ms/step | torch.compile tok/s | attnlab / torch.compile (tok/s) |'
+if ((COMPILE)); then
+  for mode in $COMPILE_MODES; do
+    label="torch.compile$([[ $mode == default ]] || echo " ($mode)")"
+    printf ' %s ms/step | %s tok/s | attnlab / %s (tok/s) |' "$label" "$label" "$label"
+  done
+fi
 printf '\n|---|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|'
-((COMPILE)) && printf -- '---:|---:|---:|'
+if ((COMPILE)); then for mode in $COMPILE_MODES; do printf -- '---:|---:|---:|'; done; fi
 printf '\n'
 for m in $MODELS; do
   for p in $PRECISIONS; do
@@ -86,9 +99,11 @@ for m in $MODELS; do
         "$(field ms_per_step "$a")" "$(field ms_per_step "$t")" "$ta" "$tt" "$(field tflops "$a")" "$(field mfu "$a")" \
         "$(field tflops "$t")" "$(field mfu "$t")" "$(awk -v a="$ta" -v p="$tt" 'BEGIN { print a / p }')"
       if ((COMPILE)); then
-        c=${line[compile.$m.$p]} tc=$(field tgt_tok_per_s "${line[compile.$m.$p]}")
-        printf ' %s | %s | %s |' "$(field ms_per_step "$c")" "${tc:--}" \
-          "$(awk -v a="$ta" -v p="$tc" 'BEGIN { if (p > 0) printf "%.2f", a / p; else print "-" }')"
+        for mode in $COMPILE_MODES; do
+          c=${line[compile.$mode.$m.$p]} tc=$(field tgt_tok_per_s "${line[compile.$mode.$m.$p]}")
+          printf ' %s | %s | %s |' "$(field ms_per_step "$c")" "${tc:--}" \
+            "$(awk -v a="$ta" -v p="$tc" 'BEGIN { if (p > 0) printf "%.2f", a / p; else print "-" }')"
+        done
       fi
       printf '\n'
     done

@@ -16,11 +16,13 @@ divided by their count. Adam(0.9, 0.98, 1e-9) with the paper's schedule (LambdaL
 Precision: fp32 (TF32 off), tf32 (torch.backends.cuda.matmul.allow_tf32), bf16 (torch.autocast
 with bfloat16 around forward and loss; fp32 master weights and Adam state, as attnlab's bf16).
 
-    python3 bench/pytorch_train_step.py [--model small|base] [--device cpu|cuda:N]
+    python3 bench/pytorch_train_step.py [--model small|multi30k|base] [--device cpu|cuda:N]
         [--precision fp32|tf32|bf16] [--batch-tokens N | --batch B] [--len T] [--threads N]
-        [--warmup W] [--steps S] [--peak-tflops P] [--compile]
+        [--warmup W] [--steps S] [--peak-tflops P] [--compile [--compile-mode MODE]]
 
---compile runs the model through torch.compile (impl=pytorch-compile in the result line).
+--compile runs the model through torch.compile (impl=pytorch-compile in the result line);
+--compile-mode reduce-overhead also replays the compiled forward and backward as CUDA graphs
+(impl=pytorch-compile-reduce-overhead).
 """
 import argparse
 import math
@@ -35,6 +37,7 @@ PAD = 0
 CONFIGS = {
     # vocab, encoder layers, decoder layers, d_model, heads, d_ff
     "small": dict(vocab=8000, enc=4, dec=4, d=128, h=4, ff=256),
+    "multi30k": dict(vocab=8000, enc=6, dec=6, d=128, h=8, ff=512),  # table3-multi30k.toml's base row
     "base": dict(vocab=37000, enc=6, dec=6, d=512, h=8, ff=2048),
 }
 
@@ -228,15 +231,18 @@ def main():
     ap.add_argument("--batch-tokens", type=int, default=0)
     ap.add_argument("--peak-tflops", type=float, default=0.0)
     ap.add_argument("--compile", action="store_true",
-                    help="torch.compile the model (default mode); the warmup steps include the compilation")
+                    help="torch.compile the model; the warmup steps include the compilation")
+    ap.add_argument("--compile-mode", choices=["default", "reduce-overhead", "max-autotune"], default="default",
+                    help="torch.compile's mode (reduce-overhead: CUDA graphs)")
     a = ap.parse_args()
     if a.batch_tokens > 0 and a.batch > 0:
         ap.error("give --batch-tokens or --batch, not both")
     batch = max(1, (a.batch_tokens + a.len // 2) // a.len) if a.batch_tokens > 0 else (a.batch if a.batch > 0 else 128)
     device = torch.device(a.device)
     gpu = device.type == "cuda"
-    warmup = a.warmup if a.warmup >= 0 else (3 if a.model == "small" or gpu else 1)
-    steps = a.steps if a.steps >= 0 else (10 if a.model == "small" or gpu else 2)
+    small = a.model != "base"
+    warmup = a.warmup if a.warmup >= 0 else (3 if small or gpu else 1)
+    steps = a.steps if a.steps >= 0 else (10 if small or gpu else 2)
     torch.set_num_threads(a.threads)
     # fp32 is full fp32 on the GPU too (PyTorch's matmul default may allow TF32).
     torch.backends.cuda.matmul.allow_tf32 = a.precision == "tf32"
@@ -247,7 +253,7 @@ def main():
     model.train()
     params = sum(p.numel() for p in model.parameters())
     # The batches all have one shape, so the compiled graph is built once, in the warmup steps.
-    forward = torch.compile(model) if a.compile else model
+    forward = torch.compile(model, mode=a.compile_mode) if a.compile else model
     opt = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     # LambdaLR calls the lambda with the number of scheduler.step() calls so far (0 at first):
     # the k-th optimizer step uses transformer_lr(k), as attnlab.
@@ -287,7 +293,9 @@ def main():
     mfu = f"{achieved / peak:.3f}" if peak > 0 else "n/a"
     peak_mem = torch.cuda.max_memory_reserved(device) / 2**30 if gpu else 0.0
     dev_name = f"cuda:{device.index or 0}" if gpu else "cpu"
-    impl = "pytorch-compile" if a.compile else "pytorch"
+    impl = "pytorch"
+    if a.compile:
+        impl = "pytorch-compile" + ("" if a.compile_mode == "default" else "-" + a.compile_mode)
     print(f"impl={impl} model={a.model} device={dev_name} precision={a.precision} threads={a.threads} "
           f"batch={batch}x{a.len} params={params} steps={steps} ms_per_step={1000 * total / steps:.1f} "
           f"tgt_tok_per_s={tokens / total:.0f} fwd_ms={1000 * fwd / steps:.1f} bwd_ms={1000 * bwd / steps:.1f} "
