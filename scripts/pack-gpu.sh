@@ -17,7 +17,7 @@
 #   lib/gcc/    libstdc++ and libgcc_s, used only where the machine's own copies are too old
 #   lib/attnlab/plugins/   the plugins (the loader's default folder, next to the core)
 #   openmpi/    the OpenMPI runtime attnlab was built against, mpirun included, when it was
-#               (scripts/pack-openmpi.sh): `run.sh mpirun -np N attnlab train ...`
+#               (scripts/pack-openmpi.sh): `run.sh mpirun -np N "$PWD/bin/attnlab" train ...`
 #   bench/      pytorch_train_step.py, gpu_compare.sh, pytorch_sdpa.py and attention_compare.sh
 #   env.sh      sets LD_LIBRARY_PATH for attnlab's programs (source it, or use run.sh)
 #   run.sh      run.sh PROGRAM [ARGS]: a packed program with env.sh's environment
@@ -153,7 +153,8 @@ cat >"$out/run.sh" <<'SH'
 #!/usr/bin/env bash
 # run.sh PROGRAM [ARGS...]: a packed program (bin/PROGRAM, or a path) with the pack's libraries.
 #   ./run.sh attnlab version      ./run.sh test_cuda      ./run.sh bench_train_step --help
-#   ./run.sh mpirun -np 2 attnlab train exp.toml   (openmpi/bin/mpirun; the ranks get this environment)
+#   ./run.sh mpirun -np 2 "$PWD/bin/attnlab" train exp.toml   (openmpi/bin/mpirun; the ranks get
+#                                                          this environment)
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/env.sh"
 prog=${1:?usage: run.sh PROGRAM [ARGS...]}
