@@ -289,9 +289,8 @@ phase_mpi() {
   if [[ $device == cuda* && $line != *NCCL* ]] || [[ -z $line ]]; then
     echo "FAIL: mpirun -np 1 did not train through $([[ $device == cuda* ]] && echo NCCL || echo MPI)"
   fi
-  losses() { grep '"kind":"train"' "$1/metrics.jsonl" | sed 's/.*"loss":\([^,]*\),.*"step":\([0-9]*\).*/\2 \1/'; }
-  if [[ -s $dir/plain/metrics.jsonl ]] && diff <(losses "$dir/plain") <(losses "$dir/one") >/dev/null; then
-    echo "PASS: the same $(losses "$dir/plain" | wc -l) losses"
+  if [[ -s $dir/plain/metrics.jsonl ]] && diff <(train_losses "$dir/plain") <(train_losses "$dir/one") >/dev/null; then
+    echo "PASS: the same $(train_losses "$dir/plain" | wc -l) losses"
   else
     echo "FAIL: the losses differ (or a run did not train)"
   fi

@@ -20,16 +20,13 @@ tiny_experiment single "${common[@]}" training.accumulate=2 >single.toml
 tiny_experiment parallel "${common[@]}" training.accumulate=1 >parallel.toml
 
 "$attnlab" train single.toml --run-dir single >single.log 2>&1 || { cat single.log; exit 1; }
-# Each step's loss (metrics.jsonl, written by rank 0 alone).
-losses() { grep '"kind":"train"' "$1/metrics.jsonl" | sed 's/.*"loss":\([^,]*\),.*"step":\([0-9]*\).*/\2 \1/'; }
-
 # 0. One rank under mpirun against no launcher at all.
 "$attnlab" train parallel.toml --run-dir plain >plain.log 2>&1 || { cat plain.log; exit 1; }
 "$mpirun" -np 1 --bind-to none --mca btl self,vader "$attnlab" train parallel.toml --run-dir one >one.log 2>&1 ||
   { cat one.log; exit 1; }
 grep -q "data parallel: MPI (Open MPI .*), 1 rank; a step is 1 rank x 1 batch" one.log ||
   { echo "no one-rank data-parallel line"; cat one.log; exit 1; }
-diff <(losses plain) <(losses one) || { echo "losses differ between one rank under mpirun and no launcher"; exit 1; }
+diff <(train_losses plain) <(train_losses one) || { echo "losses differ between one rank under mpirun and no launcher"; exit 1; }
 "$checkpoint_diff" plain/checkpoints/step-00000120.safetensors one/checkpoints/step-00000120.safetensors ||
   { echo "one rank under mpirun differs from no launcher"; exit 1; }
 
@@ -41,8 +38,8 @@ grep -q "scaling efficiency" parallel.log || { echo "no scaling efficiency"; cat
 [ "$(grep -c '^training parallel into' parallel.log)" -eq 1 ] || { echo "every rank printed the run"; exit 1; }
 
 # The same losses, step by step (metrics.jsonl written by rank 0 alone).
-diff <(losses single) <(losses parallel) || { echo "losses differ"; exit 1; }
-[ "$(losses parallel | wc -l)" -eq 120 ] || { echo "expected 120 logged steps"; losses parallel; exit 1; }
+diff <(train_losses single) <(train_losses parallel) || { echo "losses differ"; exit 1; }
+[ "$(train_losses parallel | wc -l)" -eq 120 ] || { echo "expected 120 logged steps"; train_losses parallel; exit 1; }
 last=checkpoints/step-00000120.safetensors
 "$checkpoint_diff" single/$last parallel/$last || { echo "weights differ"; exit 1; }
 

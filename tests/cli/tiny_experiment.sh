@@ -61,3 +61,9 @@ heads = 4
 d_ff = 64
 TOML
 }
+
+# Each logged training step of a run folder as "STEP LOSS" (metrics.jsonl, written by rank 0
+# alone): two runs trained alike print the same lines. Usage: train_losses RUN_DIR
+train_losses() {
+  grep '"kind":"train"' "$1/metrics.jsonl" | sed 's/.*"loss":\([^,]*\),.*"step":\([0-9]*\).*/\2 \1/'
+}
