@@ -63,15 +63,8 @@ fi
 for p in "${programs[@]}"; do [[ -x $build/bin/$p ]] || { echo "pack-gpu.sh: $build/bin/$p missing" >&2; exit 1; }; done
 
 # Libraries the GPU machine provides: glibc, the CUDA toolkit's libraries, the driver.
-system_lib() {
-  case $1 in
-    linux-vdso.so.*|ld-linux-x86-64.so.*|libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|libresolv.so.*|\
-    libutil.so.*|libmvec.so.*) return 0 ;;
-    libcuda.so.*|libcudart.so.*|libcublas.so.*|libcublasLt.so.*|libcudnn*.so.*|libnvrtc*.so.*|libnvJitLink.so.*|\
-    libcufft*.so.*|libcurand.so.*|libcusparse*.so.*|libnvidia-*.so.*) return 0 ;;
-  esac
-  return 1
-}
+source "$root/scripts/machine-libs.sh"
+system_lib() { glibc_lib "$1" || cuda_lib "$1"; }
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib/gcc" "$out/lib/attnlab/plugins" "$out/bench"
@@ -164,11 +157,15 @@ elif [[ $prog != */* ]]; then prog=$here/bin/$prog; fi
 exec "$prog" "$@"
 SH
 
-cat >"$out/check.sh" <<'SH'
+{
+  cat <<'SH'
 #!/usr/bin/env bash
 # ldd on every packed program and library with env.sh's environment: each dependency must
 # resolve into this folder, or be glibc, the CUDA toolkit or the driver. Prints every problem;
 # exit status 1 if there is one.
+SH
+  declare -f glibc_lib cuda_lib   # the lists the pack was made with (scripts/machine-libs.sh)
+  cat <<'SH'
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/env.sh"
 bad=0
@@ -178,19 +175,15 @@ for f in "$here"/bin/* "$here"/lib/*.so* "$here"/lib/gcc/*.so* "$here"/lib/attnl
   while read -r name arrow path _; do
     [[ $arrow == "=>" ]] || continue
     if [[ $path == "not" ]]; then echo "$f: $name not found"; bad=1; continue; fi
-    case $name in
-      linux-vdso.so.*|ld-linux-x86-64.so.*|libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|libresolv.so.*|\
-      libutil.so.*|libmvec.so.*) continue ;;
-      libcuda.so.*|libcudart.so.*|libcublas.so.*|libcublasLt.so.*|libcudnn*.so.*|libnvrtc*.so.*|libnvJitLink.so.*|\
-      libnvidia-*.so.*) continue ;;
-      libstdc++.so.*|libgcc_s.so.*) continue ;;  # the machine's own when new enough (env.sh)
-    esac
+    glibc_lib "$name" || cuda_lib "$name" && continue
+    case $name in libstdc++.so.*|libgcc_s.so.*) continue ;; esac  # the machine's own when new enough (env.sh)
     [[ $(realpath "$path") == "$here"/* ]] || { echo "$f: $name resolves outside the pack: $path"; bad=1; }
   done < <(ldd "$f" 2>&1)
 done
 ((bad)) && exit 1
 echo "check.sh: every dependency resolves into $here or to glibc / CUDA / the driver"
 SH
+} >"$out/check.sh"
 chmod +x "$out/run.sh" "$out/check.sh"
 
 echo "packed $(ls "$out/bin" | wc -l) programs, $(ls "$out/lib/attnlab/plugins" | wc -l) plugins, $((${#packed[@]})) libraries" \

@@ -52,13 +52,7 @@ network_lib() {
   esac
   return 1
 }
-glibc_lib() {
-  case $1 in
-    linux-vdso.so.*|ld-linux-x86-64.so.*|libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|libresolv.so.*|\
-    libutil.so.*|libmvec.so.*) return 0 ;;
-  esac
-  return 1
-}
+source "$(dirname "$0")/machine-libs.sh"   # glibc_lib
 deps() { ldd "$1" | awk '$2 == "=>" { print $1, $3 }'; }
 
 left_out=()
