@@ -30,6 +30,10 @@
 #   mpi        the tiny experiment of the CLI tests on MPI_DEVICE (cuda:0) trained plainly, then by
 #              the packed `mpirun -np 1` (its gradient sums through NCCL): the same losses and
 #              weights, bit for bit
+#   curves     the Multi30k base row with ALiBi trained twice on CURVES_DEVICE (cuda:0; both at
+#              once): with scaled_dot, then with flash (no fallback); flash's curve of training
+#              losses must follow scaled_dot's as the bf16 curve tests ask (tests/nmt/copy_task.h);
+#              CURVES_STEPS trains fewer steps; the run folders without checkpoints as curves.tgz
 #   recipe     experiments/multi30k.toml, the CPU's recipe unchanged (fp32, 10000 steps), trained
 #              on RECIPE_DEVICE (cuda:0), then eval on dev and --test; its run folder without
 #              checkpoints packed as OUT/recipe.tgz (RECIPE_STEPS trains fewer steps)
@@ -41,7 +45,7 @@
 # TEST_FILES: the test sources whose cases run (default: all of tests/cuda).
 # Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS,
 # T_TRAIN, T_EVAL, T_COMPARE, T_SMALL, T_ATTENTION, T_POSITIONS (per scheme), T_ROWS, T_RECIPE, T_OOM, T_FUSED,
-# T_MPI (per run),
+# T_MPI (per run), T_CURVES,
 # T_KIT (per plugin library of the plugins phase after the attention ones; CHECK_OTHERS: those
 # libraries, default all of them).
 # Writes into OUT: summary.log (everything printed), report.md and report.csv (the suite's report),
@@ -300,6 +304,55 @@ phase_mpi() {
   else
     echo "FAIL: the weights differ at step 60 (or a checkpoint is missing)"
   fi
+}
+
+# curves_follow REF_RUN GOT_RUN: GOT's logged training losses follow REF's by the rule of the
+# loss-curve tests (tests/nmt/copy_task.h): the same steps, the first within 1 %, every window of
+# 10 within 0.1 nats plus 10 % of REF's mean. Prints each window that misses; status 1 if one does.
+curves_follow() {
+  awk 'NR == FNR { ref[++n] = $2; step[n] = $1; next }
+       { got[++m] = $2; if (step[m] != $1) bad_steps = 1 }
+       END {
+         if (n == 0 || n != m || bad_steps) { printf "FAIL: %d and %d logged losses at other steps\n", n, m; exit 1 }
+         d = got[1] - ref[1]; if (d < 0) d = -d
+         bad = d > 0.01 * ref[1]
+         printf "first logged loss %.4f against %.4f%s\n", got[1], ref[1], bad ? " (more than 1 % apart)" : ""
+         for (w = 1; w <= n; w += 10) {
+           a = 0; b = 0; c = 0
+           for (i = w; i < w + 10 && i <= n; i++) { a += ref[i]; b += got[i]; c++ }
+           a /= c; b /= c; d = b - a; if (d < 0) d = -d
+           u = d / (0.1 + 0.1 * a); if (u > used) used = u
+           if (u > 1) { bad = 1; printf "window from step %d: %.4f against %.4f\n", step[w], b, a }
+         }
+         printf "%d logged losses; the closest window takes %.3f of its allowance\n", n, used
+         exit bad
+       }' <(train_losses "$1") <(train_losses "$2")
+}
+
+# flash's training check: flash + alibi against scaled_dot + alibi on the Multi30k base row, from a
+# copy of the suite with two rows of its own (its own suite name, so its own run folders), the
+# fallback removed (a row flash cannot serve is refused, not quietly run by scaled_dot) and the
+# losses logged every 10 steps.
+phase_curves() {
+  export ATTNLAB_SHARED=${ATTNLAB_SHARED:-$root/../shared}
+  local toml=experiments/.flash-alibi-multi30k.toml dir=runs/flash-alibi-multi30k
+  sed -e 's/^name = "table3-multi30k"$/name = "flash-alibi-multi30k"/' -e '/^fallback = "scaled_dot"$/d' \
+    -e "s/^max_steps = 4000$/max_steps = ${CURVES_STEPS:-4000}/" -e 's/^log_every = 50$/log_every = 10/' \
+    -e '/^\[rows\./,$d' "$suite" >"$toml"
+  printf '%s\n' '[rows.alibi]' '"model.positional.name" = "alibi"' '' '[rows.alibi-flash]' \
+    '"model.positional.name" = "alibi"' '"model.attention.name" = "flash"' >>"$toml"
+  source tests/cli/tiny_experiment.sh
+  limited "${T_CURVES:-300}" "${run[@]}" attnlab run "$toml" --jobs 2 --devices "${CURVES_DEVICE:-cuda:0}" --quiet
+  local ref got
+  ref=$(dirname "$(find "$dir" -path '*alibi-s1*' ! -path '*flash*' -name metrics.jsonl)")
+  got=$(dirname "$(find "$dir" -path '*alibi-flash-s1*' -name metrics.jsonl)")
+  dev_ppls() { grep '"kind":"dev"' "$1/metrics.jsonl" | sed 's/.*"dev_ppl":\([^,]*\),.*"step":\([0-9]*\).*/\2 \1/'; }
+  awk 'NR == FNR { ref[$1] = $2; next }
+       $1 in ref { printf "dev perplexity at step %s: scaled_dot %.3f, flash %.3f\n", $1, ref[$1], $2 }' \
+    <(dev_ppls "$ref") <(dev_ppls "$got")
+  if curves_follow "$ref" "$got"; then echo "PASS: flash + alibi follows scaled_dot + alibi"
+  else echo "FAIL: flash + alibi leaves scaled_dot + alibi's curve (or a row did not train)"; fi
+  pack_runs "$dir" curves.tgz
 }
 
 phase_checks() {
