@@ -342,14 +342,14 @@ phase_curves() {
   printf '%s\n' '[rows.alibi]' '"model.positional.name" = "alibi"' '' '[rows.alibi-flash]' \
     '"model.positional.name" = "alibi"' '"model.attention.name" = "flash"' >>"$toml"
   source tests/cli/tiny_experiment.sh
-  limited "${T_CURVES:-300}" "${run[@]}" attnlab run "$toml" --jobs 2 --devices "${CURVES_DEVICE:-cuda:0}" --quiet
+  limited "${T_CURVES:-300}" "${run[@]}" attnlab run "$toml" --rows alibi,alibi-flash --jobs 2 \
+    --devices "${CURVES_DEVICE:-cuda:0}" --quiet
   local ref got
-  ref=$(dirname "$(find "$dir" -path '*alibi-s1*' ! -path '*flash*' -name metrics.jsonl)")
-  got=$(dirname "$(find "$dir" -path '*alibi-flash-s1*' -name metrics.jsonl)")
-  dev_ppls() { grep '"kind":"dev"' "$1/metrics.jsonl" | sed 's/.*"dev_ppl":\([^,]*\),.*"step":\([0-9]*\).*/\2 \1/'; }
+  ref=$(dirname "$(find "$dir" -path "$dir/alibi-s1-*/metrics.jsonl")")
+  got=$(dirname "$(find "$dir" -path "$dir/alibi-flash-s1-*/metrics.jsonl")")
   awk 'NR == FNR { ref[$1] = $2; next }
        $1 in ref { printf "dev perplexity at step %s: scaled_dot %.3f, flash %.3f\n", $1, ref[$1], $2 }' \
-    <(dev_ppls "$ref") <(dev_ppls "$got")
+    <(dev_perplexities "$ref") <(dev_perplexities "$got")
   if curves_follow "$ref" "$got"; then echo "PASS: flash + alibi follows scaled_dot + alibi"
   else echo "FAIL: flash + alibi leaves scaled_dot + alibi's curve (or a row did not train)"; fi
   pack_runs "$dir" curves.tgz

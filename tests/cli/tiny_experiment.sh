@@ -67,3 +67,9 @@ TOML
 train_losses() {
   grep '"kind":"train"' "$1/metrics.jsonl" | sed 's/.*"loss":\([^,]*\),.*"step":\([0-9]*\).*/\2 \1/'
 }
+
+# Each dev evaluation of a run folder as "STEP PERPLEXITY" (per wordpiece, without label
+# smoothing). Usage: dev_perplexities RUN_DIR
+dev_perplexities() {
+  grep '"kind":"dev"' "$1/metrics.jsonl" | sed 's/.*"dev_ppl":\([^,]*\),.*"step":\([0-9]*\).*/\2 \1/'
+}
