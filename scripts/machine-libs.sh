@@ -19,3 +19,6 @@ cuda_lib() {
   esac
   return 1
 }
+
+# Either: what a pack leaves to the machine.
+machine_lib() { glibc_lib "$1" || cuda_lib "$1"; }

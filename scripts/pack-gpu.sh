@@ -64,7 +64,6 @@ for p in "${programs[@]}"; do [[ -x $build/bin/$p ]] || { echo "pack-gpu.sh: $bu
 
 # Libraries the GPU machine provides: glibc, the CUDA toolkit's libraries, the driver.
 source "$root/scripts/machine-libs.sh"
-system_lib() { glibc_lib "$1" || cuda_lib "$1"; }
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib/gcc" "$out/lib/attnlab/plugins" "$out/bench"
@@ -81,7 +80,7 @@ declare -A packed
 elfs=("$out"/bin/* "$out"/lib/libattnlab_*.so* "$out"/lib/attnlab/plugins/*.so)
 while read -r name path; do
   [[ -z $name || $name == libattnlab_* ]] && continue
-  system_lib "$name" && continue
+  machine_lib "$name" && continue
   [[ $path == /* && -f $path ]] || { echo "pack-gpu.sh: $name not found on this machine" >&2; exit 1; }
   [[ -n ${packed[$name]:-} ]] && continue
   case $name in
@@ -164,7 +163,7 @@ SH
 # resolve into this folder, or be glibc, the CUDA toolkit or the driver. Prints every problem;
 # exit status 1 if there is one.
 SH
-  declare -f glibc_lib cuda_lib   # the lists the pack was made with (scripts/machine-libs.sh)
+  declare -f glibc_lib cuda_lib machine_lib   # the lists the pack was made with (scripts/machine-libs.sh)
   cat <<'SH'
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/env.sh"
@@ -175,7 +174,7 @@ for f in "$here"/bin/* "$here"/lib/*.so* "$here"/lib/gcc/*.so* "$here"/lib/attnl
   while read -r name arrow path _; do
     [[ $arrow == "=>" ]] || continue
     if [[ $path == "not" ]]; then echo "$f: $name not found"; bad=1; continue; fi
-    glibc_lib "$name" || cuda_lib "$name" && continue
+    machine_lib "$name" && continue
     case $name in libstdc++.so.*|libgcc_s.so.*) continue ;; esac  # the machine's own when new enough (env.sh)
     [[ $(realpath "$path") == "$here"/* ]] || { echo "$f: $name resolves outside the pack: $path"; bad=1; }
   done < <(ldd "$f" 2>&1)
