@@ -7,7 +7,11 @@
 #   bash bench/attention_compare.sh                       # cuda:0, scaled_dot, flash, cudnn, torch
 #   DEVICE=cpu bash bench/attention_compare.sh            # the CPU part (smaller lengths)
 #   BUILD=build DEVICE=cuda:0 PLUGINS=cudnn PYTHON=python3 ARGS="--max-len 1024" bash bench/attention_compare.sh
+#   SM90=1 bash bench/attention_compare.sh                # also flash with its Hopper forward, as flash_sm90
 #
+# SM90=1 runs bench_attention once more for flash with ATTNLAB_FLASH_SM90=1 (its sm_90a forward,
+# docs/plugins.md) and names that column flash_sm90, so that one table holds both of flash's
+# kernels and PyTorch's.
 # ARGS are passed to both programs (--dims, --min-len, --max-len, --tokens, --warmup, --iters).
 # The raw lines are kept in $LOG (default: a temporary file, named at the end).
 # Works from a build tree (BUILD, default <repo>/build) and from the folder scripts/pack-gpu.sh
@@ -29,6 +33,11 @@ LOG=${LOG:-$(mktemp /tmp/attention_compare.XXXXXX)}
 
 # shellcheck disable=SC2086  # ARGS is a list of options
 "${bench[@]}" --device "$DEVICE" --plugins "$PLUGINS" $ARGS | tee "$LOG"
+if [[ ${SM90:-0} == 1 ]]; then
+  # shellcheck disable=SC2086
+  ATTNLAB_FLASH_SM90=1 "${bench[@]}" --device "$DEVICE" --plugins flash $ARGS | sed 's/^impl=flash /impl=flash_sm90 /' |
+    tee -a "$LOG"
+fi
 if [[ $DEVICE == cuda* ]]; then
   # shellcheck disable=SC2086
   "$PYTHON" "$here/pytorch_sdpa.py" --device "$DEVICE" $ARGS | tee -a "$LOG" ||

@@ -34,6 +34,11 @@
 #              once): with scaled_dot, then with flash (no fallback); flash's curve of training
 #              losses must follow scaled_dot's as the bf16 curve tests ask (tests/nmt/copy_task.h);
 #              CURVES_STEPS trains fewer steps; the run folders without checkpoints as curves.tgz
+#   sm90       flash's Hopper forward (ATTNLAB_FLASH_SM90=1 in this phase only): its warpgroup MMA in
+#              the plugin's SASS (HGMMA), the line of `attnlab plugins`, test_cuda's flash cases,
+#              compute-sanitizer's memcheck and racecheck on its bf16 cases, flash's conformance kit
+#              on cuda:0 against scaled_dot, the attention table against torch SDPA (flash with its
+#              sm_80 and its Hopper forward, cudnn), and flash with ALiBi and relative positions
 #   recipe     experiments/multi30k.toml, the CPU's recipe unchanged (fp32, 10000 steps), trained
 #              on RECIPE_DEVICE (cuda:0), then eval on dev and --test; its run folder without
 #              checkpoints packed as OUT/recipe.tgz (RECIPE_STEPS trains fewer steps)
@@ -45,7 +50,7 @@
 # TEST_FILES: the test sources whose cases run (default: all of tests/cuda).
 # Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS,
 # T_TRAIN, T_EVAL, T_COMPARE, T_SMALL, T_ATTENTION, T_POSITIONS (per scheme), T_ROWS, T_RECIPE, T_OOM, T_FUSED,
-# T_MPI (per run), T_CURVES,
+# T_MPI (per run), T_CURVES, T_SM90 (per command of the sm90 phase),
 # T_KIT (per plugin library of the plugins phase after the attention ones; CHECK_OTHERS: those
 # libraries, default all of them).
 # Writes into OUT: summary.log (everything printed), report.md and report.csv (the suite's report),
@@ -353,6 +358,31 @@ phase_curves() {
   if curves_follow "$ref" "$got"; then echo "PASS: flash + alibi follows scaled_dot + alibi"
   else echo "FAIL: flash + alibi leaves scaled_dot + alibi's curve (or a row did not train)"; fi
   pack_runs "$dir" curves.tgz
+}
+
+phase_sm90() {
+  stamp "warpgroup MMA (HGMMA) in flash's plugin"
+  cuobjdump --dump-sass "$plugins/attnlab_attention_flash.so" | grep -o 'HGMMA\.[0-9A-Za-z.]*' | sort | uniq -c
+  (
+    export ATTNLAB_FLASH_SM90=1
+    "${run[@]}" attnlab plugins | grep -o "[^;]*Hopper[^;]*"
+    T_TESTS=${T_SM90:-120} TEST_FILES=tests/cuda/test_cuda_flash.cpp phase_tests
+    # Out-of-bounds accesses and shared-memory races of the new kernel (where compute-sanitizer
+    # runs: not under gVisor).
+    local tool
+    for tool in memcheck racecheck; do
+      stamp "compute-sanitizer --tool $tool, flash's bf16 cases over several 128-row tiles"
+      limited "${T_SM90:-120}" compute-sanitizer --tool "$tool" --print-limit 20 "${run[@]}" test_cuda \
+        --test-case="*score terms only*"
+    done
+    T_PLUGINS=${T_SM90:-120} CHECK_PLUGINS=flash CHECK_OTHERS="" phase_plugins
+    ATTNLAB_FLASH_SM90=0 SM90=1 PLUGINS=flash,cudnn limited "${T_SM90:-150}" bash "$pack/bench/attention_compare.sh"
+    local scheme
+    for scheme in alibi relative; do
+      limited "${T_SM90:-120}" "${run[@]}" bench_attention --device cuda:0 --plugins flash,scaled_dot --dims 64 \
+        --min-len 512 --max-len 4096 --positional "$scheme"
+    done
+  )
 }
 
 phase_checks() {

@@ -6,6 +6,7 @@
 #include "flash_attention_cuda.h"
 #include "flash_attention_kernels.h"
 #include "flash_kernel_report.h"
+#include "flash_sm90.h"
 
 namespace attnlab::flash::detail {
 namespace {
@@ -98,7 +99,9 @@ void flash_key_lengths_cuda(const Tensor& mask, Tensor& lengths) {
 std::string flash_kernels_cuda(int device) {
   const TensorCoreBlocks blocks[] = {{64, cuda::tc_forward_smem(64, 64), cuda::tc_backward_smem(64, 64)},
                                      {128, cuda::tc_forward_smem(128, 128), cuda::tc_backward_smem(128, 128)}};
-  return describe_cuda_kernels(cuda::device_limits(device), blocks);
+  const HopperForward hopper{cuda::sm90_built(), cuda::sm90_opted_in(), cuda::sm90_forward_smem(64),
+                             cuda::sm90_forward_smem(128)};
+  return describe_cuda_kernels(cuda::device_limits(device), blocks, hopper);
 }
 
 }  // namespace attnlab::flash::detail

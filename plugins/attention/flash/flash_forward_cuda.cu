@@ -1,12 +1,14 @@
-// Launchers of the flash forward kernels (flash_forward_kernels.cuh, and the tensor-core bf16
-// kernel of flash_tc_forward_kernels.cuh where uses_tensor_cores() says so and the device takes
-// it), of the key lengths kernel, and the devices' limits.
+// Launchers of the flash forward kernels (flash_forward_kernels.cuh, the tensor-core bf16 kernel
+// of flash_tc_forward_kernels.cuh where uses_tensor_cores() says so and the device takes it, and
+// the Hopper kernel of flash_sm90.h where it is built, asked for and takes the problem), of the
+// key lengths kernel, and the devices' limits.
 #include <map>
 #include <mutex>
 
 #include "flash_launch.cuh"
 // The launch header has included the CUDA API the kernels use.
 #include "flash_forward_kernels.cuh"
+#include "flash_sm90.h"
 #include "flash_tc_forward_kernels.cuh"
 
 namespace attnlab::flash::cuda {
@@ -65,6 +67,8 @@ int forward(const Problem& p, void* out, float* lse) {
   if (p.batch * p.heads == 0 || p.tq == 0) return 0;
   const cudaError_t status = cudaSetDevice(p.device);
   if (status != cudaSuccess) return static_cast<int>(status);
+  if (sm90_built() && sm90_opted_in() && sm90_takes_problem(p, out) && sm90_takes_device(device_limits(p.device), p.dk))
+    return sm90_forward(p, out, lse);
   if (uses_tensor_cores(p, {out}) && device_takes_tensor_cores(device_limits(p.device), tc_forward_smem(p.dk, p.dv)))
     return with_tc_head_dims(p.dk, p.dv, [&](auto dk, auto dv) {
       return launch_tc_forward<decltype(dk)::value, decltype(dv)::value>(p, out, lse);

@@ -1,6 +1,8 @@
 #include "flash_kernel_report.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,9 +18,27 @@ std::string too_big(std::size_t bytes, const cuda::DeviceLimits& d) {
   return fmt::format("its block needs {} of shared memory, the GPU gives {}", kib(bytes), kib(d.smem_optin));
 }
 
+// The Hopper part of the line on an sm_90 device.
+std::string describe_hopper(const cuda::DeviceLimits& d, const HopperForward& h) {
+  if (!h.built)
+    return "Hopper's warpgroup MMA forward is not in this build (no CUTLASS: cmake's ATTNLAB_CUTLASS_DIR); "
+           "the sm_80 kernels run";
+  if (!h.opted_in)
+    return "Hopper's warpgroup MMA forward is built but off until ATTNLAB_FLASH_SM90=1 (its parity is checked "
+           "by bench/gpu_checks.sh's sm90 phase); the sm_80 kernels run";
+  std::vector<std::string> sizes;
+  for (auto [size, bytes] : {std::pair{64, h.smem64}, std::pair{128, h.smem128}})
+    if (bytes > 0 && bytes <= d.smem_optin) sizes.push_back(std::to_string(size));
+  if (sizes.empty()) return "Hopper's warpgroup MMA forward: its blocks do not fit; the sm_80 kernels run";
+  return fmt::format("bf16 forward at d {} (d_k = d_v, with masks, ALiBi and relative scores; no dropout, no "
+                     "relative values): Hopper's warpgroup MMA (sm_90a, ATTNLAB_FLASH_SM90=1), backward as above",
+                     fmt::join(sizes, " and "));
+}
+
 }  // namespace
 
-std::string describe_cuda_kernels(const cuda::DeviceLimits& d, std::span<const TensorCoreBlocks> blocks) {
+std::string describe_cuda_kernels(const cuda::DeviceLimits& d, std::span<const TensorCoreBlocks> blocks,
+                                  const HopperForward& hopper) {
   if (d.major == 0) return "its limits could not be read: every problem on the FMA kernels";
   if (d.major < 8)
     return fmt::format("sm_{}{} has no bf16 tensor-core MMA (sm_80 and newer): every problem on the FMA kernels",
@@ -40,7 +60,7 @@ std::string describe_cuda_kernels(const cuda::DeviceLimits& d, std::span<const T
   }
   parts.push_back("f32, other head sizes, position terms and single-query steps: FMA kernels");
   std::string line = fmt::format("{}", fmt::join(parts, "; "));
-  if (d.major >= 9) line += "; Hopper's warpgroup MMA and TMA are not used yet (the sm_80 kernels run)";
+  if (d.major == 9 && d.minor == 0) line += "; " + describe_hopper(d, hopper);
   return line;
 }
 

@@ -1,0 +1,38 @@
+// Launcher of the Hopper flash forward (flash_sm90_forward_kernel.cuh), compiled for sm_90a only,
+// in its own translation unit: CuTe makes it the slowest file of the build to compile.
+#include "flash_launch.cuh"
+// The launch header has included the CUDA API the kernel uses.
+#include "flash_sm90.h"
+#include "flash_sm90_ops.cuh"
+#include "flash_sm90_forward_kernel.cuh"
+
+namespace attnlab::flash::cuda {
+namespace {
+
+template <int D>
+int launch_sm90_forward(const Problem& p, void* out, float* lse) {
+  using Bf16 = __nv_bfloat16;
+  const dim3 grid(static_cast<unsigned>(p.batch * p.heads),
+                  static_cast<unsigned>((p.tq + sm90::kBlockM - 1) / sm90::kBlockM));
+  const bool extras = p.mask || p.slopes || p.bucket_scores;
+  return launch(extras ? sm90::forward_kernel<D, true> : sm90::forward_kernel<D, false>, grid, sm90::kThreads,
+                sm90::Tiles<D>::smem_bytes, p.stream, inputs_of<Bf16>(p), static_cast<Bf16*>(out), lse);
+}
+
+}  // namespace
+
+bool sm90_built() { return true; }
+
+std::size_t sm90_forward_smem(std::int64_t d) {
+  if (d == 64) return sm90::Tiles<64>::smem_bytes;
+  if (d == 128) return sm90::Tiles<128>::smem_bytes;
+  return 0;
+}
+
+int sm90_forward(const Problem& p, void* out, float* lse) {
+  if (p.dk == 64) return launch_sm90_forward<64>(p, out, lse);
+  if (p.dk == 128) return launch_sm90_forward<128>(p, out, lse);
+  return static_cast<int>(cudaErrorInvalidValue);
+}
+
+}  // namespace attnlab::flash::cuda

@@ -1,0 +1,187 @@
+#pragma once
+// The bf16 flash forward on Hopper (sm_90a): one block of two warpgroups per (head, tile of 128
+// queries) walks the tiles of 128 keys its queries may see. Per key tile:
+//   1. the next tile's K and V start loading into the other stage (cp.async, 16 bytes per
+//      thread and access, zero-filled past the last key), so the copy overlaps steps 2-4;
+//   2. S = Q K^T on the warpgroup MMA, Q and K read from swizzled shared memory (f32 in registers);
+//   3. the online softmax on S's registers: scale, additive mask, causal and key-length masks and
+//      the position score terms (ALiBi's distance bias, bucketed relative scores), the running
+//      maximum m and denominator l per row (f32, reduced over the 4 threads of a row), the
+//      running output rescaled by exp(m_old - m_new);
+//   4. O += P V on the warpgroup MMA, P (bf16) straight from S's registers, V from shared memory.
+// Numerics as the sm_80 kernels: scores, statistics and O in f32, P rounded to bf16 for P V while
+// l sums the unrounded weights; exponentials in base 2 (the scores are carried times log2 e).
+// Not served here (sm90_takes_problem in flash_sm90.h refuses them): dropout, position value
+// terms, one query, d_k != d_v. Include the CUDA API and the Hopper operations first: those of
+// flash_sm90_ops.cuh (flash_sm90_forward.cu), or their host emulation (the emulated kernel test).
+#include "flash_device.cuh"
+#include "flash_sm90_layouts.cuh"
+
+namespace attnlab::flash::cuda::sm90 {
+
+// Copies rows [row0, row0 + rows) of a [*, D] bf16 head matrix into a swizzled shared-memory
+// tile, 16 bytes per asynchronous copy; rows at or past `valid_rows` are zero-filled. `at(r, c)`
+// is the shared-memory address of element (row r, column c): eight consecutive columns from a
+// multiple of 8 are contiguous in every tile of Tiles<D>. Not waited for: the caller commits the
+// group and waits for it.
+template <int Rows, int D, class At>
+__device__ __forceinline__ void load_tile(At at, const __nv_bfloat16* src, std::int64_t row0,
+                                          std::int64_t valid_rows) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks per row
+  for (int e = threadIdx.x; e < Rows * kChunks; e += kThreads) {
+    const int r = e / kChunks, c = (e % kChunks) * 8;
+    const std::int64_t row = row0 + r;
+    const bool valid = row < valid_rows;
+    ops::copy16(at(r, c), src + (valid ? row : 0) * D + c, valid);
+  }
+}
+
+// Block (bh = blockIdx.x, blockIdx.y) computes out and lse of queries i0 .. i0 + 127 of head bh
+// (i0 = 128 blockIdx.y). Key tiles past the last key the tile's last query may see are not
+// visited; the trip count is the block's, so every thread reaches every barrier. kExtras: the
+// problem has an additive mask or score terms (without them the scores need only the causal and
+// key-length limits, and the kernel reads nothing else).
+template <int D, bool kExtras>
+__global__ void __launch_bounds__(kThreads, 1)
+    forward_kernel(const kernels::Inputs<__nv_bfloat16> in,
+                   __nv_bfloat16* __restrict__ out,  // (B, H, Tq, D)
+                   float* __restrict__ lse) {        // (B, H, Tq)
+  using namespace cute;
+  using T = Tiles<D>;
+  constexpr float kLog2e = 1.4426950408889634f;
+  const float scale_log2 = in.scale * kLog2e;
+  extern __shared__ char sm90_smem[];
+  // The swizzled tiles repeat every 1024 bytes: their base must be 1024-aligned.
+  Bf16* base = reinterpret_cast<Bf16*>((reinterpret_cast<std::uintptr_t>(sm90_smem) + 1023) & ~std::uintptr_t{1023});
+  Tensor sQ = make_tensor(make_smem_ptr(base), typename T::SmemQ{});
+  auto sK = [&](int stage) {
+    return make_tensor(make_smem_ptr(base + T::q_elements + stage * T::kv_elements), typename T::SmemK{});
+  };
+  auto sV = [&](int stage) {  // (d, key)
+    return make_tensor(make_smem_ptr(base + T::q_elements + (kStages + stage) * T::kv_elements), typename T::SmemV{});
+  };
+
+  const std::int64_t bh = blockIdx.x, b = bh / in.heads, head = bh % in.heads;
+  const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.y) * kBlockM;
+  const std::int64_t length = kernels::key_length(in.lengths, b, in.tk);
+  const std::int64_t last = (i0 + kBlockM < in.tq ? i0 + kBlockM : in.tq) - 1;
+  const std::int64_t key_end = kernels::visible_end(last, length, in.tq, in.tk, in.causal);
+  const int tiles = static_cast<int>((key_end + kBlockN - 1) / kBlockN);
+  const __nv_bfloat16* k_head = in.k + bh * in.tk * D;
+  const __nv_bfloat16* v_head = in.v + bh * in.tk * D;
+  const __nv_bfloat16* mask_b = in.mask ? in.mask + b * in.tk : nullptr;
+
+  auto load_kv = [&](int tile, int stage) {
+    const std::int64_t j0 = static_cast<std::int64_t>(tile) * kBlockN;
+    auto k = sK(stage);
+    auto v = sV(stage);
+    load_tile<kBlockN, D>([&](int r, int c) { return &k(r, c); }, k_head, j0, key_end);
+    load_tile<kBlockN, D>([&](int r, int c) { return &v(c, r); }, v_head, j0, key_end);
+  };
+  load_tile<kBlockM, D>([&](int r, int c) { return &sQ(r, c); }, in.q + bh * in.tq * D, i0, in.tq);
+  if (tiles > 0) load_kv(0, 0);
+  ops::commit();
+
+  typename T::MmaS mma_s;
+  typename T::MmaO mma_o;
+  auto thr_s = mma_s.get_thread_slice(threadIdx.x);
+  auto thr_o = mma_o.get_thread_slice(threadIdx.x);
+  Tensor tSrS = partition_fragment_C(mma_s, Shape<Int<kBlockM>, Int<kBlockN>>{});
+  Tensor tOrO = partition_fragment_C(mma_o, Shape<Int<kBlockM>, Int<D>>{});
+  clear(tOrO);
+  // (row, column) of every accumulator element in the block's tile, as rows x columns.
+  const Tensor cS = thr_s.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+  const Tensor cO = thr_o.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<D>>{}));
+  Tensor S = make_tensor(tSrS.data(), rows_by_columns(tSrS.layout()));
+  Tensor O = make_tensor(tOrO.data(), rows_by_columns(tOrO.layout()));
+  const Tensor rcS = make_tensor(cS.data(), rows_by_columns(cS.layout()));
+  const Tensor rcO = make_tensor(cO.data(), rows_by_columns(cO.layout()));
+  constexpr int kRows = decltype(size<0>(S))::value;  // 2: rows r and r + 8 of the warp's 16
+  static_assert(decltype(size<0>(O))::value == kRows, "S and O hold the same rows");
+
+  float m[kRows], l[kRows];  // running maximum (times log2 e) and denominator, per row
+  std::int64_t row_end[kRows];
+  const __nv_bfloat16* bucket_row[kRows];
+  CUTE_UNROLL
+  for (int r = 0; r < kRows; ++r) {
+    const std::int64_t i = i0 + get<0>(rcS(r, 0));
+    m[r] = -INFINITY;
+    l[r] = 0.0f;
+    row_end[r] = i < in.tq ? kernels::visible_end(i, length, in.tq, in.tk, in.causal) : 0;
+    bucket_row[r] = i < in.tq ? kernels::score_row(in.terms, bh, in.tq, i) : nullptr;
+  }
+
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int stage = tile % kStages;
+    const std::int64_t j0 = static_cast<std::int64_t>(tile) * kBlockN;
+    ops::wait_all();
+    __syncthreads();  // this tile's K and V are in; every warpgroup is done with the other stage
+    if (tile + 1 < tiles) load_kv(tile + 1, (tile + 1) % kStages);
+    ops::commit();
+
+    ops::gemm_ss(mma_s, thr_s, sQ, sK(stage), tSrS);
+
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      // Columns below `limit` are keys the row sees; in-tile indices are 32-bit.
+      const std::int64_t left = row_end[r] - j0;
+      const int limit = left <= 0 ? 0 : (left >= kBlockN ? kBlockN : static_cast<int>(left));
+      float tile_max = -INFINITY;
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(S); ++c) {
+        const int col = get<1>(rcS(r, c));
+        float s = -INFINITY;
+        if (col < limit) {
+          float add = 0.0f;
+          if constexpr (kExtras) {
+            const std::int64_t j = j0 + col, p = in.terms.q_offset + i0 + get<0>(rcS(r, c));
+            if (mask_b) add += kernels::to_float(mask_b[j]);
+            if (in.terms.slopes || bucket_row[r]) add += kernels::score_term(in.terms, head, bucket_row[r], p, j);
+          }
+          s = fmaf(S(r, c), scale_log2, add * kLog2e);
+        }
+        S(r, c) = s;
+        tile_max = fmaxf(tile_max, s);
+      }
+      // The row's 4 threads are lanes 4 r .. 4 r + 3 of a warp: flash's row group.
+      const float m_new = fmaxf(m[r], kernels::group_max(tile_max));
+      // alpha rescales what was summed under the old maximum; while every key seen is masked
+      // (m_new = -inf) nothing is summed.
+      const bool none = m_new == -INFINITY;
+      const float alpha = none ? 1.0f : exp2f(m[r] - m_new);
+      float sum = 0.0f;
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(S); ++c) {
+        const float w = none ? 0.0f : exp2f(S(r, c) - m_new);
+        S(r, c) = w;
+        sum += w;
+      }
+      l[r] = l[r] * alpha + kernels::group_sum(sum);
+      m[r] = m_new;
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(O); ++c) O(r, c) *= alpha;
+    }
+
+    // P in bf16, laid out as the A operand of O += P V.
+    Tensor tSrP = make_tensor<Bf16>(tSrS.layout());
+    CUTE_UNROLL
+    for (int e = 0; e < size(tSrS); ++e) tSrP(e) = static_cast<Bf16>(tSrS(e));
+    Tensor tOrP = make_tensor(tSrP.data(), as_a_operand(tSrP.layout()));
+    ops::gemm_rs(mma_o, thr_o, tOrP, sV(stage), tOrO);
+  }
+  ops::wait_all();
+
+  CUTE_UNROLL
+  for (int r = 0; r < kRows; ++r) {
+    const std::int64_t i = i0 + get<0>(rcO(r, 0));
+    if (i >= in.tq) continue;
+    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;  // a row that sees no key gives 0
+    __nv_bfloat16* o = out + (bh * in.tq + i) * D;
+    CUTE_UNROLL
+    for (int c = 0; c < size<1>(O); ++c) o[get<1>(rcO(r, c))] = __float2bfloat16_rn(O(r, c) * inv);
+    if (threadIdx.x % 4 == 0)  // one thread of the row's four
+      lse[bh * in.tq + i] = l[r] > 0.0f ? (m[r] + log2f(l[r])) / kLog2e : -INFINITY;
+  }
+}
+
+}  // namespace attnlab::flash::cuda::sm90

@@ -1,0 +1,74 @@
+#pragma once
+// The Hopper (sm_90a) flash forward's tiles as CuTe layouts: the warpgroup MMAs, the swizzled
+// shared-memory tiles they read, and the two views of an accumulator that the online softmax
+// needs. Host and device code alike: the kernel (flash_sm90_forward_kernel.cuh) uses them, and a
+// host test (tests/plugins/test_flash_sm90_layouts.cu) checks on the CPU that the index math
+// below holds for every thread. CuTe comes from NVIDIA CUTLASS (cmake: ATTNLAB_CUTLASS_DIR).
+#include <cute/arch/mma_sm90.hpp>
+#include <cute/atom/mma_traits_sm90_gmma.hpp>
+#include <cute/tensor.hpp>
+
+namespace attnlab::flash::cuda::sm90 {
+
+using Bf16 = cute::bfloat16_t;
+
+// A block is two warpgroups (256 threads) over a tile of 128 queries: warpgroup g owns queries
+// 64 g .. 64 g + 63. Key tiles are 128 keys. Both products run on Hopper's warpgroup MMA (wgmma):
+//   S = Q K^T:  A = Q [128 x D] and B = K [128 x D] from shared memory, both K-major;
+//   O += P V:   A = P [128 x 128] from registers (the bf16 copy of S's accumulator), B = V read
+//               from shared memory as [D x 128] (V's rows are keys: MN-major).
+inline constexpr int kWarpgroups = 2;
+inline constexpr int kThreads = 128 * kWarpgroups;
+inline constexpr int kBlockM = 64 * kWarpgroups;
+inline constexpr int kBlockN = 128;
+inline constexpr int kStages = 2;  // K and V tiles in flight: the next loads while this one is used
+
+template <int D>
+struct Tiles {
+  static_assert(D == 64 || D == 128, "the Hopper kernel serves head sizes 64 and 128");
+  using Warpgroups = cute::Layout<cute::Shape<cute::Int<kWarpgroups>, cute::_1, cute::_1>>;
+  using MmaS = decltype(cute::make_tiled_mma(
+      cute::SM90::GMMA::ss_op_selector<Bf16, Bf16, float, cute::Shape<cute::_64, cute::Int<kBlockN>, cute::Int<D>>>(),
+      Warpgroups{}));
+  using MmaO = decltype(cute::make_tiled_mma(
+      cute::SM90::GMMA::rs_op_selector<Bf16, Bf16, float, cute::Shape<cute::_64, cute::Int<D>, cute::Int<kBlockN>>,
+                                       cute::GMMA::Major::K, cute::GMMA::Major::MN>(),
+      Warpgroups{}));
+  // 128-byte swizzled tiles: (query, d) and (key, d) with d contiguous; V as (d, key), d contiguous.
+  using SmemQ = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<Bf16>{},
+                                             cute::Shape<cute::Int<kBlockM>, cute::Int<D>>{}));
+  using SmemK = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<Bf16>{},
+                                             cute::Shape<cute::Int<kBlockN>, cute::Int<D>>{}));
+  using SmemV = decltype(cute::tile_to_shape(cute::GMMA::Layout_MN_SW128_Atom<Bf16>{},
+                                             cute::Shape<cute::Int<D>, cute::Int<kBlockN>>{}));
+  static constexpr int q_elements = kBlockM * D;
+  static constexpr int kv_elements = kBlockN * D;  // one stage of K, or of V
+  // Dynamic shared memory: Q, kStages of K and of V, and 1 KiB to align the base to the
+  // swizzle's 1024-byte period. D 64: 81 KiB (2 blocks per SM); D 128: 161 KiB (1 block).
+  static constexpr int smem_bytes = (q_elements + 2 * kStages * kv_elements) * 2 + 1024;
+};
+
+// An accumulator of a 64-row warpgroup MMA, ((2 columns, 2 row halves, N / 8), M tiles, N tiles)
+// per thread, seen as (rows, columns): ((2 row halves, M tiles), (2 columns, N / 8, N tiles)).
+// Every element of one row of this view is the same query; the softmax works on it.
+template <class Layout>
+CUTE_HOST_DEVICE constexpr auto rows_by_columns(Layout acc) {
+  using cute::get;
+  static_assert(decltype(cute::rank<0>(acc))::value == 3, "a wgmma accumulator");
+  return cute::make_layout(cute::make_layout(get<0, 1>(acc), get<1>(acc)),
+                           cute::make_layout(get<0, 0>(acc), get<0, 2>(acc), get<2>(acc)));
+}
+
+// The same accumulator as the A operand of the next MMA, whose K is this one's N: per thread
+// ((2 columns, 2 row halves, 2 column octets), M tiles, N / 16). A 16-wide K step of a register-A
+// wgmma holds exactly what the accumulator holds for 16 of its columns, so P needs no shuffles.
+template <class Layout>
+CUTE_HOST_DEVICE constexpr auto as_a_operand(Layout acc) {
+  using cute::get;
+  static_assert(decltype(cute::rank<0>(acc))::value == 3, "a wgmma accumulator");
+  const auto octets = cute::logical_divide(get<0, 2>(acc), cute::Tile<cute::_2>{});  // ((2, N / 16))
+  return cute::make_layout(cute::make_layout(get<0, 0>(acc), get<0, 1>(acc), get<0, 0>(octets)), get<1>(acc),
+                           cute::coalesce(cute::make_layout(get<0, 1>(octets), get<2>(acc))));
+}
+
+}  // namespace attnlab::flash::cuda::sm90
