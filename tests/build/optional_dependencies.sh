@@ -3,7 +3,9 @@
 # package of its own (what Debian's does without the OpenCL headers), a package whose library does
 # not link, and protobuf missing each turn the feature off with one line naming the Debian packages
 # to install, and the configure step succeeds; ATTNLAB_DNNL=ON makes the same failure an error that
-# says why. Each case configures the whole project (CPU only, no tests) in a folder of its own.
+# says why. flash's Hopper kernel is off in one line without CUDA, refused with ATTNLAB_CUTLASS=ON,
+# and, where nvcc is installed, off in one line when ATTNLAB_CUTLASS_DIR holds no CUTLASS. Each
+# case configures the whole project (CPU only unless it says, no tests) in a folder of its own.
 set -euo pipefail
 source_dir=$1
 work=$(mktemp -d)
@@ -69,5 +71,20 @@ echo "required: configure refused, naming the feature and the reason"
 configure no-protobuf -DCMAKE_DISABLE_FIND_PACKAGE_Protobuf=ON
 expect_off no-protobuf "TensorBoard event files \(metrics.jsonl is written either way\)" \
   "\(install libprotobuf-dev protobuf-compiler\)$"
+
+# 7. flash's Hopper kernel: off without CUDA, an error when required there, off without CUTLASS.
+cutlass_feature="flash's Hopper kernel \(sm_90a warpgroup MMA\)"
+configure no-cuda-no-cutlass
+expect_off no-cuda-no-cutlass "$cutlass_feature" "the CUDA backend is off"
+configure cutlass-required -DATTNLAB_CUTLASS=ON
+[[ $status -ne 0 ]] || fail "cutlass-required: ATTNLAB_CUTLASS=ON without CUDA configured"
+tr -s ' \n' ' ' <"$work/cutlass-required.log" |
+  grep -Eq "ATTNLAB_CUTLASS=ON but $cutlass_feature cannot be built: the CUDA backend is off" ||
+  { cat "$work/cutlass-required.log"; fail "cutlass-required: the error does not name the feature and the reason"; }
+echo "cutlass-required: configure refused, naming the feature and the reason"
+if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  configure no-cutlass -DATTNLAB_CUDA=AUTO -DATTNLAB_CUTLASS_DIR="$work/no-cutlass-here"
+  expect_off no-cutlass "$cutlass_feature" "no CUTLASS in $work/no-cutlass-here \(install NVIDIA CUTLASS 4.7.0"
+fi
 
 echo "optional dependencies: every missing or broken one turned its feature off in one line"
