@@ -39,6 +39,7 @@ struct Case {
   double dropout;
   bool terms = false;  // position terms in kernel form: distance bias, bucket scores and values
   bool value_terms = true;  // with terms: the bucket values too (without them: score terms only)
+  bool score_buckets = true;  // with terms: the bucket scores too (without them and the values: ALiBi)
 };
 
 // The op on cuda:0 in `dtype` against the CPU in f64 on the same (rounded) values.
@@ -64,15 +65,15 @@ void check_op(const Case& c, std::int64_t dk, std::int64_t dv, DType dtype) {
     flash::FlashOptions oo = o;
     if (c.mask) oo.key_padding_mask = mask_for(c.b, c.tk, t).to(device);
     if (c.terms) {
-      oo.score_terms = {.slopes = Tensor::from_vector<double>({c.h}, slopes).to(device), .bucket_scores = ss,
-                        .clip = clip};
+      oo.score_terms = {.slopes = Tensor::from_vector<double>({c.h}, slopes).to(device),
+                        .bucket_scores = c.score_buckets ? ss : Tensor{}, .clip = clip};
       if (c.value_terms) oo.value_terms = {.bucket_values = vb, .clip = clip};
     }
     auto r = flash::flash_attention_forward(qq, kk, vv, oo);
     r.out.backward(dout.to(t).to(device));
     std::vector<Tensor> out{r.out.to(Device::cpu()), r.logsumexp.to(Device::cpu()), qq.grad().to(Device::cpu()),
                             kk.grad().to(Device::cpu()), vv.grad().to(Device::cpu())};
-    if (c.terms) out.push_back(ss.grad().to(Device::cpu()));
+    if (c.terms && c.score_buckets) out.push_back(ss.grad().to(Device::cpu()));
     if (c.terms && c.value_terms) out.push_back(vb.grad().to(Device::cpu()));
     return out;
   };
@@ -151,7 +152,8 @@ TEST_CASE("cuda flash tensor core kernels match the cpu across several 64 row ti
 }
 
 // The problems flash's Hopper forward takes (bf16, d_k = d_v, score terms without value terms, no
-// dropout) over several of its 128-row tiles. Without ATTNLAB_FLASH_SM90=1, or off sm_90, the same
+// dropout) over several of its 128-row tiles; ALiBi alone runs on the sm_80 tensor-core kernels
+// too, forward and backward. Without ATTNLAB_FLASH_SM90=1, or off sm_90, the same
 // problems run on the sm_80 and FMA kernels: the check holds for every kernel.
 TEST_CASE("cuda flash matches the cpu with score terms only across several 128 row tiles in bf16") {
   SKIP_WITHOUT_CUDA();
@@ -162,6 +164,8 @@ TEST_CASE("cuda flash matches the cpu with score terms only across several 128 r
        .value_terms = false},
       {.b = 2, .h = 1, .tq = 150, .tk = 60, .causal = true, .mask = false, .dropout = 0.0},  // rows that see nothing
       {.b = 3, .h = 2, .tq = 260, .tk = 129, .causal = false, .mask = true, .dropout = 0.0},
+      {.b = 2, .h = 3, .tq = 200, .tk = 200, .causal = true, .mask = true, .dropout = 0.0, .terms = true,
+       .value_terms = false, .score_buckets = false},  // ALiBi alone: the sm_80 tensor-core kernels too
   };
   for (const Case& c : cases)
     for (std::int64_t d : {64, 128}) check_op(c, d, d, DType::bf16);

@@ -66,4 +66,7 @@ TEST_CASE("emulated Hopper forward matches the cpu path: padding mask, fully pad
 TEST_CASE("emulated Hopper forward matches the cpu path: ALiBi and relative scores inside the kernel") {
   run_sm90_case<64>({.b = 2, .h = 2, .tq = 150, .tk = 150, .causal = true, .terms = true, .value_terms = false}, 18);
   run_sm90_case<128>({.b = 1, .h = 2, .tq = 60, .tk = 190, .mask = true, .terms = true, .value_terms = false}, 19);
+  run_sm90_case<64>({.b = 1, .h = 3, .tq = 200, .tk = 200, .causal = true, .terms = true, .score_buckets = false,
+                     .value_terms = false},
+                    20);  // ALiBi alone
 }

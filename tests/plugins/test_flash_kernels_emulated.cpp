@@ -21,6 +21,7 @@
 #include "flash_attention_cuda.h"
 #include "flash_attention_kernels.h"
 #include "flash_kernel_report.h"
+#include "flash_sm90.h"
 #include "support/tensor_testing.h"
 // After every other header: the emulation defines CUDA's keywords as macros.
 #include "support/cuda_host_emulation.h"
@@ -121,13 +122,14 @@ template <int DK, int DV>
 void run_tc_case(const Case& c, std::uint64_t seed) {
   using T = __nv_bfloat16;
   INFO("tensor cores: B ", c.b, " H ", c.h, " Tq ", c.tq, " Tk ", c.tk, " d_k ", DK, " d_v ", DV, " causal ", c.causal,
-       " mask ", c.mask, " lengths ", c.lengths, " dropout ", c.dropout);
+       " mask ", c.mask, " lengths ", c.lengths, " dropout ", c.dropout, " alibi ", c.terms);
   const auto r = prepare<T, DK, DV>(c, seed);
   std::vector<T> out(static_cast<std::size_t>(c.b * c.h * c.tq * DV));
   std::vector<float> lse(static_cast<std::size_t>(c.b * c.h * c.tq));
   const k::Grid gq = tc::query_tile_grid(c.b * c.h, c.tq);
+  REQUIRE(!(c.terms && (c.score_buckets || c.value_terms)));  // ALiBi is the one term they apply
   const k::Inputs<T> in{r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
-                        c.h, c.tq, c.tk, c.causal, r.scale, r.drop};
+                        c.h, c.tq, c.tk, c.causal, r.scale, r.drop, r.terms(c.tq, c.tk)};
   emu::launch(dim3(gq.x, gq.y), tc::kThreads, [&] { tc::forward_kernel<DK, DV>(in, out.data(), lse.data()); });
   // P enters P V in bf16: a little looser than the FMA kernels' bf16 output.
   check_close(as_doubles(out), r.out64, {1.5e-2, 1.5e-2}, "out");
@@ -217,6 +219,15 @@ TEST_CASE("emulated tensor core flash kernels match the cpu path when queries ou
   run_tc_case<64, 64>({.b = 1, .h = 1, .tq = 66, .tk = 17, .causal = true}, 15);
 }
 
+TEST_CASE("emulated tensor core flash kernels match the cpu path with ALiBi's bias forward and backward") {
+  const Case alibi{.b = 2, .h = 2, .tq = 90, .tk = 130, .causal = true, .mask = true, .terms = true,
+                   .score_buckets = false, .value_terms = false};
+  run_tc_case<64, 64>(alibi, 16);
+  run_tc_case<128, 128>({.b = 1, .h = 3, .tq = 70, .tk = 70, .lengths = true, .terms = true, .score_buckets = false,
+                         .value_terms = false},
+                        17);
+}
+
 TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more than one query") {
   namespace fc = attnlab::flash::cuda;
   alignas(16) static std::uint16_t buffer[64];
@@ -245,6 +256,24 @@ TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more 
     other.dv = d;
     CHECK_FALSE(fc::uses_tensor_cores(other));
   }
+  // ALiBi's slopes they apply; bucketed terms go to the FMA kernels. The Hopper forward takes
+  // bucket scores too, not bucket values, dropout or d_k != d_v.
+  static const float slopes[2] = {0.5f, 0.25f};
+  fc::Problem alibi = p, scores = p, values = p;
+  alibi.slopes = scores.slopes = values.slopes = slopes;
+  scores.bucket_scores = buffer;
+  values.bucket_values = buffer;
+  CHECK(fc::uses_tensor_cores(alibi));
+  CHECK_FALSE(fc::uses_tensor_cores(scores));
+  CHECK_FALSE(fc::uses_tensor_cores(values));
+  alibi.dv = scores.dv = values.dv = 64;
+  CHECK(fc::sm90_takes_problem(alibi, buffer + 8));
+  CHECK(fc::sm90_takes_problem(scores, buffer + 8));
+  CHECK_FALSE(fc::sm90_takes_problem(values, buffer + 8));
+  CHECK_FALSE(fc::sm90_takes_problem(p, buffer + 8));  // d_k 64, d_v 128
+  fc::Problem dropped = alibi;
+  dropped.dropout = 0.1;
+  CHECK_FALSE(fc::sm90_takes_problem(dropped, buffer + 8));
 }
 
 TEST_CASE("the tensor core kernels run where the device is sm_80 or newer and holds their blocks") {
@@ -281,7 +310,8 @@ TEST_CASE("attnlab plugins says which flash kernels each GPU runs, with the real
   const std::string rtx3090 = line({8, 6, 99 * 1024}), t4 = line({7, 5, 64 * 1024}), unknown = line({});
   CAPTURE(h100);
   CAPTURE(rtx3090);
-  const std::string fma = "f32, other head sizes, position terms and single-query steps: FMA kernels";
+  const std::string fma =
+      "f32, other head sizes, bucketed position terms (relative) and single-query steps: FMA kernels";
   for (const std::string& l : {h100, a100}) {
     CHECK(l.find("bf16 d 64: tensor cores (WMMA), forward and backward") != std::string::npos);
     CHECK(l.find("bf16 d 128: tensor cores (WMMA), forward and backward") != std::string::npos);

@@ -32,6 +32,7 @@ struct Case {
   bool lengths = false;  // explicit key lengths instead of a mask
   double dropout = 0.0;
   bool terms = false;    // position terms: distance bias, bucket scores and values (clip kClip)
+  bool score_buckets = true;  // with terms: the bucket scores too (without them and the values: ALiBi)
   bool value_terms = true;  // with terms: the bucket values too (the Hopper forward takes none)
 };
 
@@ -109,8 +110,9 @@ struct Prepared {
   // The position terms as the kernels read them (none without them).
   k::PositionTerms<T> terms(std::int64_t tq, std::int64_t tk) const {
     if (slopes.empty()) return {};
+    const T* scores = bucket_scores.device.empty() ? nullptr : bucket_scores.device.data();
     const T* values = bucket_values.device.empty() ? nullptr : bucket_values.device.data();
-    return {slopes.data(), bucket_scores.device.data(), values, kClip, kClip, tk - tq};
+    return {slopes.data(), scores, values, kClip, kClip, tk - tq};
   }
   const T* mask_ptr() const { return mask.device.empty() ? nullptr : mask.device.data(); }
   const std::int32_t* lengths_ptr() const { return lengths.empty() ? nullptr : lengths.data(); }
@@ -140,7 +142,8 @@ Prepared<T, DK, DV> prepare(const Case& c, std::uint64_t seed) {
       slopes.push_back(r.slopes.back());
     }
     const std::int64_t n = 2 * kClip + 1;
-    r.bucket_scores = store<T>(testing::random_tensor({c.b, c.h, c.tq, n}, seed + 4, -1.0, 1.0, DType::f64));
+    if (c.score_buckets)
+      r.bucket_scores = store<T>(testing::random_tensor({c.b, c.h, c.tq, n}, seed + 4, -1.0, 1.0, DType::f64));
     if (c.value_terms) {
       r.bucket_values = store<T>(testing::random_tensor({n, DV}, seed + 5, -1.0, 1.0, DType::f64));
       r.o.value_terms = {.bucket_values = r.bucket_values.reference, .clip = kClip};
@@ -171,10 +174,8 @@ Prepared<T, DK, DV> prepare(const Case& c, std::uint64_t seed) {
                                    r.lse64);
   flash::detail::FlashGrads grads{Tensor::empty_like(q64), Tensor::empty_like(r.k.reference),
                                   Tensor::empty_like(r.v.reference), {}, {}};
-  if (c.terms) {
-    grads.d_bucket_scores = Tensor::empty_like(r.bucket_scores.reference);
-    if (c.value_terms) grads.d_bucket_values = Tensor::empty_like(r.bucket_values.reference);
-  }
+  if (c.terms && c.score_buckets) grads.d_bucket_scores = Tensor::empty_like(r.bucket_scores.reference);
+  if (c.terms && c.value_terms) grads.d_bucket_values = Tensor::empty_like(r.bucket_values.reference);
   flash::detail::flash_backward_cpu(q64, r.k.reference, r.v.reference, r.out64, r.lse64, r.dout.reference,
                                     r.mask.reference, lengths_ref, r.o, grads);
   r.dq64 = grads.dq;

@@ -37,7 +37,8 @@ struct FlashOptions {
   // Position terms in kernel form, with the queries at positions Tk - Tq .. Tk - 1 and the keys
   // at 0 .. Tk - 1 (so Tq <= Tk): a distance bias, bucket scores [B, H, Tq, 2 clip + 1] of q's
   // dtype, and bucket values [2 clip + 1, d_v] of q's dtype; the op is differentiable in the
-  // bucket scores and values. On CUDA they run on the FMA kernels (not the tensor-core ones).
+  // bucket scores and values. On CUDA the bucketed terms run on the FMA kernels; the distance
+  // bias alone also runs on the tensor-core kernels (docs/plugins.md).
   KernelScoreTerms score_terms{};
   KernelValueTerms value_terms{};
 };

@@ -58,12 +58,13 @@ inline bool tc_head_dims(std::int64_t dk, std::int64_t dv) {
 
 // Whether the tensor-core kernels (flash_tc_*.cuh) take a problem: bf16, d_k and d_v 64 or 128,
 // more than one query (one decoding step stays on the FMA kernels, as does f32 and every other
-// head size), no position terms (the FMA kernels apply them), and q, k, v and the `more`
-// pointers (outputs, gradients) 16-byte aligned, as their vector loads need. forward() and
-// backward() decide with it.
+// head size), no bucketed position terms (the FMA kernels apply them; ALiBi's slopes the
+// tensor-core kernels apply themselves), and q, k, v and the `more` pointers (outputs, gradients)
+// 16-byte aligned, as their vector loads need. forward() and backward() decide with it.
 inline bool uses_tensor_cores(const Problem& p, std::initializer_list<const void*> more = {}) {
   auto aligned = [](const void* x) { return reinterpret_cast<std::uintptr_t>(x) % 16 == 0; };
-  if (p.element != Element::bf16 || !tc_head_dims(p.dk, p.dv) || p.tq < 2 || p.has_terms()) return false;
+  if (p.element != Element::bf16 || !tc_head_dims(p.dk, p.dv) || p.tq < 2 || p.bucket_scores || p.bucket_values)
+    return false;
   for (const void* x : {p.q, p.k, p.v})
     if (!aligned(x)) return false;
   for (const void* x : more)

@@ -96,7 +96,7 @@ struct Inputs {
   bool causal;
   float scale;
   DropoutStream drop;
-  PositionTerms<T> terms;  // none by default (the tensor-core kernels take none)
+  PositionTerms<T> terms;  // none by default (the tensor-core kernels take ALiBi's slopes only)
 };
 
 // What the backward kernels read besides: the output's gradient and the forward's statistics.

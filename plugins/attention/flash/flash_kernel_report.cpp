@@ -58,7 +58,7 @@ std::string describe_cuda_kernels(const cuda::DeviceLimits& d, std::span<const T
       parts.push_back(
           fmt::format("bf16 d {}: FMA kernels ({})", b.head_size, too_big(std::max(b.forward, b.backward), d)));
   }
-  parts.push_back("f32, other head sizes, position terms and single-query steps: FMA kernels");
+  parts.push_back("f32, other head sizes, bucketed position terms (relative) and single-query steps: FMA kernels");
   std::string line = fmt::format("{}", fmt::join(parts, "; "));
   if (d.major == 9 && d.minor == 0) line += "; " + describe_hopper(d, hopper);
   return line;

@@ -31,7 +31,6 @@ std::size_t sm90_forward_smem(std::int64_t d);
 // (ALiBi's slopes, bucketed relative scores), which it applies itself.
 inline bool sm90_takes_problem(const Problem& p, const void* out) {
   Problem plain = p;
-  plain.slopes = nullptr;
   plain.bucket_scores = nullptr;
   return p.dk == p.dv && p.dropout == 0.0 && !p.bucket_values && uses_tensor_cores(plain, {out});
 }

@@ -107,6 +107,7 @@ __global__ void __launch_bounds__(kThreads)
   const float lse_i = row_valid ? in.lse[bh * in.tq + i] : -INFINITY;
   const float delta_i = row_valid ? in.delta[bh * in.tq + i] : 0.0f;
   const bf16* mask_b = mask_row(in, b);
+  const std::int64_t head = bh % in.heads;
   const float keep_scale = kernels::keep_scale(in.drop);
 
   load_rows<DK>(qs, in.q + bh * in.tq * DK, i0, in.tq);
@@ -128,7 +129,8 @@ __global__ void __launch_bounds__(kThreads)
       const std::int64_t j = j0 + c;
       float dsv = 0.0f;
       if (j < row_end && lse_i != -INFINITY) {
-        const float p = expf(ss[lr * L::lds + c] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) - lse_i);
+        const float p = expf(ss[lr * L::lds + c] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) +
+                             alibi_bias(in.terms, head, i, j) - lse_i);
         const float z = drop_factor(in.drop, p, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
         dsv = p * (dps[lr * L::lds + c] * z - delta_i);
       }
@@ -178,6 +180,7 @@ __global__ void __launch_bounds__(kThreads)
   load_rows<DK>(ks, in.k + bh * in.tk * DK, j0, length);
   load_rows<DV>(vs, in.v + bh * in.tk * DV, j0, length);
   const float mask_j = (in.mask && key_valid) ? to_float(in.mask[b * in.tk + j]) : 0.0f;
+  const std::int64_t head = bh % in.heads;
   const float keep_scale = kernels::keep_scale(in.drop);
   FragC dk_acc[DK / kFrag], dv_acc[DV / kFrag];
 #pragma unroll
@@ -207,7 +210,7 @@ __global__ void __launch_bounds__(kThreads)
       const float lse_i = lse_s[c];
       float pz = 0.0f, dsv = 0.0f;
       if (i < in.tq && key_valid && j < visible_end(i, length, in.tq, in.tk, in.causal) && lse_i != -INFINITY) {
-        const float p = expf(sts[lr * L::lds + c] * in.scale + mask_j - lse_i);
+        const float p = expf(sts[lr * L::lds + c] * in.scale + mask_j + alibi_bias(in.terms, head, i, j) - lse_i);
         const float z = drop_factor(in.drop, p, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
         pz = p * z;
         dsv = p * (dpts[lr * L::lds + c] * z - delta_s[c]);

@@ -57,6 +57,13 @@ __device__ __forceinline__ void load_rows(bf16* dst, const bf16* src, std::int64
   }
 }
 
+// ALiBi's distance bias of query i and key j in head `head` (0 without slopes): the one position
+// term the tensor-core kernels apply (bucketed terms go to the FMA kernels; uses_tensor_cores).
+__device__ __forceinline__ float alibi_bias(const kernels::PositionTerms<bf16>& t, std::int64_t head, std::int64_t i,
+                                            std::int64_t j) {
+  return t.slopes ? terms::distance_bias(t.slopes[head], t.q_offset + i, j) : 0.0f;
+}
+
 // Launch geometry (kThreads threads per block): forward and dQ over query tiles, dK/dV over key tiles.
 inline kernels::Grid query_tile_grid(std::int64_t batch_heads, std::int64_t tq) {
   return {static_cast<unsigned>(batch_heads), static_cast<unsigned>((tq + kRows - 1) / kRows)};

@@ -58,6 +58,7 @@ __global__ void __launch_bounds__(kThreads)
   const int half = lane % 2;           // the lane's columns: half, half + 2, ...
   const auto [bh, b, i0, i, row_valid, length, key_end, row_end] = query_tile<kRows>(in, lr);
   const bf16* mask_b = mask_row(in, b);
+  const std::int64_t head = bh % in.heads;
   const float keep_scale = kernels::keep_scale(in.drop);
 
   load_rows<DK>(qs, in.q + bh * in.tq * DK, i0, in.tq);
@@ -79,7 +80,9 @@ __global__ void __launch_bounds__(kThreads)
     float tile_max = -INFINITY;
     for (int c = half; c < kCols; c += 2) {
       const std::int64_t j = j0 + c;
-      const float s = j < row_end ? ss[lr * L::lds + c] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) : -INFINITY;
+      const float s = j < row_end ? ss[lr * L::lds + c] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) +
+                                        alibi_bias(in.terms, head, i, j)
+                                  : -INFINITY;
       tile_max = fmaxf(tile_max, s);
     }
     const float m_new = fmaxf(m, fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1)));
@@ -92,7 +95,8 @@ __global__ void __launch_bounds__(kThreads)
       const std::int64_t j = j0 + c;
       float p = 0.0f;
       if (!none && j < row_end)
-        p = expf(ss[lr * L::lds + c] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) - m_new);
+        p = expf(ss[lr * L::lds + c] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) +
+                 alibi_bias(in.terms, head, i, j) - m_new);
       sum += p;  // the denominator counts dropped weights too
       const std::uint64_t index = weight_index(bh, i, j, in.tq, in.tk);
       ps[lr * L::ldp + c] = from_float<bf16>(p * drop_factor(in.drop, p, keep_scale, index, cache));
