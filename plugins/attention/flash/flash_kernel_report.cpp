@@ -28,7 +28,7 @@ std::string describe_hopper(const cuda::DeviceLimits& d, const HopperForward& h)
            "by bench/gpu_checks.sh's sm90 phase); the sm_80 kernels run";
   std::vector<std::string> sizes;
   for (auto [size, bytes] : {std::pair{64, h.smem64}, std::pair{128, h.smem128}})
-    if (bytes > 0 && bytes <= d.smem_optin) sizes.push_back(std::to_string(size));
+    if (cuda::sm90_block_fits(d, bytes)) sizes.push_back(std::to_string(size));
   if (sizes.empty()) return "Hopper's warpgroup MMA forward: its blocks do not fit; the sm_80 kernels run";
   return fmt::format("bf16 forward at d {} (d_k = d_v, with masks, ALiBi and relative scores; no dropout, no "
                      "relative values): Hopper's warpgroup MMA (sm_90a, ATTNLAB_FLASH_SM90=1), backward as above",

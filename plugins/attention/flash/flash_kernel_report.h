@@ -9,6 +9,7 @@
 #include <string>
 
 #include "flash_attention_cuda.h"
+#include "flash_sm90.h"
 
 namespace attnlab::flash {
 

@@ -34,10 +34,13 @@ inline bool sm90_takes_problem(const Problem& p, const void* out) {
   plain.bucket_scores = nullptr;
   return p.dk == p.dv && p.dropout == 0.0 && !p.bucket_values && uses_tensor_cores(plain, {out});
 }
-// Whether a device runs it: sm_90 exactly (sm_90a code runs on no other GPU), block fits.
+// Whether a device runs a Hopper block of `smem` bytes (0: no such block): sm_90 exactly (sm_90a
+// code runs on no other GPU), and the block fits. forward() and `attnlab plugins` decide with it.
+inline bool sm90_block_fits(const DeviceLimits& d, std::size_t smem) {
+  return d.major == 9 && d.minor == 0 && smem > 0 && smem <= d.smem_optin;
+}
 inline bool sm90_takes_device(const DeviceLimits& d, std::int64_t head_size) {
-  return d.major == 9 && d.minor == 0 && sm90_forward_smem(head_size) > 0 &&
-         sm90_forward_smem(head_size) <= d.smem_optin;
+  return sm90_block_fits(d, sm90_forward_smem(head_size));
 }
 // out [B, H, Tq, d] bf16, lse [B, H, Tq] f32, as forward(); 0 or the CUDA error code.
 int sm90_forward(const Problem& p, void* out, float* lse);

@@ -61,11 +61,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     return make_tensor(make_smem_ptr(base + T::q_elements + (kStages + stage) * T::kv_elements), typename T::SmemV{});
   };
 
-  const std::int64_t bh = blockIdx.x, b = bh / in.heads, head = bh % in.heads;
-  const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.y) * kBlockM;
-  const std::int64_t length = kernels::key_length(in.lengths, b, in.tk);
-  const std::int64_t last = (i0 + kBlockM < in.tq ? i0 + kBlockM : in.tq) - 1;
-  const std::int64_t key_end = kernels::visible_end(last, length, in.tq, in.tk, in.causal);
+  // The block's head, first query, key length and the keys its last query sees (the per-row
+  // fields of the tile are per thread below).
+  const kernels::QueryTile block = kernels::query_tile<kBlockM>(in, 0);
+  const std::int64_t bh = block.bh, b = block.b, head = bh % in.heads, i0 = block.i0;
+  const std::int64_t length = block.length, key_end = block.key_end;
   const int tiles = static_cast<int>((key_end + kBlockN - 1) / kBlockN);
   const __nv_bfloat16* k_head = in.k + bh * in.tk * D;
   const __nv_bfloat16* v_head = in.v + bh * in.tk * D;
