@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A training run killed with SIGKILL, and one stopped with Ctrl-C (SIGINT), are each started
-# again and must end with checkpoints byte-identical to those of an uninterrupted run.
+# again and must end with checkpoints byte-identical to those of an uninterrupted run. While the
+# second trains, every thread but its signal thread blocks SIGINT and SIGTERM, so that no handler
+# runs on a compute thread.
 # usage: interrupt_resume.sh ATTNLAB_PROGRAM
 source "$(dirname "$0")/scratch.sh"
 tiny_experiment interrupt experiment.seed=5 data.synthetic.train_pairs=2000 data.synthetic.dev_pairs=50 \
@@ -32,6 +34,18 @@ echo "SIGKILL: resumed to a byte-identical final checkpoint"
 "$attnlab" train exp.toml --run-dir stopped >stopped.log 2>&1 &
 pid=$!
 wait_for stopped/checkpoints/step-00000020.safetensors $pid
+threads=0 waiting=0
+for status in /proc/$pid/task/*/status; do
+  name=$(awk '/^Name:/ {print $2}' "$status")
+  blocked=$(awk '/^SigBlk:/ {print $2}' "$status")
+  # The signal thread waits in sigwait, which unblocks them while it waits.
+  if [ "$name" = attnlab-signals ]; then waiting=$((waiting + 1)); continue; fi
+  (( (0x$blocked & 0x4002) == 0x4002 )) ||
+    { echo "thread $status ($name) blocks $blocked: not SIGINT and SIGTERM"; exit 1; }
+  threads=$((threads + 1))
+done
+[ $waiting -eq 1 ] || { echo "$waiting threads named attnlab-signals, expected 1"; exit 1; }
+echo "$threads threads of the training process block SIGINT and SIGTERM; its signal thread waits for them"
 kill -INT $pid
 set +e
 wait $pid

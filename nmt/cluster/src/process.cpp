@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -44,9 +45,18 @@ ProcessResult run_program(const std::vector<std::string>& argv) {
   std::vector<char*> cargs;
   for (std::string& a : args) cargs.push_back(a.data());
   cargs.push_back(nullptr);
+  // The program starts with no signal blocked, whatever this thread blocks (a training process
+  // blocks SIGINT and SIGTERM outside its signal thread, and the mask is inherited).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
-  const int spawned = ::posix_spawnp(&pid, cargs[0], &actions, nullptr, cargs.data(), environ);
+  const int spawned = ::posix_spawnp(&pid, cargs[0], &actions, &attributes, cargs.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   if (spawned != 0) {

@@ -199,6 +199,7 @@ SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const Su
         ::setenv("OMP_NUM_THREADS", threads.c_str(), 1);
         ::setenv("OPENBLAS_NUM_THREADS", threads.c_str(), 1);
         if (!share.visible_gpus.empty()) ::setenv("CUDA_VISIBLE_DEVICES", share.visible_gpus.c_str(), 1);
+        unblock_stop_signals();  // this process has them blocked (install_stop_signal_handlers)
         ::execv(o.program.c_str(), args.data());
         ::_exit(127);
       }

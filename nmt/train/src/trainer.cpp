@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <atomic>
-#include <csignal>
 #include <filesystem>
 #include <unistd.h>
 
@@ -28,10 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using detail::Clock;
 using detail::LogFn;
-
-std::atomic<bool> g_stop{false};
-
-extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
 LogFn make_log(const TrainOptions& options, bool tty) {
   return [&options, tty](const std::string& line) {
@@ -99,14 +93,6 @@ std::uint64_t dropout_seed(const ExperimentConfig& config) { return config.seed 
 
 BatchingOptions training_batching(const ExperimentConfig& config) {
   return {.max_tokens = config.training.batch_tokens, .seed = config.seed, .shuffle = true};
-}
-
-void request_stop() { g_stop.store(true); }
-bool stop_requested() { return g_stop.load(); }
-
-void install_stop_signal_handlers() {
-  std::signal(SIGINT, on_stop_signal);
-  std::signal(SIGTERM, on_stop_signal);
 }
 
 TrainResult train(const ExperimentConfig& config, const Registry& registry, const TrainOptions& options) {
@@ -191,14 +177,14 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
   };
 
   detail::DevTracker dev(metrics.dev_history());
-  g_stop.store(false);
+  clear_stop_request();
   detail::Progress progress(tc, state.step(), start, root && tty && options.progress && !options.log, log, metrics,
                             comm->size());
   model.train();
   // The training loop: one optimizer step, then what is due after it. The ranks stop together:
   // a signal or the time limit on any rank stops all of them before the same step.
   while (state.step() < tc.max_steps) {
-    double stop[2] = {g_stop.load() ? 1.0 : 0.0,
+    double stop[2] = {stop_requested() ? 1.0 : 0.0,
                       tc.max_seconds > 0 && detail::seconds_since(start) >= tc.max_seconds ? 1.0 : 0.0};
     comm->allreduce_sum(stop);
     if (stop[0] > 0 || stop[1] > 0) {

@@ -18,6 +18,7 @@
 #include "attnlab/nmt/data/batching.h"
 #include "attnlab/nmt/experiment/experiment.h"
 #include "attnlab/nmt/model/model_config.h"
+#include "attnlab/nmt/train/stop_signals.h"
 #include "attnlab/plugin/registry.h"
 
 namespace attnlab::nmt {
@@ -58,12 +59,5 @@ std::uint64_t init_seed(const ExperimentConfig& config);
 std::uint64_t dropout_seed(const ExperimentConfig& config);
 // and the batching (token budget, shuffle seed) of its training data.
 BatchingOptions training_batching(const ExperimentConfig& config);
-
-// Cooperative interruption: after request_stop() (also installed for SIGINT and SIGTERM by the
-// CLI), the trainer finishes its step, writes a checkpoint and returns with interrupted = true.
-void request_stop();
-// Whether a stop was requested (by request_stop or a signal) and not yet cleared by train().
-bool stop_requested();
-void install_stop_signal_handlers();
 
 }  // namespace attnlab::nmt
