@@ -34,11 +34,12 @@
 #              once): with scaled_dot, then with flash (no fallback); flash's curve of training
 #              losses must follow scaled_dot's as the bf16 curve tests ask (tests/nmt/copy_task.h);
 #              CURVES_STEPS trains fewer steps; the run folders without checkpoints as curves.tgz
-#   sm90       flash's Hopper forward (ATTNLAB_FLASH_SM90=1 in this phase only): its warpgroup MMA in
-#              the plugin's SASS (HGMMA), the line of `attnlab plugins`, test_cuda's flash cases,
-#              compute-sanitizer's memcheck and racecheck on its bf16 cases, flash's conformance kit
-#              on cuda:0 against scaled_dot, the attention table against torch SDPA (flash with its
-#              sm_80 and its Hopper forward, cudnn), and flash with ALiBi and relative positions
+#   sm90       flash's Hopper kernels, forward and backward (ATTNLAB_FLASH_SM90=1 in this phase
+#              only): their warpgroup MMA in the plugin's SASS (HGMMA), the line of `attnlab
+#              plugins`, test_cuda's flash cases, compute-sanitizer's memcheck and racecheck on
+#              their bf16 cases, flash's conformance kit on cuda:0 against scaled_dot, the attention
+#              table against torch SDPA (flash with its sm_80 and its Hopper kernels, cudnn), and
+#              flash with ALiBi and relative positions
 #   recipe     experiments/multi30k.toml, the CPU's recipe unchanged (fp32, 10000 steps), trained
 #              on RECIPE_DEVICE (cuda:0), then eval on dev and --test; its run folder without
 #              checkpoints packed as OUT/recipe.tgz (RECIPE_STEPS trains fewer steps)
@@ -367,7 +368,7 @@ phase_sm90() {
     export ATTNLAB_FLASH_SM90=1
     "${run[@]}" attnlab plugins | grep -o "[^;]*Hopper[^;]*"
     T_TESTS=${T_SM90:-120} TEST_FILES=tests/cuda/test_cuda_flash.cpp phase_tests
-    # Out-of-bounds accesses and shared-memory races of the new kernel (where compute-sanitizer
+    # Out-of-bounds accesses and shared-memory races of the new kernels (where compute-sanitizer
     # runs: not under gVisor).
     local tool
     for tool in memcheck racecheck; do

@@ -151,10 +151,11 @@ TEST_CASE("cuda flash tensor core kernels match the cpu across several 64 row ti
       for (std::int64_t dv : {64, 128}) check_op(c, dk, dv, DType::bf16);
 }
 
-// The problems flash's Hopper forward takes (bf16, d_k = d_v, score terms without value terms, no
-// dropout) over several of its 128-row tiles; ALiBi alone runs on the sm_80 tensor-core kernels
-// too, forward and backward. Without ATTNLAB_FLASH_SM90=1, or off sm_90, the same
-// problems run on the sm_80 and FMA kernels: the check holds for every kernel.
+// The problems flash's Hopper kernels take (bf16, d_k = d_v, no dropout; the forward score terms
+// without value terms, the backward masks and ALiBi but not relative's bucketed scores) over
+// several of their 128-row tiles; ALiBi alone runs on the sm_80 tensor-core kernels too, forward
+// and backward. Without ATTNLAB_FLASH_SM90=1, or off sm_90, the same problems run on the sm_80
+// and FMA kernels: the check holds for every kernel.
 TEST_CASE("cuda flash matches the cpu with score terms only across several 128 row tiles in bf16") {
   SKIP_WITHOUT_CUDA();
   const Case cases[] = {

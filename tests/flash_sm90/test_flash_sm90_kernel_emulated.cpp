@@ -13,11 +13,6 @@
 #include "flash_sm90_forward_kernel.cuh"
 #include "support/flash_emulated_cases.h"
 
-namespace attnlab::flash::cuda::sm90 {
-// The kernel's dynamic shared memory (blocks run one at a time), with its 1 KiB of alignment slack.
-char sm90_smem[Tiles<128>::smem_bytes];
-}  // namespace attnlab::flash::cuda::sm90
-
 namespace {
 
 using namespace flash_emulated_cases;

@@ -1,6 +1,6 @@
-// The index math of the Hopper flash forward (plugins/attention/flash/flash_sm90_layouts.cuh),
+// The index math of the Hopper flash kernels (plugins/attention/flash/flash_sm90_layouts.cuh),
 // checked on the CPU for every thread of a block: CuTe's layouts are host code too. What the
-// kernel relies on without checking it at run time:
+// kernels rely on without checking it at run time:
 //   - the rows-by-columns view of an accumulator puts one query per row, the score and output
 //     accumulators hold the same rows, and the 4 threads that share a row are lanes 4 r .. 4 r + 3
 //     of one warp (the kernel reduces over them with __shfl_xor_sync 1 and 2);
@@ -9,7 +9,10 @@
 //   - the score accumulator, reread as an A operand, holds exactly what the register-A MMA of
 //     P V expects at each register;
 //   - the swizzled shared-memory tiles are one-to-one onto their buffers, keep every 8 elements
-//     that one cp.async writes contiguous, and fit sm_90's 227 KiB with the alignment slack.
+//     that one cp.async writes contiguous, and fit sm_90's 227 KiB with the alignment slack;
+//   - in the backward, the score accumulators reread as A operands are what the gradient
+//     products expect, and a walked tile's (d, row) view reads the elements its (row, d) view
+//     wrote.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -83,17 +86,17 @@ void check_accumulators() {
   CHECK(one_writer == kBlockM);
 }
 
-template <int D>
-void check_p_as_a_operand() {
-  using T = sm90::Tiles<D>;
-  const typename T::MmaS mma_s;
-  const typename T::MmaO mma_o;
+// The kBlockM x N accumulator of `produce`, reread as an A operand, is at every register what the
+// register-A MMA `consume` (whose K is N) expects there.
+template <class Produce, class Consume, int N>
+void check_as_a_operand() {
+  const Produce mma_s;
+  const Consume mma_o;
   int compared = 0, equal = 0;
   for (int t = 0; t < kThreads; ++t) {
-    const Tensor c = mma_s.get_thread_slice(t).partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+    const Tensor c = mma_s.get_thread_slice(t).partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<N>>{}));
     const Tensor as_a = make_tensor(c.data(), sm90::as_a_operand(c.layout()));
-    const Tensor want =
-        mma_o.get_thread_slice(t).partition_A(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+    const Tensor want = mma_o.get_thread_slice(t).partition_A(make_identity_tensor(Shape<Int<kBlockM>, Int<N>>{}));
     REQUIRE(size(as_a) == size(want));
     REQUIRE(size(as_a) == size(c));
     for (int e = 0; e < size(want); ++e) {
@@ -101,8 +104,13 @@ void check_p_as_a_operand() {
       equal += as_a(e) == want(e);
     }
   }
-  CHECK(compared == kBlockM * kBlockN);
+  CHECK(compared == kBlockM * N);
   CHECK(equal == compared);
+}
+template <int D>
+void check_p_as_a_operand() {
+  using T = sm90::Tiles<D>;
+  check_as_a_operand<typename T::MmaS, typename T::MmaO, kBlockN>();
 }
 
 // Offsets, in elements from a 1024-byte-aligned base, of a swizzled tile's (a, b) elements.
@@ -152,6 +160,30 @@ void check_shared_memory() {
   CHECK(T::smem_bytes <= 227 * 1024);
 }
 
+// The backward's tiles: its score accumulators (S, dP, S^T, dP^T) reread as the A operands of the
+// gradient products; the block's row tiles and the walked tiles one-to-one and cp.async-friendly,
+// the walked tile's (d, row) view at the very elements of its (row, d) one, and the block in
+// sm_90's shared memory.
+template <int D>
+void check_backward_tiles() {
+  using T = sm90::BackwardTiles<D>;
+  check_as_a_operand<typename T::MmaS, typename T::MmaG, sm90::kBwdN>();
+  check_tile<typename T::Rows, kBlockM, D>(false);
+  check_tile<typename T::Walk, sm90::kBwdN, D>(false);
+  check_tile<typename T::WalkT, D, sm90::kBwdN>(true);
+  const auto walk = element_offsets<typename T::Walk, sm90::kBwdN, D>();
+  const auto walk_t = element_offsets<typename T::WalkT, D, sm90::kBwdN>();
+  int same = 0;
+  for (int r = 0; r < sm90::kBwdN; ++r)
+    for (int d = 0; d < D; ++d) same += walk[r][d] == walk_t[d][r];
+  CHECK(same == sm90::kBwdN * D);
+  CHECK(cosize(typename T::Rows{}) == T::rows_elements);
+  CHECK(cosize(typename T::Walk{}) == T::walk_elements);
+  CHECK(T::rows_elements * 2 % 1024 == 0);
+  CHECK(T::walk_elements * 2 % 1024 == 0);
+  CHECK(T::smem_bytes <= 227 * 1024);
+}
+
 }  // namespace
 
 TEST_CASE("flash sm90: every accumulator row is one query, shared by a quad of lanes, tiles covered once") {
@@ -167,4 +199,9 @@ TEST_CASE("flash sm90: the score accumulator read as an A operand is what the P 
 TEST_CASE("flash sm90: the swizzled tiles are one-to-one, keep cp.async chunks contiguous and fit") {
   check_shared_memory<64>();
   check_shared_memory<128>();
+}
+
+TEST_CASE("flash sm90: the backward's accumulators feed its gradient products, its tiles are one-to-one") {
+  check_backward_tiles<64>();
+  check_backward_tiles<128>();
 }

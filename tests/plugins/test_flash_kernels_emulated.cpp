@@ -257,7 +257,8 @@ TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more 
     CHECK_FALSE(fc::uses_tensor_cores(other));
   }
   // ALiBi's slopes they apply; bucketed terms go to the FMA kernels. The Hopper forward takes
-  // bucket scores too, not bucket values, dropout or d_k != d_v.
+  // bucket scores too, not bucket values, dropout or d_k != d_v; the Hopper backward neither
+  // (bucket scores have a gradient to gather).
   static const float slopes[2] = {0.5f, 0.25f};
   fc::Problem alibi = p, scores = p, values = p;
   alibi.slopes = scores.slopes = values.slopes = slopes;
@@ -274,6 +275,12 @@ TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more 
   fc::Problem dropped = alibi;
   dropped.dropout = 0.1;
   CHECK_FALSE(fc::sm90_takes_problem(dropped, buffer + 8));
+  CHECK(fc::sm90_takes_backward(alibi, {buffer + 8}));
+  CHECK_FALSE(fc::sm90_takes_backward(scores, {buffer + 8}));
+  CHECK_FALSE(fc::sm90_takes_backward(values, {buffer + 8}));
+  CHECK_FALSE(fc::sm90_takes_backward(p, {buffer + 8}));
+  CHECK_FALSE(fc::sm90_takes_backward(dropped, {buffer + 8}));
+  CHECK_FALSE(fc::sm90_takes_backward(alibi, {buffer + 1}));  // a gradient not 16-byte aligned
 }
 
 TEST_CASE("the tensor core kernels run where the device is sm_80 or newer and holds their blocks") {
@@ -317,20 +324,21 @@ TEST_CASE("attnlab plugins says which flash kernels each GPU runs, with the real
     CHECK(l.find("bf16 d 128: tensor cores (WMMA), forward and backward") != std::string::npos);
     CHECK(l.find(fma) != std::string::npos);
   }
-  CHECK(h100.find("Hopper's warpgroup MMA forward is not in this build") != std::string::npos);
+  CHECK(h100.find("Hopper's warpgroup MMA kernels are not in this build") != std::string::npos);
   CHECK(a100.find("Hopper") == std::string::npos);
-  // The Hopper forward: built but not asked for, asked for, and on a GPU of another generation.
-  const attnlab::flash::HopperForward built{true, false, 81 * 1024, 161 * 1024}, on{true, true, 81 * 1024, 161 * 1024};
+  // The Hopper kernels: built but not asked for, asked for, and on a GPU of another generation.
+  const attnlab::flash::HopperKernels built{true, false, 81 * 1024, 161 * 1024}, on{true, true, 81 * 1024, 161 * 1024};
   const fc::DeviceLimits h100_limits{9, 0, 227 * 1024};
   const std::string h100_built = attnlab::flash::describe_cuda_kernels(h100_limits, blocks, built);
   const std::string h100_on = attnlab::flash::describe_cuda_kernels(h100_limits, blocks, on);
   CAPTURE(h100_on);
   CHECK(h100_built.find("built but off until ATTNLAB_FLASH_SM90=1") != std::string::npos);
-  CHECK(h100_on.find("bf16 forward at d 64 and 128 (d_k = d_v") != std::string::npos);
+  CHECK(h100_on.find("bf16 at d 64 and 128 (d_k = d_v, no dropout)") != std::string::npos);
   CHECK(h100_on.find("Hopper's warpgroup MMA (sm_90a, ATTNLAB_FLASH_SM90=1)") != std::string::npos);
+  CHECK(h100_on.find("backward with masks and ALiBi") != std::string::npos);
   CHECK(attnlab::flash::describe_cuda_kernels({10, 0, 227 * 1024}, blocks, on).find("Hopper") == std::string::npos);
-  // A device that gives less than the d 128 block (161 KiB) runs the Hopper forward at d 64 only.
-  CHECK(attnlab::flash::describe_cuda_kernels({9, 0, 100 * 1024}, blocks, on).find("bf16 forward at d 64 (") !=
+  // A device that gives less than the d 128 block (161 KiB) runs the Hopper kernels at d 64 only.
+  CHECK(attnlab::flash::describe_cuda_kernels({9, 0, 100 * 1024}, blocks, on).find("bf16 at d 64 (") !=
         std::string::npos);
   // 99 KiB: d 64 fits, d 128 runs on the FMA kernels at least backward, and the line says why.
   CHECK(rtx3090.find("bf16 d 64: tensor cores (WMMA), forward and backward") != std::string::npos);

@@ -1,6 +1,6 @@
 #pragma once
-// A host emulation of the Hopper operations of the sm_90a flash forward
-// (plugins/attention/flash/flash_sm90_ops.cuh), so that the rest of its device code (tile loads,
+// A host emulation of the Hopper operations of the sm_90a flash kernels
+// (plugins/attention/flash/flash_sm90_ops.cuh), so that the rest of their device code (tile loads,
 // pipeline barriers, masks, position terms, online softmax, the register view of P, epilogue) runs
 // on the CPU and is checked against the CPU path (tests/flash_sm90). CuTe brings CUDA's own host
 // headers (dim3, __nv_bfloat16 with its host conversions); cuda_host_threads.h runs the threads.
@@ -53,7 +53,7 @@ template <class Mma, class Thr, class RA, class SB, class Acc>
 void gemm_rs(Mma&, const Thr& thr, RA& a, const SB& b, Acc& acc) {
   using namespace cute;
   const int depth = size<1>(b);
-  static_assert(decltype(size<1>(b))::value == kBlockN, "P V runs over one key tile");
+  static_assert(decltype(size<1>(b))::value <= kBlockN, "one walked tile: P V, dS K, P^T dO or dS^T Q");
   const Tensor ca = thr.partition_A(make_identity_tensor(make_shape(Int<kBlockM>{}, size<1>(b))));
   for (int e = 0; e < size(a); ++e) rs_operand[get<0>(ca(e)) * depth + get<1>(ca(e))] = static_cast<float>(a(e));
   __syncthreads();
@@ -68,3 +68,13 @@ void gemm_rs(Mma&, const Thr& thr, RA& a, const SB& b, Acc& acc) {
 }
 
 }  // namespace attnlab::flash::cuda::sm90::ops
+
+namespace attnlab::flash::cuda::sm90 {
+
+// The kernels' dynamic shared memory (blocks run one at a time): the largest block's, with its
+// 1 KiB of alignment slack; defined once, in tests/flash_sm90/emulated_shared_memory.cpp.
+inline constexpr int kEmulatedSmemBytes =
+    Tiles<128>::smem_bytes > BackwardTiles<128>::smem_bytes ? Tiles<128>::smem_bytes : BackwardTiles<128>::smem_bytes;
+extern char sm90_smem[kEmulatedSmemBytes];
+
+}  // namespace attnlab::flash::cuda::sm90

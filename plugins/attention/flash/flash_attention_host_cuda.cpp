@@ -99,8 +99,8 @@ void flash_key_lengths_cuda(const Tensor& mask, Tensor& lengths) {
 std::string flash_kernels_cuda(int device) {
   const TensorCoreBlocks blocks[] = {{64, cuda::tc_forward_smem(64, 64), cuda::tc_backward_smem(64, 64)},
                                      {128, cuda::tc_forward_smem(128, 128), cuda::tc_backward_smem(128, 128)}};
-  const HopperForward hopper{cuda::sm90_built(), cuda::sm90_opted_in(), cuda::sm90_forward_smem(64),
-                             cuda::sm90_forward_smem(128)};
+  const HopperKernels hopper{cuda::sm90_built(), cuda::sm90_opted_in(), cuda::sm90_smem_needed(64),
+                             cuda::sm90_smem_needed(128)};
   return describe_cuda_kernels(cuda::device_limits(device), blocks, hopper);
 }
 

@@ -1,9 +1,11 @@
 // Launchers of the flash backward kernels: delta, then dq, then dk/dv (flash_backward_kernels.cuh;
 // dq and dk/dv from flash_tc_backward_kernels.cuh where uses_tensor_cores() says so and the
-// device takes both blocks: device_takes_tensor_cores()).
+// device takes both blocks: device_takes_tensor_cores(); from the Hopper kernels before them where
+// ATTNLAB_FLASH_SM90=1 and sm90_takes_backward() and the device take them: flash_sm90.h).
 #include "flash_launch.cuh"
 // The launch header has included the CUDA API the kernels use.
 #include "flash_backward_kernels.cuh"
+#include "flash_sm90.h"
 #include "flash_tc_backward_kernels.cuh"
 
 namespace attnlab::flash::cuda {
@@ -94,6 +96,9 @@ int backward(const Problem& p, const void* out, const float* lse, const void* do
       const int launched = static_cast<int>(cudaGetLastError());
       if (launched != 0) return launched;
     }
+    if (sm90_built() && sm90_opted_in() && sm90_takes_backward(p, {out, dout, dq, dk, dv}) &&
+        sm90_takes_device(device_limits(p.device), p.dk))
+      return sm90_backward(p, dout, lse, delta, dq, dk, dv);
     if (uses_tensor_cores(p, {out, dout, dq, dk, dv}) &&
         device_takes_tensor_cores(device_limits(p.device), tc_backward_smem(p.dk, p.dv)))
       return with_tc_head_dims(p.dk, p.dv, [&](auto dk_c, auto dv_c) {

@@ -19,26 +19,27 @@ std::string too_big(std::size_t bytes, const cuda::DeviceLimits& d) {
 }
 
 // The Hopper part of the line on an sm_90 device.
-std::string describe_hopper(const cuda::DeviceLimits& d, const HopperForward& h) {
+std::string describe_hopper(const cuda::DeviceLimits& d, const HopperKernels& h) {
   if (!h.built)
-    return "Hopper's warpgroup MMA forward is not in this build (no CUTLASS: cmake's ATTNLAB_CUTLASS_DIR); "
+    return "Hopper's warpgroup MMA kernels are not in this build (no CUTLASS: cmake's ATTNLAB_CUTLASS_DIR); "
            "the sm_80 kernels run";
   if (!h.opted_in)
-    return "Hopper's warpgroup MMA forward is built but off until ATTNLAB_FLASH_SM90=1 (its parity is checked "
-           "by bench/gpu_checks.sh's sm90 phase); the sm_80 kernels run";
+    return "Hopper's warpgroup MMA kernels are built but off until ATTNLAB_FLASH_SM90=1 (their parity is "
+           "checked by bench/gpu_checks.sh's sm90 phase); the sm_80 kernels run";
   std::vector<std::string> sizes;
   for (auto [size, bytes] : {std::pair{64, h.smem64}, std::pair{128, h.smem128}})
     if (cuda::sm90_block_fits(d, bytes)) sizes.push_back(std::to_string(size));
-  if (sizes.empty()) return "Hopper's warpgroup MMA forward: its blocks do not fit; the sm_80 kernels run";
-  return fmt::format("bf16 forward at d {} (d_k = d_v, with masks, ALiBi and relative scores; no dropout, no "
-                     "relative values): Hopper's warpgroup MMA (sm_90a, ATTNLAB_FLASH_SM90=1), backward as above",
+  if (sizes.empty()) return "Hopper's warpgroup MMA kernels: their blocks do not fit; the sm_80 kernels run";
+  return fmt::format("bf16 at d {} (d_k = d_v, no dropout): Hopper's warpgroup MMA (sm_90a, ATTNLAB_FLASH_SM90=1), "
+                     "forward with masks, ALiBi and relative scores (not relative values), backward with masks and "
+                     "ALiBi (relative's on the FMA kernels)",
                      fmt::join(sizes, " and "));
 }
 
 }  // namespace
 
 std::string describe_cuda_kernels(const cuda::DeviceLimits& d, std::span<const TensorCoreBlocks> blocks,
-                                  const HopperForward& hopper) {
+                                  const HopperKernels& hopper) {
   if (d.major == 0) return "its limits could not be read: every problem on the FMA kernels";
   if (d.major < 8)
     return fmt::format("sm_{}{} has no bf16 tensor-core MMA (sm_80 and newer): every problem on the FMA kernels",

@@ -19,17 +19,17 @@ struct TensorCoreBlocks {
   std::size_t forward = 0, backward = 0;
 };
 
-// The Hopper forward (flash_sm90.h): whether this build has it, whether ATTNLAB_FLASH_SM90=1 asks
-// for it, and its block's shared memory at d 64 and 128.
-struct HopperForward {
+// The Hopper kernels (flash_sm90.h): whether this build has them, whether ATTNLAB_FLASH_SM90=1
+// asks for them, and the shared memory of their largest block at d 64 and 128 (sm90_smem_needed).
+struct HopperKernels {
   bool built = false, opted_in = false;
   std::size_t smem64 = 0, smem128 = 0;
 };
 
 // One line: for each head size of `blocks`, whether bf16 runs on the tensor-core kernels forward
 // and backward on a device with limits `d` (and where not, why), then what the FMA kernels serve;
-// on sm_90, whether the Hopper forward runs and, where not, why.
+// on sm_90, whether the Hopper kernels run and, where not, why.
 std::string describe_cuda_kernels(const cuda::DeviceLimits& d, std::span<const TensorCoreBlocks> blocks,
-                                  const HopperForward& hopper = {});
+                                  const HopperKernels& hopper = {});
 
 }  // namespace attnlab::flash

@@ -1,10 +1,10 @@
 #pragma once
-// The Hopper (sm_90a) flash forward, plain C++ side: whether this build has it, whether a problem
-// and a device take it, and its launcher. flash_sm90_forward.cu implements these where CUTLASS's
-// CuTe was found at build time (cmake: ATTNLAB_CUTLASS_DIR), flash_sm90_absent.cpp where not.
-// The kernel runs only where ATTNLAB_FLASH_SM90=1 is set: until its parity with the sm_80 kernels
-// has been measured on a Hopper GPU (bench/gpu_checks.sh, phase sm90), the sm_80 kernels stay the
-// default there.
+// The Hopper (sm_90a) flash kernels, plain C++ side: whether this build has them, whether a
+// problem and a device take them, and their launchers. flash_sm90_forward.cu and
+// flash_sm90_backward.cu implement these where CUTLASS's CuTe was found at build time (cmake:
+// ATTNLAB_CUTLASS_DIR), flash_sm90_absent.cpp where not. The kernels run only where
+// ATTNLAB_FLASH_SM90=1 is set: until their parity with the sm_80 kernels has been measured on a
+// Hopper GPU (bench/gpu_checks.sh, phase sm90), the sm_80 kernels stay the default there.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -24,8 +24,10 @@ inline bool sm90_opted_in() {
   }();
   return on;
 }
-// Dynamic shared memory of its block at head size d (64 or 128; 0 for others).
+// Dynamic shared memory of the forward's block, and of the backward's two (one size), at head
+// size d (64 or 128; 0 for others).
 std::size_t sm90_forward_smem(std::int64_t d);
+std::size_t sm90_backward_smem(std::int64_t d);
 // Whether the Hopper forward takes a problem: the tensor-core kernels' conditions
 // (uses_tensor_cores) with d_k = d_v, no dropout and no value terms, but with the score terms
 // (ALiBi's slopes, bucketed relative scores), which it applies itself.
@@ -34,15 +36,31 @@ inline bool sm90_takes_problem(const Problem& p, const void* out) {
   plain.bucket_scores = nullptr;
   return p.dk == p.dv && p.dropout == 0.0 && !p.bucket_values && uses_tensor_cores(plain, {out});
 }
+// Whether the Hopper backward takes a problem: the tensor-core kernels' conditions (no bucketed
+// terms: ALiBi's slopes and the masks only) with d_k = d_v and no dropout; `more` as for
+// uses_tensor_cores (out, dout and the gradients).
+inline bool sm90_takes_backward(const Problem& p, std::initializer_list<const void*> more) {
+  return p.dk == p.dv && p.dropout == 0.0 && uses_tensor_cores(p, more);
+}
 // Whether a device runs a Hopper block of `smem` bytes (0: no such block): sm_90 exactly (sm_90a
-// code runs on no other GPU), and the block fits. forward() and `attnlab plugins` decide with it.
+// code runs on no other GPU), and the block fits. forward(), backward() and `attnlab plugins`
+// decide with it.
 inline bool sm90_block_fits(const DeviceLimits& d, std::size_t smem) {
   return d.major == 9 && d.minor == 0 && smem > 0 && smem <= d.smem_optin;
 }
+// Whether a device runs the Hopper kernels at a head size: the largest of their blocks fits.
+inline std::size_t sm90_smem_needed(std::int64_t head_size) {
+  const std::size_t f = sm90_forward_smem(head_size), b = sm90_backward_smem(head_size);
+  return f > b ? f : b;
+}
 inline bool sm90_takes_device(const DeviceLimits& d, std::int64_t head_size) {
-  return sm90_block_fits(d, sm90_forward_smem(head_size));
+  return sm90_block_fits(d, sm90_smem_needed(head_size));
 }
 // out [B, H, Tq, d] bf16, lse [B, H, Tq] f32, as forward(); 0 or the CUDA error code.
 int sm90_forward(const Problem& p, void* out, float* lse);
+// dq, dk, dv [B, H, T, d] bf16 from dout, the forward's lse and delta = rowsum(dout * out), as
+// backward() after its delta_kernel; 0 or the CUDA error code.
+int sm90_backward(const Problem& p, const void* dout, const float* lse, const float* delta, void* dq, void* dk,
+                  void* dv);
 
 }  // namespace attnlab::flash::cuda

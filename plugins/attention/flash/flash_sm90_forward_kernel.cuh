@@ -14,27 +14,9 @@
 // Not served here (sm90_takes_problem in flash_sm90.h refuses them): dropout, position value
 // terms, one query, d_k != d_v. Include the CUDA API and the Hopper operations first: those of
 // flash_sm90_ops.cuh (flash_sm90_forward.cu), or their host emulation (the emulated kernel test).
-#include "flash_device.cuh"
-#include "flash_sm90_layouts.cuh"
+#include "flash_sm90_device.cuh"
 
 namespace attnlab::flash::cuda::sm90 {
-
-// Copies rows [row0, row0 + rows) of a [*, D] bf16 head matrix into a swizzled shared-memory
-// tile, 16 bytes per asynchronous copy; rows at or past `valid_rows` are zero-filled. `at(r, c)`
-// is the shared-memory address of element (row r, column c): eight consecutive columns from a
-// multiple of 8 are contiguous in every tile of Tiles<D>. Not waited for: the caller commits the
-// group and waits for it.
-template <int Rows, int D, class At>
-__device__ __forceinline__ void load_tile(At at, const __nv_bfloat16* src, std::int64_t row0,
-                                          std::int64_t valid_rows) {
-  constexpr int kChunks = D / 8;  // 16-byte chunks per row
-  for (int e = threadIdx.x; e < Rows * kChunks; e += kThreads) {
-    const int r = e / kChunks, c = (e % kChunks) * 8;
-    const std::int64_t row = row0 + r;
-    const bool valid = row < valid_rows;
-    ops::copy16(at(r, c), src + (valid ? row : 0) * D + c, valid);
-  }
-}
 
 // Block (bh = blockIdx.x, blockIdx.y) computes out and lse of queries i0 .. i0 + 127 of head bh
 // (i0 = 128 blockIdx.y). Key tiles past the last key the tile's last query may see are not
@@ -48,11 +30,9 @@ __global__ void __launch_bounds__(kThreads, 1)
                    float* __restrict__ lse) {        // (B, H, Tq)
   using namespace cute;
   using T = Tiles<D>;
-  constexpr float kLog2e = 1.4426950408889634f;
   const float scale_log2 = in.scale * kLog2e;
   extern __shared__ char sm90_smem[];
-  // The swizzled tiles repeat every 1024 bytes: their base must be 1024-aligned.
-  Bf16* base = reinterpret_cast<Bf16*>((reinterpret_cast<std::uintptr_t>(sm90_smem) + 1023) & ~std::uintptr_t{1023});
+  Bf16* base = aligned_base(sm90_smem);
   Tensor sQ = make_tensor(make_smem_ptr(base), typename T::SmemQ{});
   auto sK = [&](int stage) {
     return make_tensor(make_smem_ptr(base + T::q_elements + stage * T::kv_elements), typename T::SmemK{});

@@ -1,9 +1,10 @@
 #pragma once
-// The Hopper (sm_90a) flash forward's tiles as CuTe layouts: the warpgroup MMAs, the swizzled
-// shared-memory tiles they read, and the two views of an accumulator that the online softmax
-// needs. Host and device code alike: the kernel (flash_sm90_forward_kernel.cuh) uses them, and a
-// host test (tests/plugins/test_flash_sm90_layouts.cu) checks on the CPU that the index math
-// below holds for every thread. CuTe comes from NVIDIA CUTLASS (cmake: ATTNLAB_CUTLASS_DIR).
+// The Hopper (sm_90a) flash kernels' tiles as CuTe layouts: the warpgroup MMAs, the swizzled
+// shared-memory tiles they read, and the two views of an accumulator that the softmax needs.
+// Host and device code alike: the kernels (flash_sm90_forward_kernel.cuh,
+// flash_sm90_backward_kernels.cuh) use them, and a host test
+// (tests/flash_sm90/test_flash_sm90_layouts.cpp) checks on the CPU that the index math below
+// holds for every thread. CuTe comes from NVIDIA CUTLASS (cmake: ATTNLAB_CUTLASS_DIR).
 #include <cute/arch/mma_sm90.hpp>
 #include <cute/atom/mma_traits_sm90_gmma.hpp>
 #include <cute/tensor.hpp>
@@ -46,6 +47,42 @@ struct Tiles {
   // Dynamic shared memory: Q, kStages of K and of V, and 1 KiB to align the base to the
   // swizzle's 1024-byte period. D 64: 81 KiB (2 blocks per SM); D 128: 161 KiB (1 block).
   static constexpr int smem_bytes = (q_elements + 2 * kStages * kv_elements) * 2 + 1024;
+};
+
+// The backward's tiles. A block of two warpgroups holds 128 rows and walks tiles of kBwdN:
+//   dq_kernel:   rows are queries, the walk is over keys: S = Q K^T and dP = dO V^T (MmaS, all
+//                four from shared memory, K-major), then dQ += dS K (MmaG: dS from registers, K
+//                read as (d, key): MN-major);
+//   dkdv_kernel: rows are keys, the walk is over queries: S^T = K Q^T and dP^T = V dO^T (MmaS),
+//                then dV += P^T dO and dK += dS^T Q (MmaG, dO and Q read as (d, query)).
+// A walked tile is stored once, (row, d) with d contiguous, and read both ways: WalkT is the same
+// memory as (d, row), the MN-major view of it. Walked tiles are 64 wide so that the four
+// accumulators of dkdv_kernel (S^T, dP^T, dK, dV) fit in registers at head size 128.
+inline constexpr int kBwdN = 64;
+
+template <int D>
+struct BackwardTiles {
+  static_assert(D == 64 || D == 128, "the Hopper kernels serve head sizes 64 and 128");
+  using Warpgroups = typename Tiles<D>::Warpgroups;
+  using MmaS = decltype(cute::make_tiled_mma(
+      cute::SM90::GMMA::ss_op_selector<Bf16, Bf16, float, cute::Shape<cute::_64, cute::Int<kBwdN>, cute::Int<D>>>(),
+      Warpgroups{}));
+  using MmaG = decltype(cute::make_tiled_mma(
+      cute::SM90::GMMA::rs_op_selector<Bf16, Bf16, float, cute::Shape<cute::_64, cute::Int<D>, cute::Int<kBwdN>>,
+                                       cute::GMMA::Major::K, cute::GMMA::Major::MN>(),
+      Warpgroups{}));
+  using Rows = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<Bf16>{},
+                                            cute::Shape<cute::Int<kBlockM>, cute::Int<D>>{}));
+  using Walk = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<Bf16>{},
+                                            cute::Shape<cute::Int<kBwdN>, cute::Int<D>>{}));
+  using WalkT = decltype(cute::composition(
+      Walk{},
+      cute::make_ordered_layout(cute::Shape<cute::Int<D>, cute::Int<kBwdN>>{}, cute::Step<cute::_2, cute::_1>{})));
+  static constexpr int rows_elements = kBlockM * D;
+  static constexpr int walk_elements = kBwdN * D;
+  // Dynamic shared memory: two tiles of the block's rows (Q and dO, or K and V), kStages of the
+  // two walked tiles (K and V, or Q and dO), and 1 KiB of alignment. D 64: 65 KiB; D 128: 129 KiB.
+  static constexpr int smem_bytes = (2 * rows_elements + 2 * kStages * walk_elements) * 2 + 1024;
 };
 
 // An accumulator of a 64-row warpgroup MMA, ((2 columns, 2 row halves, N / 8), M tiles, N tiles)

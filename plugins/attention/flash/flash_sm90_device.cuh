@@ -1,0 +1,36 @@
+#pragma once
+// Device code that the Hopper (sm_90a) flash kernels share: the tile loads into swizzled shared
+// memory and the base-2 constant of their exponentials. Include the CUDA API and the Hopper
+// operations first (flash_sm90_ops.cuh, or its host emulation).
+#include "flash_device.cuh"
+#include "flash_sm90_layouts.cuh"
+
+namespace attnlab::flash::cuda::sm90 {
+
+// The kernels carry scores times log2 e and exponentiate in base 2 (exp2f).
+inline constexpr float kLog2e = 1.4426950408889634f;
+
+// Copies rows [row0, row0 + rows) of a [*, D] bf16 head matrix into a swizzled shared-memory
+// tile, 16 bytes per asynchronous copy; rows at or past `valid_rows` are zero-filled. `at(r, c)`
+// is the shared-memory address of element (row r, column c): eight consecutive columns from a
+// multiple of 8 are contiguous in every tile of Tiles<D> and BackwardTiles<D>. Not waited for:
+// the caller commits the group and waits for it.
+template <int Rows, int D, class At>
+__device__ __forceinline__ void load_tile(At at, const __nv_bfloat16* src, std::int64_t row0,
+                                          std::int64_t valid_rows) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks per row
+  for (int e = threadIdx.x; e < Rows * kChunks; e += kThreads) {
+    const int r = e / kChunks, c = (e % kChunks) * 8;
+    const std::int64_t row = row0 + r;
+    const bool valid = row < valid_rows;
+    ops::copy16(at(r, c), src + (valid ? row : 0) * D + c, valid);
+  }
+}
+
+// The swizzled tiles repeat every 1024 bytes: their base in dynamic shared memory must be
+// 1024-aligned (each block asks for 1 KiB more than its tiles).
+__device__ __forceinline__ Bf16* aligned_base(char* smem) {
+  return reinterpret_cast<Bf16*>((reinterpret_cast<std::uintptr_t>(smem) + 1023) & ~std::uintptr_t{1023});
+}
+
+}  // namespace attnlab::flash::cuda::sm90

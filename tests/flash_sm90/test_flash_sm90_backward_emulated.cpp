@@ -1,0 +1,92 @@
+// The Hopper flash backward's device code (plugins/attention/flash/flash_sm90_backward_kernels.cuh)
+// run on host threads, its warpgroup MMAs and asynchronous copies emulated
+// (support/cuda_sm90_host_emulation.h), against the CPU path of flash_attention in f64, from the
+// Hopper forward's own out and lse and the FMA path's delta kernel, as on the device: query and key
+// tiles cut by the sequence ends, several walked tiles in both stages, causal masking with Tq = Tk,
+// Tq < Tk and Tq > Tk, padding masks with a fully padded batch row (whose key blocks write zeros),
+// key lengths and ALiBi's distance bias, head sizes 64 and 128. On a Hopper GPU the kernels are
+// bench/gpu_checks.sh's sm90 phase.
+#include <doctest/doctest.h>
+
+// First: CuTe, CUDA's host headers and the emulated threads and Hopper operations.
+#include "support/cuda_sm90_host_emulation.h"
+#include "flash_backward_kernels.cuh"
+#include "flash_forward_kernels.cuh"
+#include "flash_sm90_backward_kernels.cuh"
+#include "flash_sm90_forward_kernel.cuh"
+#include "support/flash_emulated_cases.h"
+
+namespace {
+
+using namespace flash_emulated_cases;
+namespace sm90 = attnlab::flash::cuda::sm90;
+
+template <int D>
+void run_backward_case(const Case& c, std::uint64_t seed) {
+  using T = __nv_bfloat16;
+  INFO("Hopper backward: B ", c.b, " H ", c.h, " Tq ", c.tq, " Tk ", c.tk, " d ", D, " causal ", c.causal, " mask ",
+       c.mask, " lengths ", c.lengths, " alibi ", c.terms);
+  REQUIRE(!(c.terms && (c.score_buckets || c.value_terms)));  // ALiBi is the one term it applies
+  const auto r = prepare<T, D, D>(c, seed);
+  const std::int64_t rows = c.b * c.h * c.tq;
+  std::vector<T> out(static_cast<std::size_t>(rows * D));
+  std::vector<float> lse(static_cast<std::size_t>(rows)), delta(static_cast<std::size_t>(rows));
+  const k::Inputs<T> in{r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
+                        c.h, c.tq, c.tk, c.causal, r.scale, r.drop, r.terms(c.tq, c.tk)};
+  const bool extras = c.mask || c.terms;
+  const auto bh = static_cast<unsigned>(c.b * c.h);
+  const dim3 query_tiles(bh, static_cast<unsigned>((c.tq + sm90::kBlockM - 1) / sm90::kBlockM));
+  const dim3 key_tiles(bh, static_cast<unsigned>((c.tk + sm90::kBlockM - 1) / sm90::kBlockM));
+  emu::launch(query_tiles, sm90::kThreads, [&] {
+    if (extras) sm90::forward_kernel<D, true>(in, out.data(), lse.data());
+    else sm90::forward_kernel<D, false>(in, out.data(), lse.data());
+  });
+  const k::Grid gd = k::delta_grid(rows);
+  emu::launch(dim3(gd.x, gd.y), k::kThreads,
+              [&] { k::delta_kernel<T>(out.data(), r.dout.device.data(), rows, D, delta.data()); });
+
+  // Sentinels: every element of the gradients must be written (padded key blocks included).
+  const T sentinel = __float2bfloat16_rn(1e4f);
+  std::vector<T> dq(r.q.device.size(), sentinel), dk(r.k.device.size(), sentinel), dv(r.v.device.size(), sentinel);
+  const k::BackwardInputs<T> bin{in, r.dout.device.data(), lse.data(), delta.data()};
+  emu::launch(query_tiles, sm90::kThreads, [&] {
+    if (extras) sm90::dq_kernel<D, true>(bin, dq.data());
+    else sm90::dq_kernel<D, false>(bin, dq.data());
+  });
+  emu::launch(key_tiles, sm90::kThreads, [&] {
+    if (extras) sm90::dkdv_kernel<D, true>(bin, dk.data(), dv.data());
+    else sm90::dkdv_kernel<D, false>(bin, dk.data(), dv.data());
+  });
+  // P and dS enter their products in bf16: the sm_80 tensor-core kernels' tolerance.
+  const testing::Tolerance grad_tol{3e-2, 3e-2};
+  check_close(as_doubles(dq), r.dq64, grad_tol, "dq");
+  check_close(as_doubles(dk), r.dk64, grad_tol, "dk");
+  check_close(as_doubles(dv), r.dv64, grad_tol, "dv");
+}
+
+}  // namespace
+
+TEST_CASE("emulated Hopper backward matches the cpu path: no mask, tiles cut by the sequence ends") {
+  run_backward_case<64>({.b = 1, .h = 2, .tq = 200, .tk = 300}, 31);
+  run_backward_case<128>({.b = 2, .h = 1, .tq = 130, .tk = 129}, 32);
+}
+
+TEST_CASE("emulated Hopper backward matches the cpu path: causal with Tq = Tk, Tq < Tk and Tq > Tk") {
+  run_backward_case<128>({.b = 1, .h = 2, .tq = 300, .tk = 300, .causal = true}, 33);
+  run_backward_case<64>({.b = 2, .h = 1, .tq = 70, .tk = 260, .causal = true}, 34);
+  run_backward_case<64>({.b = 1, .h = 1, .tq = 140, .tk = 60, .causal = true}, 35);  // early queries see no key
+}
+
+TEST_CASE("emulated Hopper backward matches the cpu path: padding mask, fully padded row, key lengths") {
+  run_backward_case<64>({.b = 3, .h = 1, .tq = 150, .tk = 300, .mask = true}, 36);
+  run_backward_case<128>({.b = 2, .h = 2, .tq = 90, .tk = 200, .causal = true, .lengths = true}, 37);
+}
+
+TEST_CASE("emulated Hopper backward matches the cpu path: ALiBi inside the kernels") {
+  const Case alibi{.b = 1, .h = 3, .tq = 200, .tk = 200, .causal = true, .terms = true, .score_buckets = false,
+                   .value_terms = false};
+  run_backward_case<64>(alibi, 38);
+  run_backward_case<128>({.b = 2, .h = 2, .tq = 60, .tk = 190, .mask = true, .terms = true, .score_buckets = false,
+                          .value_terms = false},
+                         39);
+}
