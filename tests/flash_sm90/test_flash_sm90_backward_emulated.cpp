@@ -15,11 +15,11 @@
 #include "flash_sm90_backward_kernels.cuh"
 #include "flash_sm90_forward_kernel.cuh"
 #include "support/flash_emulated_cases.h"
+#include "emulated_sm90_forward.h"
 
 namespace {
 
 using namespace flash_emulated_cases;
-namespace sm90 = attnlab::flash::cuda::sm90;
 
 template <int D>
 void run_backward_case(const Case& c, std::uint64_t seed) {
@@ -28,19 +28,12 @@ void run_backward_case(const Case& c, std::uint64_t seed) {
        c.mask, " lengths ", c.lengths, " alibi ", c.terms);
   REQUIRE(!(c.terms && (c.score_buckets || c.value_terms)));  // ALiBi is the one term it applies
   const auto r = prepare<T, D, D>(c, seed);
+  const k::Inputs<T> in = sm90_inputs<D>(c, r);
+  std::vector<T> out;
+  std::vector<float> lse;
+  run_sm90_forward<D>(c, in, out, lse);
   const std::int64_t rows = c.b * c.h * c.tq;
-  std::vector<T> out(static_cast<std::size_t>(rows * D));
-  std::vector<float> lse(static_cast<std::size_t>(rows)), delta(static_cast<std::size_t>(rows));
-  const k::Inputs<T> in{r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
-                        c.h, c.tq, c.tk, c.causal, r.scale, r.drop, r.terms(c.tq, c.tk)};
-  const bool extras = c.mask || c.terms;
-  const auto bh = static_cast<unsigned>(c.b * c.h);
-  const dim3 query_tiles(bh, static_cast<unsigned>((c.tq + sm90::kBlockM - 1) / sm90::kBlockM));
-  const dim3 key_tiles(bh, static_cast<unsigned>((c.tk + sm90::kBlockM - 1) / sm90::kBlockM));
-  emu::launch(query_tiles, sm90::kThreads, [&] {
-    if (extras) sm90::forward_kernel<D, true>(in, out.data(), lse.data());
-    else sm90::forward_kernel<D, false>(in, out.data(), lse.data());
-  });
+  std::vector<float> delta(static_cast<std::size_t>(rows));
   const k::Grid gd = k::delta_grid(rows);
   emu::launch(dim3(gd.x, gd.y), k::kThreads,
               [&] { k::delta_kernel<T>(out.data(), r.dout.device.data(), rows, D, delta.data()); });
@@ -49,11 +42,12 @@ void run_backward_case(const Case& c, std::uint64_t seed) {
   const T sentinel = __float2bfloat16_rn(1e4f);
   std::vector<T> dq(r.q.device.size(), sentinel), dk(r.k.device.size(), sentinel), dv(r.v.device.size(), sentinel);
   const k::BackwardInputs<T> bin{in, r.dout.device.data(), lse.data(), delta.data()};
-  emu::launch(query_tiles, sm90::kThreads, [&] {
+  const bool extras = sm90_extras(c);
+  emu::launch(sm90_grid(c, c.tq), sm90::kThreads, [&] {
     if (extras) sm90::dq_kernel<D, true>(bin, dq.data());
     else sm90::dq_kernel<D, false>(bin, dq.data());
   });
-  emu::launch(key_tiles, sm90::kThreads, [&] {
+  emu::launch(sm90_grid(c, c.tk), sm90::kThreads, [&] {
     if (extras) sm90::dkdv_kernel<D, true>(bin, dk.data(), dv.data());
     else sm90::dkdv_kernel<D, false>(bin, dk.data(), dv.data());
   });

@@ -12,11 +12,11 @@
 #include "flash_forward_kernels.cuh"
 #include "flash_sm90_forward_kernel.cuh"
 #include "support/flash_emulated_cases.h"
+#include "emulated_sm90_forward.h"
 
 namespace {
 
 using namespace flash_emulated_cases;
-namespace sm90 = attnlab::flash::cuda::sm90;
 
 template <int D>
 void run_sm90_case(const Case& c, std::uint64_t seed) {
@@ -25,16 +25,9 @@ void run_sm90_case(const Case& c, std::uint64_t seed) {
        c.mask, " lengths ", c.lengths, " terms ", c.terms);
   REQUIRE(!(c.terms && c.value_terms));  // the Hopper forward takes score terms only
   const auto r = prepare<T, D, D>(c, seed);
-  std::vector<T> out(static_cast<std::size_t>(c.b * c.h * c.tq * D));
-  std::vector<float> lse(static_cast<std::size_t>(c.b * c.h * c.tq));
-  const k::Inputs<T> in{r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
-                        c.h, c.tq, c.tk, c.causal, r.scale, r.drop, r.terms(c.tq, c.tk)};
-  const dim3 grid(static_cast<unsigned>(c.b * c.h), static_cast<unsigned>((c.tq + sm90::kBlockM - 1) / sm90::kBlockM));
-  const bool extras = c.mask || c.terms;
-  emu::launch(grid, sm90::kThreads, [&] {
-    if (extras) sm90::forward_kernel<D, true>(in, out.data(), lse.data());
-    else sm90::forward_kernel<D, false>(in, out.data(), lse.data());
-  });
+  std::vector<T> out;
+  std::vector<float> lse;
+  run_sm90_forward<D>(c, sm90_inputs<D>(c, r), out, lse);
   // P enters P V in bf16, as in the sm_80 tensor-core kernel: the same tolerance.
   check_close(as_doubles(out), r.out64, {1.5e-2, 1.5e-2}, "out");
   check_lse(lse, r.lse64);

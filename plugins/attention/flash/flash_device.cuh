@@ -173,6 +173,15 @@ __device__ __forceinline__ void load_tile(float* dst, const T* src, std::int64_t
   }
 }
 
+// Zeros rows [row0, row0 + Rows) of one head's [valid_rows, D] matrix (those below valid_rows),
+// the block's Threads threads striding over the elements: the gradients of a key tile that is all
+// padding. All threads of the block call it.
+template <int Rows, int D, int Threads, typename T>
+__device__ __forceinline__ void zero_rows(T* head, std::int64_t row0, std::int64_t valid_rows) {
+  for (int e = threadIdx.x; e < Rows * D; e += Threads)
+    if (row0 + e / D < valid_rows) head[row0 * D + e] = from_float<T>(0.0f);
+}
+
 // Launch geometry: blocks along x and y (kThreads threads each). The launchers and the emulated
 // kernel test both take it from here.
 struct Grid {

@@ -21,6 +21,45 @@
 
 namespace attnlab::flash::cuda::sm90 {
 
+// The backward's shared memory (BackwardTiles<D>::smem_bytes) from its 1024-aligned base: the
+// block's two row tiles (Q and dO in dq_kernel, K and V in dkdv_kernel), then kStages of each of
+// the two walked tiles (K and V, or Q and dO). `which` 0 or 1 names one of a pair. The loads zero
+// the rows at or past `valid_rows` and are not waited for (the caller commits and waits).
+template <int D>
+struct BackwardSmem {
+  using T = BackwardTiles<D>;
+  Bf16* base;
+
+  __device__ __forceinline__ auto rows(int which) const {
+    return cute::make_tensor(cute::make_smem_ptr(base + which * T::rows_elements), typename T::Rows{});
+  }
+  __device__ __forceinline__ Bf16* walked(int which, int stage) const {
+    return base + 2 * T::rows_elements + (which * kStages + stage) * T::walk_elements;
+  }
+  __device__ __forceinline__ auto walk(int which, int stage) const {  // (row, d)
+    return cute::make_tensor(cute::make_smem_ptr(walked(which, stage)), typename T::Walk{});
+  }
+  __device__ __forceinline__ auto walk_t(int which, int stage) const {  // the same memory as (d, row)
+    return cute::make_tensor(cute::make_smem_ptr(walked(which, stage)), typename T::WalkT{});
+  }
+  // Rows [row0, row0 + kBlockM) of two [*, D] head matrices into the row tiles.
+  __device__ __forceinline__ void load_rows(const __nv_bfloat16* a, const __nv_bfloat16* b, std::int64_t row0,
+                                            std::int64_t valid_rows) const {
+    auto ta = rows(0);
+    auto tb = rows(1);
+    load_tile<kBlockM, D>([&](int r, int c) { return &ta(r, c); }, a, row0, valid_rows);
+    load_tile<kBlockM, D>([&](int r, int c) { return &tb(r, c); }, b, row0, valid_rows);
+  }
+  // Rows [row0, row0 + kBwdN) of two [*, D] head matrices into stage `stage` of the walked tiles.
+  __device__ __forceinline__ void load_walked(int stage, const __nv_bfloat16* a, const __nv_bfloat16* b,
+                                              std::int64_t row0, std::int64_t valid_rows) const {
+    auto ta = walk(0, stage);
+    auto tb = walk(1, stage);
+    load_tile<kBwdN, D>([&](int r, int c) { return &ta(r, c); }, a, row0, valid_rows);
+    load_tile<kBwdN, D>([&](int r, int c) { return &tb(r, c); }, b, row0, valid_rows);
+  }
+};
+
 // dQ of queries i0 .. i0 + 127 of head bh (bh = blockIdx.x, i0 = 128 blockIdx.y), walking the key
 // tiles the tile's last query sees (a block-uniform trip count: every thread reaches every
 // barrier). kExtras: the problem has an additive mask or ALiBi's slopes.
@@ -32,15 +71,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   using T = BackwardTiles<D>;
   const float scale_log2 = in.scale * kLog2e;
   extern __shared__ char sm90_smem[];
-  Bf16* base = aligned_base(sm90_smem);
-  Tensor sQ = make_tensor(make_smem_ptr(base), typename T::Rows{});
-  Tensor sdO = make_tensor(make_smem_ptr(base + T::rows_elements), typename T::Rows{});
-  auto walked = [&](int which, int stage) {  // which 0: K, 1: V
-    return make_smem_ptr(base + 2 * T::rows_elements + (which * kStages + stage) * T::walk_elements);
-  };
-  auto sK = [&](int stage) { return make_tensor(walked(0, stage), typename T::Walk{}); };
-  auto sKt = [&](int stage) { return make_tensor(walked(0, stage), typename T::WalkT{}); };  // (d, key)
-  auto sV = [&](int stage) { return make_tensor(walked(1, stage), typename T::Walk{}); };
+  const BackwardSmem<D> smem{aligned_base(sm90_smem)};  // rows: Q, dO; walked: K, V
+  Tensor sQ = smem.rows(0);
+  Tensor sdO = smem.rows(1);
 
   const kernels::QueryTile block = kernels::query_tile<kBlockM>(in, 0);
   const std::int64_t bh = block.bh, head = bh % in.heads, i0 = block.i0, length = block.length;
@@ -50,16 +83,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const __nv_bfloat16* v_head = in.v + bh * in.tk * D;
   const __nv_bfloat16* mask_b = kernels::mask_row(in, block.b);
 
-  auto load_kv = [&](int tile, int stage) {
-    const std::int64_t j0 = static_cast<std::int64_t>(tile) * kBwdN;
-    auto k = sK(stage);
-    auto v = sV(stage);
-    load_tile<kBwdN, D>([&](int r, int c) { return &k(r, c); }, k_head, j0, key_end);
-    load_tile<kBwdN, D>([&](int r, int c) { return &v(r, c); }, v_head, j0, key_end);
-  };
-  load_tile<kBlockM, D>([&](int r, int c) { return &sQ(r, c); }, in.q + bh * in.tq * D, i0, in.tq);
-  load_tile<kBlockM, D>([&](int r, int c) { return &sdO(r, c); }, in.dout + bh * in.tq * D, i0, in.tq);
-  if (tiles > 0) load_kv(0, 0);
+  smem.load_rows(in.q + bh * in.tq * D, in.dout + bh * in.tq * D, i0, in.tq);
+  if (tiles > 0) smem.load_walked(0, k_head, v_head, 0, key_end);
   ops::commit();
 
   typename T::MmaS mma_s;
@@ -72,11 +97,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   clear(tGrdQ);
   const Tensor cS = thr_s.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBwdN>>{}));
   const Tensor cG = thr_g.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<D>>{}));
-  Tensor S = make_tensor(tSrS.data(), rows_by_columns(tSrS.layout()));
-  Tensor dP = make_tensor(tSrdP.data(), rows_by_columns(tSrdP.layout()));
-  Tensor dQ = make_tensor(tGrdQ.data(), rows_by_columns(tGrdQ.layout()));
-  const Tensor rcS = make_tensor(cS.data(), rows_by_columns(cS.layout()));
-  const Tensor rcG = make_tensor(cG.data(), rows_by_columns(cG.layout()));
+  Tensor S = by_rows(tSrS);
+  Tensor dP = by_rows(tSrdP);
+  Tensor dQ = by_rows(tGrdQ);
+  const Tensor rcS = by_rows(cS);
+  const Tensor rcG = by_rows(cG);
   constexpr int kRows = decltype(size<0>(S))::value;  // 2: rows r and r + 8 of the warp's 16
   static_assert(decltype(size<0>(dQ))::value == kRows, "S and dQ hold the same rows");
 
@@ -98,11 +123,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     const std::int64_t j0 = static_cast<std::int64_t>(tile) * kBwdN;
     ops::wait_all();
     __syncthreads();  // this tile's K and V are in; every warpgroup is done with the other stage
-    if (tile + 1 < tiles) load_kv(tile + 1, (tile + 1) % kStages);
+    if (tile + 1 < tiles) smem.load_walked((tile + 1) % kStages, k_head, v_head, j0 + kBwdN, key_end);
     ops::commit();
 
-    ops::gemm_ss(mma_s, thr_s, sQ, sK(stage), tSrS);
-    ops::gemm_ss(mma_s, thr_s, sdO, sV(stage), tSrdP);
+    ops::gemm_ss(mma_s, thr_s, sQ, smem.walk(0, stage), tSrS);    // S = Q K^T
+    ops::gemm_ss(mma_s, thr_s, sdO, smem.walk(1, stage), tSrdP);  // dP = dO V^T
 
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) {
@@ -127,11 +152,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
 
     // dS in bf16, laid out as the A operand of dQ += dS K.
-    Tensor tSrdS = make_tensor<Bf16>(tSrS.layout());
-    CUTE_UNROLL
-    for (int e = 0; e < size(tSrS); ++e) tSrdS(e) = static_cast<Bf16>(tSrS(e));
-    Tensor tGrdS = make_tensor(tSrdS.data(), as_a_operand(tSrdS.layout()));
-    ops::gemm_rs(mma_g, thr_g, tGrdS, sKt(stage), tGrdQ);
+    Tensor tSrdS = bf16_copy(tSrS);
+    Tensor tGrdS = a_operand_view(tSrdS);
+    ops::gemm_rs(mma_g, thr_g, tGrdS, smem.walk_t(0, stage), tGrdQ);
   }
   ops::wait_all();
 
@@ -158,45 +181,28 @@ __global__ void __launch_bounds__(kThreads, 1)
   using T = BackwardTiles<D>;
   const float scale_log2 = in.scale * kLog2e;
   extern __shared__ char sm90_smem[];
-  Bf16* base = aligned_base(sm90_smem);
-  Tensor sK = make_tensor(make_smem_ptr(base), typename T::Rows{});
-  Tensor sV = make_tensor(make_smem_ptr(base + T::rows_elements), typename T::Rows{});
-  auto walked = [&](int which, int stage) {  // which 0: Q, 1: dO
-    return make_smem_ptr(base + 2 * T::rows_elements + (which * kStages + stage) * T::walk_elements);
-  };
-  auto sQ = [&](int stage) { return make_tensor(walked(0, stage), typename T::Walk{}); };
-  auto sQt = [&](int stage) { return make_tensor(walked(0, stage), typename T::WalkT{}); };    // (d, query)
-  auto sdO = [&](int stage) { return make_tensor(walked(1, stage), typename T::Walk{}); };
-  auto sdOt = [&](int stage) { return make_tensor(walked(1, stage), typename T::WalkT{}); };  // (d, query)
+  const BackwardSmem<D> smem{aligned_base(sm90_smem)};  // rows: K, V; walked: Q, dO
+  Tensor sK = smem.rows(0);
+  Tensor sV = smem.rows(1);
 
   const kernels::KeyTile block = kernels::key_tile<kBlockM>(in, 0);
   const std::int64_t bh = block.bh, head = bh % in.heads, j0 = block.j0, length = block.length;
   if (j0 >= length) {
-    for (int e = threadIdx.x; e < kBlockM * D; e += kThreads)
-      if (j0 + e / D < in.tk) {
-        dk[(bh * in.tk + j0) * D + e] = __float2bfloat16_rn(0.0f);
-        dv[(bh * in.tk + j0) * D + e] = __float2bfloat16_rn(0.0f);
-      }
+    kernels::zero_rows<kBlockM, D, kThreads>(dk + bh * in.tk * D, j0, in.tk);
+    kernels::zero_rows<kBlockM, D, kThreads>(dv + bh * in.tk * D, j0, in.tk);
     return;
   }
   const __nv_bfloat16* q_head = in.q + bh * in.tq * D;
   const __nv_bfloat16* do_head = in.dout + bh * in.tq * D;
+  const __nv_bfloat16* mask_b = kernels::mask_row(in, block.b);
   // Query i sees key j0 only when i >= j0 - (tk - tq) under causal masking.
   std::int64_t first = in.causal ? j0 - (in.tk - in.tq) : 0;
   first = first < 0 ? 0 : first;
   const std::int64_t q_begin = first / kBwdN * kBwdN;
   const int tiles = q_begin < in.tq ? static_cast<int>((in.tq - q_begin + kBwdN - 1) / kBwdN) : 0;
 
-  auto load_qdo = [&](int tile, int stage) {
-    const std::int64_t i0 = q_begin + static_cast<std::int64_t>(tile) * kBwdN;
-    auto q = sQ(stage);
-    auto o = sdO(stage);
-    load_tile<kBwdN, D>([&](int r, int c) { return &q(r, c); }, q_head, i0, in.tq);
-    load_tile<kBwdN, D>([&](int r, int c) { return &o(r, c); }, do_head, i0, in.tq);
-  };
-  load_tile<kBlockM, D>([&](int r, int c) { return &sK(r, c); }, in.k + bh * in.tk * D, j0, length);
-  load_tile<kBlockM, D>([&](int r, int c) { return &sV(r, c); }, in.v + bh * in.tk * D, j0, length);
-  if (tiles > 0) load_qdo(0, 0);
+  smem.load_rows(in.k + bh * in.tk * D, in.v + bh * in.tk * D, j0, length);
+  if (tiles > 0) smem.load_walked(0, q_head, do_head, q_begin, in.tq);
   ops::commit();
 
   typename T::MmaS mma_s;
@@ -211,12 +217,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   clear(tGrdV);
   const Tensor cS = thr_s.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBwdN>>{}));
   const Tensor cG = thr_g.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<D>>{}));
-  Tensor St = make_tensor(tSrS.data(), rows_by_columns(tSrS.layout()));
-  Tensor dPt = make_tensor(tSrdP.data(), rows_by_columns(tSrdP.layout()));
-  Tensor dK = make_tensor(tGrdK.data(), rows_by_columns(tGrdK.layout()));
-  Tensor dV = make_tensor(tGrdV.data(), rows_by_columns(tGrdV.layout()));
-  const Tensor rcS = make_tensor(cS.data(), rows_by_columns(cS.layout()));
-  const Tensor rcG = make_tensor(cG.data(), rows_by_columns(cG.layout()));
+  Tensor St = by_rows(tSrS);
+  Tensor dPt = by_rows(tSrdP);
+  Tensor dK = by_rows(tGrdK);
+  Tensor dV = by_rows(tGrdV);
+  const Tensor rcS = by_rows(cS);
+  const Tensor rcG = by_rows(cG);
   constexpr int kRows = decltype(size<0>(St))::value;
   static_assert(decltype(size<0>(dK))::value == kRows, "S^T and dK hold the same rows");
 
@@ -226,7 +232,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   CUTE_UNROLL
   for (int r = 0; r < kRows; ++r) {
     key[r] = j0 + get<0>(rcS(r, 0));
-    mask_add[r] = kExtras && in.mask && key[r] < length ? kernels::to_float(in.mask[block.b * in.tk + key[r]]) : 0.0f;
+    mask_add[r] = kExtras && mask_b && key[r] < length ? kernels::to_float(mask_b[key[r]]) : 0.0f;
   }
 
   for (int tile = 0; tile < tiles; ++tile) {
@@ -234,11 +240,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     const std::int64_t i0 = q_begin + static_cast<std::int64_t>(tile) * kBwdN;
     ops::wait_all();
     __syncthreads();  // this tile's Q and dO are in; every warpgroup is done with the other stage
-    if (tile + 1 < tiles) load_qdo(tile + 1, (tile + 1) % kStages);
+    if (tile + 1 < tiles) smem.load_walked((tile + 1) % kStages, q_head, do_head, i0 + kBwdN, in.tq);
     ops::commit();
 
-    ops::gemm_ss(mma_s, thr_s, sK, sQ(stage), tSrS);
-    ops::gemm_ss(mma_s, thr_s, sV, sdO(stage), tSrdP);
+    ops::gemm_ss(mma_s, thr_s, sK, smem.walk(0, stage), tSrS);   // S^T = K Q^T
+    ops::gemm_ss(mma_s, thr_s, sV, smem.walk(1, stage), tSrdP);  // dP^T = V dO^T
 
     // Column by column: a column is one query, whose statistics and visible keys the rows share.
     CUTE_UNROLL
@@ -264,17 +270,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
 
     // P^T and dS^T in bf16, laid out as the A operands of dV += P^T dO and dK += dS^T Q.
-    Tensor tSrP = make_tensor<Bf16>(tSrS.layout());
-    Tensor tSrdS = make_tensor<Bf16>(tSrdP.layout());
-    CUTE_UNROLL
-    for (int e = 0; e < size(tSrS); ++e) {
-      tSrP(e) = static_cast<Bf16>(tSrS(e));
-      tSrdS(e) = static_cast<Bf16>(tSrdP(e));
-    }
-    Tensor tGrP = make_tensor(tSrP.data(), as_a_operand(tSrP.layout()));
-    Tensor tGrdS = make_tensor(tSrdS.data(), as_a_operand(tSrdS.layout()));
-    ops::gemm_rs(mma_g, thr_g, tGrP, sdOt(stage), tGrdV);
-    ops::gemm_rs(mma_g, thr_g, tGrdS, sQt(stage), tGrdK);
+    Tensor tSrP = bf16_copy(tSrS);
+    Tensor tSrdS = bf16_copy(tSrdP);
+    Tensor tGrP = a_operand_view(tSrP);
+    Tensor tGrdS = a_operand_view(tSrdS);
+    ops::gemm_rs(mma_g, thr_g, tGrP, smem.walk_t(1, stage), tGrdV);   // dV += P^T dO
+    ops::gemm_rs(mma_g, thr_g, tGrdS, smem.walk_t(0, stage), tGrdK);  // dK += dS^T Q
   }
   ops::wait_all();
 

@@ -1,7 +1,7 @@
 #pragma once
 // Device code that the Hopper (sm_90a) flash kernels share: the tile loads into swizzled shared
-// memory and the base-2 constant of their exponentials. Include the CUDA API and the Hopper
-// operations first (flash_sm90_ops.cuh, or its host emulation).
+// memory, the bf16 copy of an accumulator and the base-2 constant of their exponentials. Include
+// the CUDA API and the Hopper operations first (flash_sm90_ops.cuh, or its host emulation).
 #include "flash_device.cuh"
 #include "flash_sm90_layouts.cuh"
 
@@ -31,6 +31,16 @@ __device__ __forceinline__ void load_tile(At at, const __nv_bfloat16* src, std::
 // 1024-aligned (each block asks for 1 KiB more than its tiles).
 __device__ __forceinline__ Bf16* aligned_base(char* smem) {
   return reinterpret_cast<Bf16*>((reinterpret_cast<std::uintptr_t>(smem) + 1023) & ~std::uintptr_t{1023});
+}
+
+// A bf16 copy of an f32 accumulator, in registers laid out as the accumulator's: the register
+// operand of the next MMA through a_operand_view (P, or dS, rounded to bf16).
+template <class Acc>
+__device__ __forceinline__ auto bf16_copy(const Acc& acc) {
+  auto copy = cute::make_tensor<Bf16>(acc.layout());
+  CUTE_UNROLL
+  for (int e = 0; e < cute::size(acc); ++e) copy(e) = static_cast<Bf16>(acc(e));
+  return copy;
 }
 
 }  // namespace attnlab::flash::cuda::sm90

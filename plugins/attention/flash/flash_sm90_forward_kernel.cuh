@@ -72,10 +72,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   // (row, column) of every accumulator element in the block's tile, as rows x columns.
   const Tensor cS = thr_s.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
   const Tensor cO = thr_o.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<D>>{}));
-  Tensor S = make_tensor(tSrS.data(), rows_by_columns(tSrS.layout()));
-  Tensor O = make_tensor(tOrO.data(), rows_by_columns(tOrO.layout()));
-  const Tensor rcS = make_tensor(cS.data(), rows_by_columns(cS.layout()));
-  const Tensor rcO = make_tensor(cO.data(), rows_by_columns(cO.layout()));
+  Tensor S = by_rows(tSrS);
+  Tensor O = by_rows(tOrO);
+  const Tensor rcS = by_rows(cS);
+  const Tensor rcO = by_rows(cO);
   constexpr int kRows = decltype(size<0>(S))::value;  // 2: rows r and r + 8 of the warp's 16
   static_assert(decltype(size<0>(O))::value == kRows, "S and O hold the same rows");
 
@@ -143,10 +143,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
 
     // P in bf16, laid out as the A operand of O += P V.
-    Tensor tSrP = make_tensor<Bf16>(tSrS.layout());
-    CUTE_UNROLL
-    for (int e = 0; e < size(tSrS); ++e) tSrP(e) = static_cast<Bf16>(tSrS(e));
-    Tensor tOrP = make_tensor(tSrP.data(), as_a_operand(tSrP.layout()));
+    Tensor tSrP = bf16_copy(tSrS);
+    Tensor tOrP = a_operand_view(tSrP);
     ops::gemm_rs(mma_o, thr_o, tOrP, sV(stage), tOrO);
   }
   ops::wait_all();

@@ -24,22 +24,32 @@ inline constexpr int kBlockM = 64 * kWarpgroups;
 inline constexpr int kBlockN = 128;
 inline constexpr int kStages = 2;  // K and V tiles in flight: the next loads while this one is used
 
+// The block's warpgroup MMAs, tiled over its two warpgroups (M = 128), bf16 in and f32 out:
+//   ScoreMma<N, K>:    A (M x K) and B (N x K) both from shared memory, K-major;
+//   RegisterMma<N, K>: A from registers, B (N x K) from shared memory, MN-major.
+using Warpgroups = cute::Layout<cute::Shape<cute::Int<kWarpgroups>, cute::_1, cute::_1>>;
+template <int N, int K>
+using ScoreMma = decltype(cute::make_tiled_mma(
+    cute::SM90::GMMA::ss_op_selector<Bf16, Bf16, float, cute::Shape<cute::_64, cute::Int<N>, cute::Int<K>>>(),
+    Warpgroups{}));
+template <int N, int K>
+using RegisterMma = decltype(cute::make_tiled_mma(
+    cute::SM90::GMMA::rs_op_selector<Bf16, Bf16, float, cute::Shape<cute::_64, cute::Int<N>, cute::Int<K>>,
+                                     cute::GMMA::Major::K, cute::GMMA::Major::MN>(),
+    Warpgroups{}));
+// A 128-byte swizzled (row, d) tile of Rows x D with d contiguous (the K-major operand layout).
+template <int Rows, int D>
+using KMajorTile = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<Bf16>{},
+                                                cute::Shape<cute::Int<Rows>, cute::Int<D>>{}));
+
 template <int D>
 struct Tiles {
   static_assert(D == 64 || D == 128, "the Hopper kernel serves head sizes 64 and 128");
-  using Warpgroups = cute::Layout<cute::Shape<cute::Int<kWarpgroups>, cute::_1, cute::_1>>;
-  using MmaS = decltype(cute::make_tiled_mma(
-      cute::SM90::GMMA::ss_op_selector<Bf16, Bf16, float, cute::Shape<cute::_64, cute::Int<kBlockN>, cute::Int<D>>>(),
-      Warpgroups{}));
-  using MmaO = decltype(cute::make_tiled_mma(
-      cute::SM90::GMMA::rs_op_selector<Bf16, Bf16, float, cute::Shape<cute::_64, cute::Int<D>, cute::Int<kBlockN>>,
-                                       cute::GMMA::Major::K, cute::GMMA::Major::MN>(),
-      Warpgroups{}));
+  using MmaS = ScoreMma<kBlockN, D>;
+  using MmaO = RegisterMma<D, kBlockN>;
   // 128-byte swizzled tiles: (query, d) and (key, d) with d contiguous; V as (d, key), d contiguous.
-  using SmemQ = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<Bf16>{},
-                                             cute::Shape<cute::Int<kBlockM>, cute::Int<D>>{}));
-  using SmemK = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<Bf16>{},
-                                             cute::Shape<cute::Int<kBlockN>, cute::Int<D>>{}));
+  using SmemQ = KMajorTile<kBlockM, D>;
+  using SmemK = KMajorTile<kBlockN, D>;
   using SmemV = decltype(cute::tile_to_shape(cute::GMMA::Layout_MN_SW128_Atom<Bf16>{},
                                              cute::Shape<cute::Int<D>, cute::Int<kBlockN>>{}));
   static constexpr int q_elements = kBlockM * D;
@@ -63,18 +73,10 @@ inline constexpr int kBwdN = 64;
 template <int D>
 struct BackwardTiles {
   static_assert(D == 64 || D == 128, "the Hopper kernels serve head sizes 64 and 128");
-  using Warpgroups = typename Tiles<D>::Warpgroups;
-  using MmaS = decltype(cute::make_tiled_mma(
-      cute::SM90::GMMA::ss_op_selector<Bf16, Bf16, float, cute::Shape<cute::_64, cute::Int<kBwdN>, cute::Int<D>>>(),
-      Warpgroups{}));
-  using MmaG = decltype(cute::make_tiled_mma(
-      cute::SM90::GMMA::rs_op_selector<Bf16, Bf16, float, cute::Shape<cute::_64, cute::Int<D>, cute::Int<kBwdN>>,
-                                       cute::GMMA::Major::K, cute::GMMA::Major::MN>(),
-      Warpgroups{}));
-  using Rows = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<Bf16>{},
-                                            cute::Shape<cute::Int<kBlockM>, cute::Int<D>>{}));
-  using Walk = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<Bf16>{},
-                                            cute::Shape<cute::Int<kBwdN>, cute::Int<D>>{}));
+  using MmaS = ScoreMma<kBwdN, D>;
+  using MmaG = RegisterMma<D, kBwdN>;
+  using Rows = KMajorTile<kBlockM, D>;
+  using Walk = KMajorTile<kBwdN, D>;
   using WalkT = decltype(cute::composition(
       Walk{},
       cute::make_ordered_layout(cute::Shape<cute::Int<D>, cute::Int<kBwdN>>{}, cute::Step<cute::_2, cute::_1>{})));
@@ -106,6 +108,17 @@ CUTE_HOST_DEVICE constexpr auto as_a_operand(Layout acc) {
   const auto octets = cute::logical_divide(get<0, 2>(acc), cute::Tile<cute::_2>{});  // ((2, N / 16))
   return cute::make_layout(cute::make_layout(get<0, 0>(acc), get<0, 1>(acc), get<0, 0>(octets)), get<1>(acc),
                            cute::coalesce(cute::make_layout(get<0, 1>(octets), get<2>(acc))));
+}
+
+// A tensor (an accumulator, or the coordinates of one) viewed rows by columns, and a register
+// tensor viewed as the A operand of the next MMA; both views share the tensor's registers.
+template <class Tensor>
+CUTE_HOST_DEVICE constexpr auto by_rows(Tensor& t) {
+  return cute::make_tensor(t.data(), rows_by_columns(t.layout()));
+}
+template <class Tensor>
+CUTE_HOST_DEVICE constexpr auto a_operand_view(Tensor& t) {
+  return cute::make_tensor(t.data(), as_a_operand(t.layout()));
 }
 
 }  // namespace attnlab::flash::cuda::sm90

@@ -171,10 +171,8 @@ __global__ void __launch_bounds__(kThreads)
   const auto [bh, b, j0, j, key_valid, length] = key_tile<kRows>(in, lr);
 
   if (j0 >= length) {  // every key of the tile is padding (the same for the whole block)
-    for (int e = threadIdx.x; e < kRows * DK; e += kThreads)
-      if (j0 + e / DK < in.tk) dk[(bh * in.tk + j0) * DK + e] = from_float<bf16>(0.0f);
-    for (int e = threadIdx.x; e < kRows * DV; e += kThreads)
-      if (j0 + e / DV < in.tk) dv[(bh * in.tk + j0) * DV + e] = from_float<bf16>(0.0f);
+    kernels::zero_rows<kRows, DK, kThreads>(dk + bh * in.tk * DK, j0, in.tk);
+    kernels::zero_rows<kRows, DV, kThreads>(dv + bh * in.tk * DV, j0, in.tk);
     return;
   }
   load_rows<DK>(ks, in.k + bh * in.tk * DK, j0, length);
