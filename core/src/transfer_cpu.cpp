@@ -1,5 +1,6 @@
 #include <cstring>
 
+#include "cpu/convert_bf16.h"
 #include "cpu/parallel.h"
 #include "transfer.h"
 
@@ -45,6 +46,21 @@ void fill_cpu(void* dst, DType dtype, std::int64_t n, double value) {
 void convert_cpu(void* dst, DType dst_dtype, const void* src, DType src_dtype, std::int64_t n) {
   if (dst_dtype == src_dtype) {
     std::memcpy(dst, src, static_cast<std::size_t>(n) * dtype_size(dst_dtype));
+    return;
+  }
+  // f32 <-> bf16, the conversions of bf16 precision, through the vectorized loops.
+  if (src_dtype == DType::f32 && dst_dtype == DType::bf16) {
+    const auto* in = static_cast<const float*>(src);
+    auto* out = static_cast<std::uint16_t*>(dst);
+    cpu::parallel_for(n, cpu::kElementwiseGrain,
+                      [&](std::int64_t b, std::int64_t e) { cpu::f32_to_bf16(in + b, out + b, e - b); });
+    return;
+  }
+  if (src_dtype == DType::bf16 && dst_dtype == DType::f32) {
+    const auto* in = static_cast<const std::uint16_t*>(src);
+    auto* out = static_cast<float*>(dst);
+    cpu::parallel_for(n, cpu::kElementwiseGrain,
+                      [&](std::int64_t b, std::int64_t e) { cpu::bf16_to_f32(in + b, out + b, e - b); });
     return;
   }
   visit_dtype(dst_dtype, [&](auto dst_tag) {
