@@ -172,6 +172,34 @@ TEST_CASE("softmax with a causal mask") {
   CHECK_TENSOR_NEAR(softmax(x4, pad, true), want_both, tolerance_for(DType::f64));
 }
 
+TEST_CASE("f32 softmax rows (the vectorized path) equal f64 with masks, causal and long rows") {
+  // x [B=2, H=2, Tq=3, Tk=37]: rows longer than the loops' eight lanes and not a multiple of them.
+  const std::int64_t b = 2, h = 2, tq = 3, tk = 37;
+  const Tensor x = random_tensor({b, h, tq, tk}, 31, -6.0, 6.0, DType::f64);
+  // A padding mask per key (batch 1 pads its last 5 keys), a per-query one (extent 1 on the key
+  // axis: a constant per row, which cancels) and an additive bias; batch 0's second query is
+  // fully masked by the key mask in the causal case below.
+  std::vector<double> pad(static_cast<std::size_t>(b * tk), 0.0);
+  for (std::int64_t j = tk - 5; j < tk; ++j) pad[static_cast<std::size_t>(tk + j)] = -kInf;
+  const Tensor key_mask = Tensor::from_vector<double>({b, 1, 1, tk}, pad);
+  const Tensor per_query = random_tensor({1, 1, tq, 1}, 32, -3.0, 3.0, DType::f64);
+  const Tensor bias = random_tensor({1, h, 1, tk}, 33, -2.0, 2.0, DType::f64);
+  std::vector<double> hole(static_cast<std::size_t>(tq * tk), 0.0);
+  for (std::int64_t j = 0; j < tk; ++j) hole[static_cast<std::size_t>(tk + j)] = -kInf;  // query 1: nothing
+  const Tensor row_hole = Tensor::from_vector<double>({1, 1, tq, tk}, hole);
+  const testing::Tolerance tol{1e-6, 1e-5};
+  for (const Tensor* mask : {static_cast<const Tensor*>(nullptr), &key_mask, &per_query, &bias, &row_hole}) {
+    for (bool causal : {false, true}) {
+      const Tensor m = mask ? *mask : Tensor();
+      INFO("mask ", mask ? mask->shape().str() : "none", ", causal ", causal);
+      const Tensor mf = m.defined() ? m.to(DType::f32) : Tensor();
+      CHECK_TENSOR_NEAR(softmax(x.to(DType::f32), mf, causal), softmax(x, m, causal).to_vector<double>(), tol);
+      check_log_values(log_softmax(x.to(DType::f32), mf, causal), log_softmax(x, m, causal).to_vector<double>(),
+                       tol);
+    }
+  }
+}
+
 TEST_CASE("softmax of a fully masked row gives zeros and zero gradient") {
   Tensor x = Tensor::from_vector<double>({2, 3}, {0.2, -0.3, 0.9, 1.0, 2.0, 3.0});
   Tensor mask = Tensor::from_vector<double>({2, 3}, {-kInf, -kInf, -kInf, 0, 0, 0});

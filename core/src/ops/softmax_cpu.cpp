@@ -1,8 +1,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
+#include "cpu/exp_rows.h"
 #include "cpu/parallel.h"
 #include "ops/op_util.h"
 #include "ops/softmax_kernels.h"
@@ -63,6 +65,27 @@ void forward_rows(const Tensor& x, const Tensor& mask, bool causal, bool log, Te
       if (causal) limit = std::clamp<std::int64_t>(r % tq + (cols - tq) + 1, 0, cols);
       auto z = [&](std::int64_t j) { return mr ? xr[j] + mr[j * step] : xr[j]; };
 
+      if constexpr (std::is_same_v<T, float>) {
+        // f32 rows through the vectorized row loops (cpu/exp_rows.h): z written into y first.
+        if (!mr) std::copy(xr, xr + limit, yr);
+        else if (step == 0) std::transform(xr, xr + limit, yr, [m = mr[0]](T v) { return v + m; });
+        else std::transform(xr, xr + limit, mr, yr, [](T v, T m) { return v + m; });
+        const T max = cpu::max_row(yr, limit);
+        if (!(max > kNegInf)) {  // every key masked
+          std::fill(yr, yr + cols, log ? kNegInf : T(0));
+          continue;
+        }
+        if (log) {
+          const T log_sum = static_cast<T>(std::log(cpu::sum_exp(yr, max, limit)));
+          for (std::int64_t j = 0; j < limit; ++j) yr[j] = (yr[j] - max) - log_sum;
+        } else {
+          cpu::exp_affine(yr, max, 1.0f, 0.0f, yr, limit);
+          const T inv = static_cast<T>(1.0 / cpu::sum_row(yr, limit));
+          for (std::int64_t j = 0; j < limit; ++j) yr[j] *= inv;
+        }
+        std::fill(yr + limit, yr + cols, log ? kNegInf : T(0));
+        continue;
+      }
       T max = kNegInf;
       for (std::int64_t j = 0; j < limit; ++j) max = std::max(max, z(j));
       if (!(max > kNegInf)) {  // every key masked
