@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 
 #include "attnlab/allocator.h"
 #include "attnlab/attnlab.h"
+#include "attnlab/bf16_operands.h"
 #include "attnlab/testing/base_model.h"
 #include "attnlab/nmt/data/batching.h"
 #include "attnlab/nmt/train/optimizer.h"
@@ -215,6 +217,11 @@ int main(int argc, char** argv) {
     model.train();
     if (!model.attention().notice.empty()) fmt::print(stderr, "bench_train_step: {}\n", model.attention().notice);
     nmt::AdamOptimizer optimizer(model.named_parameters(), {0.9, 0.98, 1e-9});
+    // As the trainer: under bf16 each GEMM operand cast once per forward, the weights' copies
+    // written by the optimizer (ATTNLAB_NO_BF16_OPERANDS=1: cast at every use, for comparison).
+    const bool bf16_operands = precision == Precision::bf16 && std::getenv("ATTNLAB_NO_BF16_OPERANDS") == nullptr;
+    optimizer.keep_bf16_copies(bf16_operands);
+    Bf16Operands::Counts operand_counts;
     const std::int64_t vocab = config.vocab_size;
     std::vector<Batch> batches;
     for (std::uint64_t i = 0; i < 4; ++i) batches.push_back(random_batch(opt.batch, opt.len, vocab, 100 + i));
@@ -233,9 +240,13 @@ int main(int argc, char** argv) {
       if (profile::enabled()) profile::mark();
       const auto t0 = Clock::now();
       HostWaits w0 = host_waits(device);
+      std::optional<Bf16Operands> operands;
+      if (bf16_operands) optimizer.provide_bf16_copies(operands.emplace());
       Tensor logits = model.forward(b.src.to(device), b.tgt_in.to(device)).reshape({-1, vocab});
       auto ce = cross_entropy(logits, b.tgt_out.reshape({-1}).to(device), 0.1, config.pad_id);
       Tensor objective = scale(ce.loss_sum, 1.0 / static_cast<double>(b.tgt_tokens));
+      if (operands) operand_counts = operands->counts();
+      operands.reset();
       const HostWaits in_fwd = host_waits(device) - w0;
       synchronize(device);  // CUDA ops return once queued: wait for each phase to end
       const auto t1 = Clock::now();
@@ -286,6 +297,10 @@ int main(int argc, char** argv) {
       fmt::print("host_waits_per_step fwd={} bwd={} opt={} (synchronisations (downloads) in the step itself; "
                  "ATTNLAB_TRACE_HOST_WAITS=1 prints where each one comes from)\n",
                  per_step(fwd_waits), per_step(bwd_waits), per_step(opt_waits));
+    if (bf16_operands)
+      fmt::print("bf16_operands_per_step cast={} reused={} provided={} (the forward's GEMM operands in bf16: cast, "
+                 "taken again, taken from the optimizer's copies)\n",
+                 operand_counts.cast, operand_counts.reused, operand_counts.provided);
     if (profile::enabled()) fmt::print("\nforward (fwd) and backward (bwd) by op, per step (ATTNLAB_PROFILE=1: each op timed alone)\n{}", profile::table(n));
     return 0;
   } catch (const std::exception& e) {

@@ -204,6 +204,38 @@ TEST_CASE("cuda adam_step_multi splits a tensor larger than one launch") {
     CHECK(host(p_multi[i]).to_vector<float>() == host(p_one[i]).to_vector<float>());
 }
 
+TEST_CASE("cuda adam_step_multi's bf16 copies equal the updated params cast to bf16, and the CPU's") {
+  SKIP_WITHOUT_CUDA();
+  // A tensor over several launches, a small one, one without a copy.
+  const std::int64_t big = adam_multi::kMaxBlocks * adam_multi::kChunk + 5;
+  const std::vector<Shape> shapes = {{big}, {7, 45}, {3}};
+  std::vector<Tensor> p_cpu, g_cpu, m_cpu, v_cpu, c_cpu, p_gpu, g_gpu, m_gpu, v_gpu, c_gpu;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    p_cpu.push_back(random_tensor(shapes[i], 70 + i));
+    g_cpu.push_back(random_tensor(shapes[i], 80 + i));
+    m_cpu.push_back(Tensor::zeros(shapes[i]));
+    v_cpu.push_back(Tensor::zeros(shapes[i]));
+    c_cpu.push_back(i == 2 ? Tensor() : Tensor::zeros(shapes[i], DType::bf16));
+    p_gpu.push_back(p_cpu.back().to(kCuda));
+    g_gpu.push_back(g_cpu.back().to(kCuda));
+    m_gpu.push_back(m_cpu.back().to(kCuda));
+    v_gpu.push_back(v_cpu.back().to(kCuda));
+    c_gpu.push_back(i == 2 ? Tensor() : c_cpu.back().to(kCuda));
+  }
+  const AdamHyper h{.lr = 1e-2, .step = 1, .weight_decay = 0.1};
+  adam_step_multi(p_cpu, g_cpu, m_cpu, v_cpu, h, c_cpu);
+  adam_step_multi(p_gpu, g_gpu, m_gpu, v_gpu, h, c_gpu);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CAPTURE(i);
+    const Tensor copy = host(c_gpu[i]), want = host(p_gpu[i]).to(DType::bf16);
+    std::int64_t wrong = 0;
+    for (std::int64_t k = 0; k < copy.numel(); ++k) wrong += copy.data<bf16>()[k].bits != want.data<bf16>()[k].bits;
+    CHECK(wrong == 0);
+    // The CPU's update agrees to rounding, so its copy to within one bf16 step.
+    CHECK_TENSOR_NEAR(copy.to(DType::f32), c_cpu[i].to(DType::f32), tolerance_for(DType::bf16));
+  }
+}
+
 TEST_CASE("cuda bf16 adam_step_multi equals adam_step on each tensor") {
   SKIP_WITHOUT_CUDA();
   // The multi-tensor kernel runs the one-tensor kernel's element code, bf16 loads and stores

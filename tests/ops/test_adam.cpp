@@ -234,3 +234,46 @@ TEST_CASE("adam_step_multi checks every entry before changing anything") {
                        doctest::Contains("adam_step_multi: step must be >= 1"), Error);
   CHECK(s.p[0].to_vector<float>() == before);
 }
+
+TEST_CASE("adam_step_multi writes bf16 copies that equal the updated params cast to bf16, to the bit") {
+  AdamState s = make_state(kMixedShapes, DType::f32, 300);
+  AdamState plain = copy_state(s);
+  // A copy for every other entry; the rest undefined.
+  std::vector<Tensor> copies;
+  for (std::size_t i = 0; i < s.p.size(); ++i)
+    copies.push_back(i % 2 == 0 ? Tensor::full(s.p[i].shape(), 7.0, DType::bf16) : Tensor());
+  for (std::int64_t t = 1; t <= 2; ++t) {
+    const AdamHyper h{.lr = 0.02, .step = t, .weight_decay = 0.1};
+    adam_step_multi(s.p, s.g, s.m, s.v, h, copies);
+    adam_step_multi(plain.p, plain.g, plain.m, plain.v, h);
+  }
+  for (std::size_t i = 0; i < s.p.size(); ++i) {
+    CAPTURE(i);
+    CHECK(s.p[i].to_vector<double>() == plain.p[i].to_vector<double>());  // the update is unchanged
+    if (!copies[i].defined()) continue;
+    const Tensor want = s.p[i].to(DType::bf16);
+    const bf16* got = copies[i].data<bf16>();
+    std::int64_t wrong = 0;
+    for (std::int64_t k = 0; k < want.numel(); ++k) wrong += got[k].bits != want.data<bf16>()[k].bits;
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("adam_step_multi refuses bf16 copies of the wrong kind before changing anything") {
+  AdamState s = make_state({{3, 4}, {5}}, DType::f32, 400);
+  const std::vector<double> before = s.p[0].to_vector<double>();
+  const Tensor good = Tensor::zeros({3, 4}, DType::bf16);
+  const std::vector<std::pair<std::vector<Tensor>, std::string>> bad = {
+      {{good}, "1 bf16 copies for 2 params"},
+      {{Tensor::zeros({4, 3}, DType::bf16), Tensor()}, "the bf16 copy of param f32[3, 4] on cpu must be"},
+      {{Tensor::zeros({3, 4}, DType::f32), Tensor()}, "the bf16 copy of param f32[3, 4] on cpu must be"}};
+  for (const auto& [copies, message] : bad) {
+    CAPTURE(message);
+    CHECK_THROWS_WITH_AS(adam_step_multi(s.p, s.g, s.m, s.v, {.step = 1}, copies), doctest::Contains(message.c_str()),
+                         Error);
+  }
+  CHECK(s.p[0].to_vector<double>() == before);
+  AdamState d = make_state({{3, 4}}, DType::f64, 500);
+  CHECK_THROWS_WITH_AS(adam_step_multi(d.p, d.g, d.m, d.v, {.step = 1}, std::vector<Tensor>{good}),
+                       doctest::Contains("and the param f32"), Error);
+}

@@ -60,10 +60,13 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const Ad
 }
 
 void adam_step_multi(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> m,
-                     std::span<const Tensor> v, const AdamHyper& hyper) {
+                     std::span<const Tensor> v, const AdamHyper& hyper, std::span<const Tensor> bf16_copies) {
   ATTNLAB_CHECK(grads.size() == params.size() && m.size() == params.size() && v.size() == params.size(),
                 "adam_step_multi: the lists must have one length, got {} params, {} grads, {} m and {} v",
                 params.size(), grads.size(), m.size(), v.size());
+  ATTNLAB_CHECK(bf16_copies.empty() || bf16_copies.size() == params.size(),
+                "adam_step_multi: {} bf16 copies for {} params (none, or one per param)", bf16_copies.size(),
+                params.size());
   check_hyper("adam_step_multi", hyper);
   if (params.empty()) return;
   const Tensor& first = params[0];
@@ -78,10 +81,18 @@ void adam_step_multi(std::span<const Tensor> params, std::span<const Tensor> gra
     ATTNLAB_CHECK(params[i].numel() == 0 || storage.insert(params[i].raw_data()).second,
                   "{}: param {} shares its storage with an earlier entry (each would be updated twice)", op,
                   params[i].str());
+    if (!bf16_copies.empty() && bf16_copies[i].defined()) {
+      const Tensor& c = bf16_copies[i];
+      ATTNLAB_CHECK(params[i].dtype() == DType::f32 && c.dtype() == DType::bf16 && c.shape() == params[i].shape() &&
+                        c.device() == params[i].device(),
+                    "{}: the bf16 copy of param {} must be a bf16 tensor of its shape on its device (and the param "
+                    "f32), got {}",
+                    op, params[i].str(), c.str());
+    }
   }
   detail::check_floating("adam_step_multi", first);
   check_scale_tensor("adam_step_multi", hyper, first);
-  ATTNLAB_DISPATCH(first.device(), detail::adam_update_multi, params, grads, m, v, hyper);
+  ATTNLAB_DISPATCH(first.device(), detail::adam_update_multi, params, grads, m, v, hyper, bf16_copies);
 }
 
 }  // namespace attnlab

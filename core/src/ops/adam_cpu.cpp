@@ -1,7 +1,9 @@
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
+#include "cpu/convert_bf16.h"
 #include "cpu/parallel.h"
 #include "ops/adam_kernels.h"
 #include "ops/op_util.h"
@@ -53,19 +55,21 @@ void adam_update_cpu(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, co
 }
 
 void adam_update_multi_cpu(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> m,
-                           std::span<const Tensor> v, const AdamHyper& h) {
+                           std::span<const Tensor> v, const AdamHyper& h, std::span<const Tensor> bf16_copies) {
   if (params.empty()) return;
   dispatch_float("adam_step_multi", params[0].dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const std::size_t n = params.size();
     std::vector<T*> pp(n), pm(n), pv(n);
     std::vector<const T*> pg(n);
+    std::vector<std::uint16_t*> pc(n, nullptr);  // the bf16 copies (f32 params only)
     std::vector<std::int64_t> start(n + 1, 0);  // entry k holds the flat elements [start[k], start[k + 1])
     for (std::size_t k = 0; k < n; ++k) {
       pp[k] = params[k].data<T>();
       pg[k] = grads[k].data<T>();
       pm[k] = m[k].data<T>();
       pv[k] = v[k].data<T>();
+      if (!bf16_copies.empty() && bf16_copies[k].defined()) pc[k] = &bf16_copies[k].data<bf16>()->bits;
       start[k + 1] = start[k] + params[k].numel();
     }
     const Coefficients<T> c(h);
@@ -76,7 +80,10 @@ void adam_update_multi_cpu(std::span<const Tensor> params, std::span<const Tenso
       for (std::int64_t i = s; i < e;) {
         while (start[k + 1] <= i) ++k;  // skips empty entries
         const std::int64_t stop = std::min(e, start[k + 1]);
-        for (std::int64_t j = i - start[k]; j < stop - start[k]; ++j) update(pp[k], pg[k], pm[k], pv[k], j, c);
+        const std::int64_t first = i - start[k], last = stop - start[k];
+        for (std::int64_t j = first; j < last; ++j) update(pp[k], pg[k], pm[k], pv[k], j, c);
+        if constexpr (std::is_same_v<T, float>)
+          if (pc[k]) cpu::f32_to_bf16(pp[k] + first, pc[k] + first, last - first);
         i = stop;
       }
     });

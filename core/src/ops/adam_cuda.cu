@@ -68,7 +68,12 @@ __global__ void adam_multi_kernel(AdamMultiTable table, std::int64_t chunk_size,
   const T* grad = static_cast<const T*>(table.grad[slot]);
   T* m = static_cast<T*>(table.m[slot]);
   T* v = static_cast<T*>(table.v[slot]);
-  for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) adam_element(param, grad, m, v, i, s);
+  bf16_bits* copy = static_cast<bf16_bits*>(table.bf16_copy[slot]);  // copy: (n) or null
+  for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    adam_element(param, grad, m, v, i, s);
+    // The stored parameter rounded as convert's kernel rounds f32 to bf16.
+    if (copy != nullptr) store(copy, i, static_cast<float>(load(param, i)));
+  }
 }
 
 template <typename C>

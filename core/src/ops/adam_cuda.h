@@ -11,13 +11,14 @@
 namespace attnlab::cuda {
 
 // One launch of adam_multi::plan, passed to the kernel by value: tensor k of the launch has
-// numel[k] elements at param[k], grad[k], m[k], v[k] (device pointers, one dtype); block b updates
-// chunk[b] of tensor slot[b].
+// numel[k] elements at param[k], grad[k], m[k], v[k] (device pointers, one dtype) and, where not
+// null, a bf16 copy at bf16_copy[k]; block b updates chunk[b] of tensor slot[b].
 struct AdamMultiTable {
   void* param[detail::adam_multi::kMaxTensors];
   const void* grad[detail::adam_multi::kMaxTensors];
   void* m[detail::adam_multi::kMaxTensors];
   void* v[detail::adam_multi::kMaxTensors];
+  void* bf16_copy[detail::adam_multi::kMaxTensors];  // null, or bf16 (n): receives bf16(param) as updated
   std::int64_t numel[detail::adam_multi::kMaxTensors];
   std::int32_t chunk[detail::adam_multi::kMaxBlocks];
   std::uint8_t slot[detail::adam_multi::kMaxBlocks];

@@ -11,7 +11,8 @@
 namespace attnlab::detail {
 
 void adam_update_multi_cuda(std::span<const Tensor> params, std::span<const Tensor> grads,
-                            std::span<const Tensor> m, std::span<const Tensor> v, const AdamHyper& h) {
+                            std::span<const Tensor> m, std::span<const Tensor> v, const AdamHyper& h,
+                            std::span<const Tensor> bf16_copies) {
   if (params.empty()) return;
   cuda::set_device(params[0].device().index);
   const cudaStream_t stream = cuda::current_stream(params[0].device().index);
@@ -26,6 +27,7 @@ void adam_update_multi_cuda(std::span<const Tensor> params, std::span<const Tens
       table.grad[s] = grads[k].raw_data();
       table.m[s] = m[k].raw_data();
       table.v[s] = v[k].raw_data();
+      table.bf16_copy[s] = bf16_copies.empty() || !bf16_copies[k].defined() ? nullptr : bf16_copies[k].raw_data();
       table.numel[s] = numel[k];
     }
     for (std::size_t b = 0; b < launch.blocks.size(); ++b) {

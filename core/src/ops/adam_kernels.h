@@ -32,10 +32,11 @@ void adam_update_cuda(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, c
 
 // Every entry at once, all on one device and of one dtype: the CPU in one parallel loop over the
 // elements of all entries, with adam_update_cpu's arithmetic; CUDA in one launch per batch of
-// entries (adam_multi_plan.h), with adam_update_cuda's.
+// entries (adam_multi_plan.h), with adam_update_cuda's. bf16_copies as adam_step_multi's (checked).
 void adam_update_multi_cpu(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> m,
-                           std::span<const Tensor> v, const AdamHyper& hyper);
+                           std::span<const Tensor> v, const AdamHyper& hyper, std::span<const Tensor> bf16_copies);
 void adam_update_multi_cuda(std::span<const Tensor> params, std::span<const Tensor> grads,
-                            std::span<const Tensor> m, std::span<const Tensor> v, const AdamHyper& hyper);
+                            std::span<const Tensor> m, std::span<const Tensor> v, const AdamHyper& hyper,
+                            std::span<const Tensor> bf16_copies);
 
 }  // namespace attnlab::detail

@@ -3,6 +3,7 @@
 #include "attnlab/ops/cast.h"
 
 #include "attnlab/autograd.h"
+#include "ops/cast_node.h"
 #include "ops/op_util.h"
 
 namespace attnlab {
@@ -23,6 +24,16 @@ class CastNode final : public Node {
 };
 
 }  // namespace
+
+namespace detail {
+
+Tensor cast_from_copy(const Tensor& x, const Tensor& copy) {
+  Tensor y = copy.detach();  // its own place on the tape; the copy itself stays off it
+  if (any_requires_grad({&x})) record(std::make_shared<CastNode>(x.dtype()), {&x}, y);
+  return y;
+}
+
+}  // namespace detail
 
 Tensor cast(const Tensor& x, DType dtype) {
   detail::check_defined("cast", x, "x");

@@ -3,6 +3,7 @@
 #include "attnlab/ops/matmul.h"
 
 #include "attnlab/autograd.h"
+#include "attnlab/bf16_operands.h"
 #include "attnlab/ops/cast.h"
 #include "attnlab/precision.h"
 #include "dispatch.h"
@@ -24,7 +25,7 @@ GemmMath gemm_math(DType dtype) {
 }
 
 Tensor gemm_operand(const Tensor& t, GemmMath math) {
-  return math == GemmMath::bf16 && t.defined() ? cast(t, DType::bf16) : t;
+  return math == GemmMath::bf16 && t.defined() ? bf16_operand(t) : t;
 }
 
 DType gemm_out_dtype(const GemmSpec& spec, const Tensor& a) {

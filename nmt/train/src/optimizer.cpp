@@ -77,7 +77,7 @@ void AdamOptimizer::step(double lr, double grad_scale, const Tensor& grad_scale_
     Device device;
     DType dtype;
     bool decayed;
-    std::vector<Tensor> p, g, m, v;
+    std::vector<Tensor> p, g, m, v, copies;
   };
   std::vector<Group> groups;
   for (std::size_t i = 0; i < params_.size(); ++i) {
@@ -88,11 +88,13 @@ void AdamOptimizer::step(double lr, double grad_scale, const Tensor& grad_scale_
     auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& gr) {
       return gr.device == p.device() && gr.dtype == p.dtype() && gr.decayed == decayed;
     });
-    if (it == groups.end()) it = groups.insert(groups.end(), Group{p.device(), p.dtype(), decayed, {}, {}, {}, {}});
+    if (it == groups.end()) it = groups.insert(groups.end(), Group{p.device(), p.dtype(), decayed, {}, {}, {}, {}, {}});
     it->p.push_back(p);
     it->g.push_back(std::move(g));
     it->m.push_back(m_[i].second);
     it->v.push_back(v_[i].second);
+    it->copies.push_back(bf16_copies_.empty() ? Tensor() : bf16_copies_[i]);
+    if (!bf16_copies_.empty() && bf16_copies_[i].defined()) bf16_written_[i] = true;
   }
   for (const Group& gr : groups) {
     const AdamHyper hyper{.lr = lr,
@@ -104,9 +106,27 @@ void AdamOptimizer::step(double lr, double grad_scale, const Tensor& grad_scale_
                           .grad_scale = grad_scale,
                           .grad_scale_tensor = grad_scale_tensor.defined() ? grad_scale_tensor.to(gr.device)
                                                                            : Tensor()};
-    adam_step_multi(gr.p, gr.g, gr.m, gr.v, hyper);
+    adam_step_multi(gr.p, gr.g, gr.m, gr.v, hyper, gr.copies);
   }
 }
+
+void AdamOptimizer::keep_bf16_copies(bool on) {
+  bf16_copies_.clear();
+  bf16_written_.clear();
+  if (!on) return;
+  for (const auto& [_, p] : params_) {
+    const bool matrix = p.rank() >= 2 && p.dtype() == DType::f32;
+    bf16_copies_.push_back(matrix ? Tensor::empty(p.shape(), DType::bf16, p.device()) : Tensor());
+  }
+  bf16_written_.assign(params_.size(), false);
+}
+
+void AdamOptimizer::provide_bf16_copies(Bf16Operands& operands) const {
+  for (std::size_t i = 0; i < bf16_copies_.size(); ++i)
+    if (bf16_written_[i]) operands.provide(params_[i].second, bf16_copies_[i]);
+}
+
+void AdamOptimizer::forget_bf16_copies() { bf16_written_.assign(bf16_written_.size(), false); }
 
 void AdamOptimizer::zero_grad() {
   for (auto& [_, p] : params_) p.zero_grad();
@@ -130,6 +150,7 @@ void AdamOptimizer::load_state(const Named& m, const Named& v, std::int64_t step
     v_[i].second = v[i].second.to(dt).to(dev).clone();
   }
   steps_ = steps;
+  forget_bf16_copies();  // a restored state comes with restored parameters
 }
 
 }  // namespace attnlab::nmt

@@ -1,5 +1,7 @@
 #include "training_state.h"
 
+#include <cstdlib>
+#include <optional>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -8,8 +10,10 @@
 #include <fmt/ranges.h>
 
 #include "attnlab/autograd.h"
+#include "attnlab/bf16_operands.h"
 #include "attnlab/nmt/train/trainer.h"
 #include "attnlab/ops.h"
+#include "attnlab/precision.h"
 #include "progress.h"
 
 namespace attnlab::nmt::detail {
@@ -65,7 +69,11 @@ TrainingState::TrainingState(const ExperimentConfig& config, const Registry& reg
       decayed_(decay_mask(config.training, model_.named_parameters())),
       optimizer_(model_.named_parameters(), adam_settings(config.training), decayed_),
       schedule_(schedule_of(config.training, model_config.dims.d_model)),
-      batches_(data.train, training_batching(config)) {}
+      batches_(data.train, training_batching(config)),
+      bf16_operands_(precision_from_name(config.training.precision) == Precision::bf16 &&
+                     std::getenv("ATTNLAB_NO_BF16_OPERANDS") == nullptr) {
+  optimizer_.keep_bf16_copies(bf16_operands_);
+}
 
 // Forward and backward of one batch; returns its summed cross-entropy (detached, f64). The step's
 // loss is the mean over every target token of the step's batches (`tokens` of them).
@@ -73,8 +81,13 @@ Tensor TrainingState::batch_loss(const BatchTensors& b, double tokens) {
   const Tensor src = b.src.to(device_), tgt_in = b.tgt_in.to(device_);
   const Tensor targets = b.tgt_out.reshape({-1}).to(device_);  // the shifted targets [B*T]
   const auto logits = [&] { return model_.forward(src, tgt_in).reshape({-1, model_config.vocab_size}); };  // [B*T, V]
+  // The forward's GEMM operands in bf16 made once each, the weights' from the optimizer's copies
+  // (bf16 precision); the scope ends before the backward, which frees them as it goes.
+  std::optional<Bf16Operands> operands;
+  if (bf16_operands_) optimizer_.provide_bf16_copies(operands.emplace());
   if (training_.rdrop <= 0) {
     auto ce = cross_entropy(logits(), targets, training_.label_smoothing, kPadId);
+    operands.reset();
     scale(ce.loss_sum, 1.0 / tokens).backward();
     return ce.loss_sum.detach().to(DType::f64);
   }
@@ -87,6 +100,7 @@ Tensor TrainingState::batch_loss(const BatchTensors& b, double tokens) {
   auto ce_b = cross_entropy(logits_b, targets, training_.label_smoothing, kPadId);
   const Tensor ce = scale(add(ce_a.loss_sum, ce_b.loss_sum), 0.5);
   const Tensor kl = symmetric_kl(logits_a, logits_b, targets, kPadId);
+  operands.reset();
   scale(add(ce, scale(kl, training_.rdrop / 4.0)), 1.0 / tokens).backward();
   return ce.detach().to(DType::f64);
 }

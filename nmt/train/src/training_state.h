@@ -85,6 +85,9 @@ class TrainingState {
   AdamOptimizer optimizer_;
   LrSchedule schedule_;
   BatchIterator batches_;
+  // bf16 precision: the forward's GEMM operands through a Bf16Operands scope, the weights' from the
+  // optimizer's copies (off with ATTNLAB_NO_BF16_OPERANDS=1, for comparison).
+  bool bf16_operands_;
   std::int64_t step_ = 0;
 };
 

@@ -5,6 +5,7 @@
 #include "attnlab/error.h"
 #include "attnlab/nmt/train/optimizer.h"
 #include "attnlab/ops.h"
+#include "attnlab/precision.h"
 #include "support/tensor_testing.h"
 
 using namespace attnlab;
@@ -98,4 +99,42 @@ TEST_CASE("the optimizer's step with clipping's factor as a tensor equals the fa
   b.step(1e-2, 1.0, clip.factor);
   for (std::size_t i = 0; i < by_number.size(); ++i)
     CHECK(by_tensor[i].second.to_vector<float>() == by_number[i].second.to_vector<float>());
+}
+
+TEST_CASE("the optimizer's bf16 copies reach a forward only after a step has written them") {
+  const PrecisionGuard bf16(Precision::bf16);
+  Tensor w = testing::random_tensor({4, 6}, 5, -1.0, 1.0, DType::f32).set_requires_grad();
+  Tensor b = Tensor::zeros({4}).set_requires_grad();  // rank 1: no copy
+  const Tensor x = testing::random_tensor({3, 6}, 6, -1.0, 1.0, DType::f32);
+  AdamOptimizer opt({{"w", w}, {"b", b}}, {});
+  opt.keep_bf16_copies(true);
+  // One forward in a scope fed by the optimizer: how many operands came from its copies, and the
+  // output's bits against the same forward without the scope.
+  const auto provided = [&] {
+    Bf16Operands operands;
+    opt.provide_bf16_copies(operands);
+    const std::vector<float> got = linear(x, w, b).to_vector<float>();
+    const auto counts = operands.counts();
+    CHECK(got == linear(x, w.detach(), b.detach()).to_vector<float>());
+    return counts.provided;
+  };
+  const auto train_step = [&] {
+    sum(linear(x, w, b)).backward();
+    opt.step(0.01);
+    opt.zero_grad();
+  };
+  CHECK(provided() == 0);  // nothing written yet
+  train_step();
+  CHECK(provided() == 1);
+  train_step();
+  CHECK(provided() == 1);  // rewritten by each step: the values above still match
+  opt.forget_bf16_copies();
+  CHECK(provided() == 0);
+  train_step();
+  CHECK(provided() == 1);
+  opt.load_state(opt.first_moments(), opt.second_moments(), opt.steps());  // restored parameters
+  CHECK(provided() == 0);
+  opt.keep_bf16_copies(false);
+  train_step();
+  CHECK(provided() == 0);
 }

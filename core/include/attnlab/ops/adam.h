@@ -36,7 +36,12 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const Ad
 // tensor is on one device and of one floating dtype, and no two params share storage. The CPU runs
 // one parallel loop over all elements, CUDA one kernel launch per batch of tensors. Every entry is
 // checked before anything changes.
+// bf16_copies, where not empty, has one entry per param: undefined, or a bf16 tensor of an f32
+// param's shape on its device that receives bf16(param) as updated (round to nearest even, the
+// bits of cast(param, bf16)), written by the same pass: the bf16 operand of the next forward's
+// GEMMs (attnlab/bf16_operands.h) without a cast.
 void adam_step_multi(std::span<const Tensor> params, std::span<const Tensor> grads, std::span<const Tensor> m,
-                     std::span<const Tensor> v, const AdamHyper& hyper);
+                     std::span<const Tensor> v, const AdamHyper& hyper,
+                     std::span<const Tensor> bf16_copies = {});
 
 }  // namespace attnlab

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "attnlab/bf16_operands.h"
 #include "attnlab/tensor.h"
 
 namespace attnlab::nmt {
@@ -61,11 +62,23 @@ class AdamOptimizer {
   // first mismatch, with nothing changed).
   void load_state(const Named& m, const Named& v, std::int64_t steps);
 
+  // Under bf16 precision: keep a bf16 copy of each f32 matrix (rank >= 2: the GEMMs' weights and
+  // the embedding), written by step() in its update (adam_step_multi's bf16_copies), and hand the
+  // copies to a forward's Bf16Operands scope, which then takes them instead of casting the
+  // weights. A copy is handed on only once a step has written it, and none after
+  // forget_bf16_copies() (to be called when anything but step() changes a parameter) until the
+  // next step rewrites it.
+  void keep_bf16_copies(bool on);
+  void provide_bf16_copies(Bf16Operands& operands) const;
+  void forget_bf16_copies();
+
  private:
   Named params_, m_, v_;
   AdamSettings settings_;
   std::vector<bool> decayed_;
   std::int64_t steps_ = 0;
+  std::vector<Tensor> bf16_copies_;  // per parameter: undefined where none is kept
+  std::vector<bool> bf16_written_;   // per parameter: the copy holds the parameter's value
 };
 
 }  // namespace attnlab::nmt
