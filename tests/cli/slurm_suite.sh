@@ -122,9 +122,17 @@ job=$(sed -n 's/.*Slurm job array \([0-9]*\) .*/\1/p' submit.txt)
 [ -n "$job" ] || { echo "no job id"; cat submit.txt; exit 1; }
 long_task=$(awk -F'\t' '$4 == "long@1" {print $2}' runs/smoke/slurm/jobs.tsv)
 checkpoint() { compgen -G "runs/smoke/long-s1-*/checkpoints/step-00000040.safetensors" >/dev/null; }
-wait_for 300 "the long row's step-40 checkpoint" checkpoint
+# The row is stopped as soon as its checkpoint is seen (it would finish its 400 steps while status
+# starts on a loaded machine), and continued after the cancel, which it then takes as before.
+stop_long() {
+  checkpoint || return 1
+  long_pid=$(awk '{print $2}' runs/smoke/long-s1-*/lock)
+  kill -STOP "$long_pid"
+}
+wait_for 300 "the long row's step-40 checkpoint" stop_long
 "$attnlab" status runs/smoke >status-running.txt
 scancel "${job}_${long_task}"
+kill -CONT "$long_pid"
 wait_for 300 "the other rows to finish" queue_empty
 "$attnlab" status runs/smoke >status-half.txt || true
 cat status-running.txt status-half.txt
