@@ -267,7 +267,9 @@ TEST_CASE("adam_step_multi refuses bf16 copies of the wrong kind before changing
       {{good}, "1 bf16 copies for 2 params"},
       {{Tensor::zeros({4, 3}, DType::bf16), Tensor()}, "the bf16 copy of param f32[3, 4] on cpu must be"},
       {{Tensor::zeros({3, 4}, DType::f32), Tensor()}, "the bf16 copy of param f32[3, 4] on cpu must be"}};
-  for (const auto& [copies, message] : bad) {
+  for (const auto& entry : bad) {
+    const std::vector<Tensor>& copies = entry.first;
+    const std::string& message = entry.second;
     CAPTURE(message);
     CHECK_THROWS_WITH_AS(adam_step_multi(s.p, s.g, s.m, s.v, {.step = 1}, copies), doctest::Contains(message.c_str()),
                          Error);
