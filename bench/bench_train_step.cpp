@@ -219,7 +219,7 @@ int main(int argc, char** argv) {
     nmt::AdamOptimizer optimizer(model.named_parameters(), {0.9, 0.98, 1e-9});
     // As the trainer: under bf16 each GEMM operand cast once per forward, the weights' copies
     // written by the optimizer (ATTNLAB_NO_BF16_OPERANDS=1: cast at every use, for comparison).
-    const bool bf16_operands = precision == Precision::bf16 && std::getenv("ATTNLAB_NO_BF16_OPERANDS") == nullptr;
+    const bool bf16_operands = bf16_operands_on(precision);
     optimizer.keep_bf16_copies(bf16_operands);
     Bf16Operands::Counts operand_counts;
     const std::int64_t vocab = config.vocab_size;

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "attnlab/ops/cast.h"
+#include "env_flag.h"
 #include "ops/cast_node.h"
 
 namespace attnlab {
@@ -29,12 +30,15 @@ struct Bf16Operands::State {
   }
 };
 
+bool bf16_operands_on(Precision precision) {
+  return precision == Precision::bf16 && !detail::env_flag("ATTNLAB_NO_BF16_OPERANDS");
+}
+
 Bf16Operands::Bf16Operands() : state_(std::make_unique<State>()), outer_(t_scope) { t_scope = this; }
 Bf16Operands::~Bf16Operands() { t_scope = outer_; }
 
 void Bf16Operands::provide(const Tensor& source, const Tensor& copy) {
-  ATTNLAB_CHECK(source.defined() && copy.defined() && source.dtype() == DType::f32 && copy.dtype() == DType::bf16 &&
-                    source.shape() == copy.shape() && source.device() == copy.device(),
+  ATTNLAB_CHECK(detail::is_bf16_copy_of(copy, source),
                 "Bf16Operands::provide: the copy of an f32 tensor must be bf16 of its shape on its device, got {} "
                 "for {}",
                 copy.defined() ? copy.str() : "undefined", source.defined() ? source.str() : "undefined");

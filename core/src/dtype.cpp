@@ -4,6 +4,7 @@
 #include <string>
 
 #include "attnlab/error.h"
+#include "cpu/convert_bf16.h"
 
 namespace attnlab {
 
@@ -32,15 +33,8 @@ bool dtype_is_floating(DType dtype) {
 }
 bool dtype_is_integer(DType dtype) { return !dtype_is_floating(dtype); }
 
-bf16::bf16(float value) {
-  auto u = std::bit_cast<std::uint32_t>(value);
-  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu) != 0) {
-    bits = static_cast<std::uint16_t>((u >> 16) | 0x0040u);  // keep NaN a (quiet) NaN
-    return;
-  }
-  const std::uint32_t rounding = 0x7fffu + ((u >> 16) & 1u);  // round to nearest, ties to even
-  bits = static_cast<std::uint16_t>((u + rounding) >> 16);
-}
+// Round to nearest, ties to even; a NaN stays a (quiet) NaN.
+bf16::bf16(float value) : bits(cpu::bf16_round_bits(std::bit_cast<std::uint32_t>(value))) {}
 
 bf16::operator float() const { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
 

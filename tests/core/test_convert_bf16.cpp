@@ -1,5 +1,6 @@
-// The vectorized f32 <-> bf16 conversions (cpu/convert_bf16.h) against bf16's own scalar
-// constructor and conversion, and through Tensor::to.
+// The vectorized f32 <-> bf16 conversions (cpu/convert_bf16.h) against bf16's scalar constructor
+// and conversion (the loops, their instruction-set clones and the rounding rule they share), the
+// rounding rule itself against known values, and both through Tensor::to.
 #include <doctest/doctest.h>
 
 #include <bit>

@@ -18,9 +18,15 @@
 #include <cstdint>
 #include <memory>
 
+#include "attnlab/precision.h"
 #include "attnlab/tensor.h"
 
 namespace attnlab {
+
+// Whether a training step under `precision` runs its forward in a Bf16Operands scope with the
+// optimizer's weight copies: under bf16, unless ATTNLAB_NO_BF16_OPERANDS=1 (cast at every use,
+// for comparison). The trainer and bench_train_step decide with it.
+bool bf16_operands_on(Precision precision);
 
 class Bf16Operands;
 namespace detail {

@@ -10,26 +10,13 @@
 #endif
 
 namespace attnlab::cpu {
-namespace {
-
-// Branch-free, so that the loop vectorizes: a NaN (exponent all ones, mantissa not zero) keeps
-// its top 16 bits with the quiet bit set; every other value is rounded to nearest, ties to even
-// (an infinity stays one: its low bits are zero, nothing is added past them).
-inline std::uint16_t bf16_bits(std::uint32_t u) {
-  const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
-  const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  const std::uint32_t quiet = (u >> 16) | 0x0040u;
-  return static_cast<std::uint16_t>(nan ? quiet : rounded);
-}
-
-}  // namespace
 
 ATTNLAB_CONVERT_CLONES
 void f32_to_bf16(const float* in, std::uint16_t* out, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) {
     std::uint32_t u;
     std::memcpy(&u, in + i, sizeof u);
-    out[i] = bf16_bits(u);
+    out[i] = bf16_round_bits(u);
   }
 }
 

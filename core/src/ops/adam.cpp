@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "dispatch.h"
+#include "ops/cast_node.h"
 #include "ops/adam_kernels.h"
 #include "ops/op_util.h"
 
@@ -83,8 +84,7 @@ void adam_step_multi(std::span<const Tensor> params, std::span<const Tensor> gra
                   params[i].str());
     if (!bf16_copies.empty() && bf16_copies[i].defined()) {
       const Tensor& c = bf16_copies[i];
-      ATTNLAB_CHECK(params[i].dtype() == DType::f32 && c.dtype() == DType::bf16 && c.shape() == params[i].shape() &&
-                        c.device() == params[i].device(),
+      ATTNLAB_CHECK(detail::is_bf16_copy_of(c, params[i]),
                     "{}: the bf16 copy of param {} must be a bf16 tensor of its shape on its device (and the param "
                     "f32), got {}",
                     op, params[i].str(), c.str());

@@ -94,7 +94,6 @@ void AdamOptimizer::step(double lr, double grad_scale, const Tensor& grad_scale_
     it->m.push_back(m_[i].second);
     it->v.push_back(v_[i].second);
     it->copies.push_back(bf16_copies_.empty() ? Tensor() : bf16_copies_[i]);
-    if (!bf16_copies_.empty() && bf16_copies_[i].defined()) bf16_written_[i] = true;
   }
   for (const Group& gr : groups) {
     const AdamHyper hyper{.lr = lr,
@@ -108,6 +107,9 @@ void AdamOptimizer::step(double lr, double grad_scale, const Tensor& grad_scale_
                                                                            : Tensor()};
     adam_step_multi(gr.p, gr.g, gr.m, gr.v, hyper, gr.copies);
   }
+  // Every kept copy of a parameter the step updated now holds its value.
+  for (std::size_t i = 0; i < bf16_copies_.size(); ++i)
+    if (bf16_copies_[i].defined() && params_[i].second.grad().defined()) bf16_written_[i] = true;
 }
 
 void AdamOptimizer::keep_bf16_copies(bool on) {

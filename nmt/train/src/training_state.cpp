@@ -1,6 +1,5 @@
 #include "training_state.h"
 
-#include <cstdlib>
 #include <optional>
 #include <unordered_set>
 #include <utility>
@@ -70,8 +69,7 @@ TrainingState::TrainingState(const ExperimentConfig& config, const Registry& reg
       optimizer_(model_.named_parameters(), adam_settings(config.training), decayed_),
       schedule_(schedule_of(config.training, model_config.dims.d_model)),
       batches_(data.train, training_batching(config)),
-      bf16_operands_(precision_from_name(config.training.precision) == Precision::bf16 &&
-                     std::getenv("ATTNLAB_NO_BF16_OPERANDS") == nullptr) {
+      bf16_operands_(bf16_operands_on(precision_from_name(config.training.precision))) {
   optimizer_.keep_bf16_copies(bf16_operands_);
 }
 
