@@ -1,8 +1,10 @@
 // dtype conversion on the device, for Tensor::to(DType) on a CUDA tensor: the same rules as
 // convert_cpu (transfer_cpu.cpp): static_cast between numbers (floats to ints truncate), bf16
-// through f32 with round to nearest even.
+// through f32 with round to nearest even. f32 <-> bf16 between 16-byte aligned buffers takes the
+// vectorized kernels of convert_kernels.cuh, every other pair one value per thread.
 #include <type_traits>
 
+#include "cuda/convert_kernels.cuh"
 #include "cuda/kernel_util.cuh"
 #include "cuda/launch.h"
 #include "cuda/runtime.h"
@@ -53,6 +55,22 @@ void convert(void* dst, DType dst_dtype, const void* src, DType src_dtype, std::
   ATTNLAB_CUDA_CHECK(cudaSetDevice(device_index));
   if (n == 0) return;
   const cudaStream_t stream = current_stream(device_index);
+  namespace ck = convert_kernels;
+  if (ck::aligned16(dst) && ck::aligned16(src)) {
+    const unsigned blocks = grid_for((n + 7) / 8);
+    if (src_dtype == DType::f32 && dst_dtype == DType::bf16) {
+      ck::f32_to_bf16_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const float*>(src),
+                                                                static_cast<std::uint16_t*>(dst), n);
+      ATTNLAB_CUDA_CHECK_LAUNCH();
+      return;
+    }
+    if (src_dtype == DType::bf16 && dst_dtype == DType::f32) {
+      ck::bf16_to_f32_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const std::uint16_t*>(src),
+                                                                static_cast<float*>(dst), n);
+      ATTNLAB_CUDA_CHECK_LAUNCH();
+      return;
+    }
+  }
   visit_dtype(dst_dtype, [&](auto dst_tag) {
     visit_dtype(src_dtype, [&](auto src_tag) {
       using To = decltype(dst_tag);
