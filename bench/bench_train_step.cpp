@@ -220,6 +220,8 @@ int main(int argc, char** argv) {
     // As the trainer: under bf16 each GEMM operand cast once per forward, the weights' copies
     // written by the optimizer (ATTNLAB_NO_BF16_OPERANDS=1: cast at every use, for comparison).
     const bool bf16_operands = bf16_operands_on(precision);
+    // bf16 logits as the trainer (ATTNLAB_NO_BF16_LOGITS=1: f32).
+    const bool bf16_logits = bf16_logits_on(precision);
     optimizer.keep_bf16_copies(bf16_operands);
     Bf16Operands::Counts operand_counts;
     const std::int64_t vocab = config.vocab_size;
@@ -242,7 +244,7 @@ int main(int argc, char** argv) {
       HostWaits w0 = host_waits(device);
       std::optional<Bf16Operands> operands;
       if (bf16_operands) optimizer.provide_bf16_copies(operands.emplace());
-      Tensor logits = model.forward(b.src.to(device), b.tgt_in.to(device)).reshape({-1, vocab});
+      Tensor logits = model.forward(b.src.to(device), b.tgt_in.to(device), bf16_logits).reshape({-1, vocab});
       auto ce = cross_entropy(logits, b.tgt_out.reshape({-1}).to(device), 0.1, config.pad_id);
       Tensor objective = scale(ce.loss_sum, 1.0 / static_cast<double>(b.tgt_tokens));
       if (operands) operand_counts = operands->counts();
@@ -282,12 +284,12 @@ int main(int argc, char** argv) {
     const AllocatorStats mem = memory_stats(device);
     fmt::print("impl=attnlab model={} device={} precision={} threads={} batch={}x{} params={} steps={} "
                "ms_per_step={:.1f} tgt_tok_per_s={:.0f} fwd_ms={:.1f} bwd_ms={:.1f} opt_ms={:.1f} "
-               "model_tflop_per_step={:.3f} tflops={:.1f} peak_tflops={} mfu={} peak_mem_gib={:.2f} loss={:.4f} attention={} fused={}\n",
+               "model_tflop_per_step={:.3f} tflops={:.1f} peak_tflops={} mfu={} peak_mem_gib={:.2f} loss={:.4f} attention={} fused={} logits={}\n",
                opt.model, device.str(), opt.precision, opt.threads, opt.batch, opt.len, model.parameter_count(),
                opt.steps, total_ms / n, static_cast<double>(tokens) / (total_ms / 1000.0), fwd_ms / n, bwd_ms / n,
                opt_ms / n, flops / n / 1e12, achieved_tflops, peak > 0 ? fmt::format("{:.0f}", peak) : "n/a", mfu,
                static_cast<double>(mem.peak_bytes_reserved) / (1024.0 * 1024.0 * 1024.0), loss,
-               model.attention().choice.name, opt.fused ? 1 : 0);
+               model.attention().choice.name, opt.fused ? 1 : 0, bf16_logits ? "bf16" : "f32");
     // Per step: every host wait (synchronisation) and, in brackets, the downloads among them.
     const auto per_step = [&](const HostWaits& w) {
       return fmt::format("{:g}({:g})", static_cast<double>(w.synchronizations) / n,

@@ -11,6 +11,8 @@
 #              the report (Markdown, CSV) and the row's metrics.jsonl, packed as OUT/train.tgz
 #   profile    bench_train_step of the base model (bf16, 25000 tokens) with ATTNLAB_PROFILE=1: the
 #              time of each op of the forward and the backward
+#   logits     bench_train_step of the base and the Multi30k model (bf16) with bf16 logits and with
+#              f32 ones (ATTNLAB_NO_BF16_LOGITS=1), alternating twice: ms/step and peak memory
 #   waits      the host waits of a training step (multi30k and base model, bf16): per phase, then the
 #              call stack of each wait of one step in OUT/host_waits.log
 #   compare    bench/gpu_compare.sh: base model, bf16, 25000-token batches, attnlab vs PyTorch eager
@@ -50,8 +52,9 @@
 # (default dist/attnlab-gpu) and the shared data folder at ATTNLAB_SHARED (the Multi30k files).
 # TEST_FILES: the test sources whose cases run (default: all of tests/cuda).
 # Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS,
-# T_TRAIN, T_EVAL, T_COMPARE, T_SMALL, T_ATTENTION, T_POSITIONS (per scheme), T_ROWS, T_RECIPE, T_OOM, T_FUSED,
-# T_MPI (per run), T_CURVES, T_SM90 (per command of the sm90 phase),
+# T_TRAIN, T_EVAL, T_LOGITS (per run), T_COMPARE, T_SMALL, T_ATTENTION, T_POSITIONS (per scheme),
+# T_ROWS, T_RECIPE, T_OOM, T_FUSED, T_MPI (per run), T_CURVES, T_SM90 (per command of the sm90
+# phase),
 # T_KIT (per plugin library of the plugins phase after the attention ones; CHECK_OTHERS: those
 # libraries, default all of them).
 # Writes into OUT: summary.log (everything printed), report.md and report.csv (the suite's report),
@@ -200,6 +203,21 @@ phase_waits() {
       --batch-tokens 4096 --warmup 0 --steps 1
   ) 2>&1 | "${demangle[@]}" >"$out/host_waits.log"
   grep -c '^host wait' "$out/host_waits.log"
+}
+
+# bf16 logits against f32 logits, measured back to back in one phase: the step's widest tensor in
+# half the bytes (docs/architecture.md, Compute precision).
+phase_logits() {
+  local model round f32
+  for model in base multi30k; do
+    for round in 1 2; do
+      for f32 in 0 1; do
+        ATTNLAB_NO_BF16_LOGITS=$f32 limited "${T_LOGITS:-60}" "${run[@]}" bench_train_step --model "$model" \
+          --device cuda:0 --precision bf16 --batch-tokens "$([[ $model == base ]] && echo 25000 || echo 4096)" \
+          --warmup 2 --steps 5
+      done
+    done
+  done
 }
 
 phase_compare() {

@@ -34,6 +34,10 @@ bool bf16_operands_on(Precision precision) {
   return precision == Precision::bf16 && !detail::env_flag("ATTNLAB_NO_BF16_OPERANDS");
 }
 
+bool bf16_logits_on(Precision precision) {
+  return precision == Precision::bf16 && !detail::env_flag("ATTNLAB_NO_BF16_LOGITS");
+}
+
 Bf16Operands::Bf16Operands() : state_(std::make_unique<State>()), outer_(t_scope) { t_scope = this; }
 Bf16Operands::~Bf16Operands() { t_scope = outer_; }
 

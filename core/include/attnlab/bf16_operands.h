@@ -27,6 +27,10 @@ namespace attnlab {
 // optimizer's weight copies: under bf16, unless ATTNLAB_NO_BF16_OPERANDS=1 (cast at every use,
 // for comparison). The trainer and bench_train_step decide with it.
 bool bf16_operands_on(Precision precision);
+// Whether a training step under `precision` writes its logits in bf16 (matmul's bf16_out) for
+// cross_entropy to read: under bf16, unless ATTNLAB_NO_BF16_LOGITS=1 (f32 logits, for comparison).
+// Half the memory and traffic of the widest tensor of a step ([tokens, vocabulary]).
+bool bf16_logits_on(Precision precision);
 
 class Bf16Operands;
 namespace detail {

@@ -53,11 +53,12 @@ using dnnl::memory;
 
 constexpr std::size_t kMaxPrimitives = 512;
 
-// The primitives, one per (ta, tb, m, n, k, accumulate), and the engine they run on.
+// The primitives, one per (ta, tb, m, n, k, accumulate, bf16 out), and the engine they run on.
 struct Cache {
   std::mutex mutex;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  std::map<std::tuple<bool, bool, std::int64_t, std::int64_t, std::int64_t, bool>, std::shared_ptr<dnnl::matmul>>
+  std::map<std::tuple<bool, bool, std::int64_t, std::int64_t, std::int64_t, bool, bool>,
+           std::shared_ptr<dnnl::matmul>>
       primitives;
 };
 
@@ -74,19 +75,23 @@ memory::desc operand(std::int64_t rows, std::int64_t cols, bool transposed, memo
 
 }  // namespace
 
-void bf16_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const std::uint16_t* a,
-               const std::uint16_t* b, bool accumulate, float* c) {
+namespace {
+
+// c [m, n] = op(a) op(b) (+ c with accumulate) with c f32 or bf16 (c_type).
+void run_bf16_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const std::uint16_t* a,
+                   const std::uint16_t* b, bool accumulate, memory::data_type c_type, void* c) {
   ATTNLAB_CHECK(bf16_gemm_available(), "bf16 GEMM on the host: {}", bf16_gemm_unavailable_reason());
   Cache& cc = cache();
   const memory::desc a_md = operand(m, k, ta, memory::data_type::bf16);
   const memory::desc b_md = operand(k, n, tb, memory::data_type::bf16);
-  const memory::desc c_md({m, n}, memory::data_type::f32, memory::dims{n, 1});
+  const memory::desc c_md({m, n}, c_type, memory::dims{n, 1});
+  const bool c_bf16 = c_type == memory::data_type::bf16;
   std::shared_ptr<dnnl::matmul> prim;
   {
     std::lock_guard lock(cc.mutex);
     // Token-based batches change m from step to step: keep the cache bounded (a primitive is a
     // few milliseconds to create again).
-    const auto key = std::make_tuple(ta, tb, m, n, k, accumulate);
+    const auto key = std::make_tuple(ta, tb, m, n, k, accumulate, c_bf16);
     if (cc.primitives.size() >= kMaxPrimitives && cc.primitives.count(key) == 0) cc.primitives.clear();
     auto& slot = cc.primitives[key];
     if (!slot) {
@@ -100,8 +105,8 @@ void bf16_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
         slot = std::make_shared<dnnl::matmul>(
             dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, c_md), attr, cc.engine));
       } catch (const dnnl::error& e) {
-        throw Error(fmt::format("bf16 GEMM on the host: oneDNN refused [{}, {}] x [{}, {}]{}: {}", m, k, k, n,
-                                accumulate ? " (accumulating)" : "", e.what()));
+        throw Error(fmt::format("bf16 GEMM on the host: oneDNN refused [{}, {}] x [{}, {}]{}{}: {}", m, k, k, n,
+                                accumulate ? " (accumulating)" : "", c_bf16 ? " (bf16 out)" : "", e.what()));
       }
     }
     prim = slot;
@@ -114,9 +119,25 @@ void bf16_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
   stream.wait();
   ++g_calls;
 }
+
+}  // namespace
+
+void bf16_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const std::uint16_t* a,
+               const std::uint16_t* b, bool accumulate, float* c) {
+  run_bf16_gemm(ta, tb, m, n, k, a, b, accumulate, memory::data_type::f32, c);
+}
+
+void bf16_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const std::uint16_t* a,
+               const std::uint16_t* b, std::uint16_t* c) {
+  run_bf16_gemm(ta, tb, m, n, k, a, b, false, memory::data_type::bf16, c);
+}
 #else
 void bf16_gemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, const std::uint16_t*, const std::uint16_t*, bool,
                float*) {
+  throw Error(fmt::format("bf16 GEMM on the host: {}", bf16_gemm_unavailable_reason()));
+}
+void bf16_gemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, const std::uint16_t*, const std::uint16_t*,
+               std::uint16_t*) {
   throw Error(fmt::format("bf16 GEMM on the host: {}", bf16_gemm_unavailable_reason()));
 }
 #endif

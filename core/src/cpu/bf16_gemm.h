@@ -21,6 +21,10 @@ std::string bf16_gemm_unavailable_reason();
 // regions (oneDNN threads the product itself).
 void bf16_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const std::uint16_t* a,
                const std::uint16_t* b, bool accumulate, float* c);
+// The same product with a bf16 output c [m, n] (its bits): each f32 sum rounded once to bf16
+// by oneDNN (to nearest even), without accumulation.
+void bf16_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const std::uint16_t* a,
+               const std::uint16_t* b, std::uint16_t* c);
 
 // Products computed by bf16_gemm so far (for tests that check the path is taken).
 std::uint64_t bf16_gemm_calls();

@@ -25,9 +25,9 @@ class CrossEntropyNode final : public Node {
         ignore_index_(ignore_index) {}
   std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
     const Tensor g = detail::grad_or_zeros(grads, 0, output_shapes[0], output_dtypes[0], device);
-    // The only [N, V] allocation of either pass. The kernels read g where it is (on CUDA without
-    // a wait for the queued work), in the logits' dtype.
-    const Tensor g_in = g.to(logits_.dtype());
+    // The only [N, V] allocation of either pass, in the logits' dtype. The kernels read g where it
+    // is (on CUDA without a wait for the queued work), in the loss's dtype.
+    const Tensor g_in = g.to(lse_.dtype());
     Tensor dlogits = Tensor::empty_like(logits_);
     ATTNLAB_DISPATCH(logits_.device(), detail::cross_entropy_backward, logits_, targets_, lse_, eps_,
                          ignore_index_, g_in, dlogits);
@@ -64,8 +64,10 @@ CrossEntropyResult cross_entropy(const Tensor& logits, const Tensor& targets, do
   Tensor tokens = Tensor::empty(Shape{}, DType::i64, targets.device());
   ATTNLAB_DISPATCH(targets.device(), detail::cross_entropy_check_targets, targets, logits.dim(1), ignore_index,
                    tokens);
-  Tensor lse = Tensor::empty({logits.dim(0)}, logits.dtype(), logits.device());
-  Tensor loss_sum = Tensor::empty(Shape{}, logits.dtype(), logits.device());
+  // bf16 logits: the statistics and the loss in f32.
+  const DType stats = logits.dtype() == DType::bf16 ? DType::f32 : logits.dtype();
+  Tensor lse = Tensor::empty({logits.dim(0)}, stats, logits.device());
+  Tensor loss_sum = Tensor::empty(Shape{}, stats, logits.device());
   ATTNLAB_DISPATCH(logits.device(), detail::cross_entropy_forward, logits, targets, label_smoothing,
                        ignore_index, lse, loss_sum);
   if (any_requires_grad({&logits}))

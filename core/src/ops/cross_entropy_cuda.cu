@@ -6,6 +6,7 @@
 
 #include "cuda/block_reduce.cuh"
 #include "cuda/check.cuh"
+#include "cuda/element_access.cuh"
 #include "ops/cross_entropy_check_kernels.cuh"
 #include "ops/cross_entropy_cuda.h"
 
@@ -16,13 +17,19 @@ using cuda::block_reduce;
 using cuda::device_exp;
 using cuda::kRowThreads;
 
+using cuda::compute_t;
+using cuda::load;
+using cuda::store;
+
 // Kept row: lse = m + log sum_k exp(x_k - m), loss = lse - (1 - eps) x_t - (eps / V) sum_k x_k.
-template <typename T, typename I>
-__global__ void row_kernel(const T* logits,   // (n, v)
+// X the logits' element (bf16 read as f32), T = compute_t<X> the type of lse.
+template <typename X, typename I>
+__global__ void row_kernel(const X* logits,   // (n, v)
                            const I* targets,  // (n)
                            std::int64_t v, double eps, std::int64_t ignore_index,
-                           T* lse,            // (n)
+                           compute_t<X>* lse,  // (n)
                            double* row_loss) {  // (n)
+  using T = compute_t<X>;
   const std::int64_t r = blockIdx.x;
   const auto t = static_cast<std::int64_t>(targets[r]);
   if (t == ignore_index) {
@@ -39,21 +46,23 @@ __global__ void row_kernel(const T* logits,   // (n, v)
     }
     return;
   }
-  const T* x = logits + r * v;
-  T m = x[0];
-  for (std::int64_t k = threadIdx.x; k < v; k += blockDim.x) m = cuda::MaxOp{}(m, x[k]);
-  m = block_reduce(m, cuda::MaxOp{}, x[0]);
+  const X* x = logits + r * v;
+  const T first = load(x, 0);
+  T m = first;
+  for (std::int64_t k = threadIdx.x; k < v; k += blockDim.x) m = cuda::MaxOp{}(m, load(x, k));
+  m = block_reduce(m, cuda::MaxOp{}, first);
   double sum_exp = 0, sum_x = 0;
   for (std::int64_t k = threadIdx.x; k < v; k += blockDim.x) {
-    sum_exp += static_cast<double>(device_exp(x[k] - m));
-    sum_x += static_cast<double>(x[k]);
+    const T xk = load(x, k);
+    sum_exp += static_cast<double>(device_exp(xk - m));
+    sum_x += static_cast<double>(xk);
   }
   sum_exp = block_reduce(sum_exp, cuda::SumOp{}, 0.0);
   sum_x = block_reduce(sum_x, cuda::SumOp{}, 0.0);
   if (threadIdx.x == 0) {
     const double l = static_cast<double>(m) + ::log(sum_exp);
     lse[r] = static_cast<T>(l);
-    row_loss[r] = l - (1.0 - eps) * static_cast<double>(x[t]) - (eps / static_cast<double>(v)) * sum_x;
+    row_loss[r] = l - (1.0 - eps) * static_cast<double>(load(x, t)) - (eps / static_cast<double>(v)) * sum_x;
   }
 }
 
@@ -68,28 +77,48 @@ __global__ void total_kernel(const double* row_loss,  // (n)
   if (threadIdx.x == 0) loss_sum[0] = static_cast<T>(acc);
 }
 
-// dlogits[r, k] = g (exp(x - lse_r) - eps / V) - g (1 - eps) [k == t_r]; 0 for ignored rows.
-template <typename T, typename I>
-__global__ void backward_kernel(const T* logits,   // (n, v)
+// dlogits[r, k] = g (exp(x - lse_r) - eps / V) - g (1 - eps) [k == t_r]; 0 for ignored rows;
+// computed in T = compute_t<X> and stored in X (bf16: rounded once).
+template <typename X, typename I>
+__global__ void backward_kernel(const X* logits,   // (n, v)
                                 const I* targets,  // (n)
-                                const T* lse,      // (n)
-                                std::int64_t total, std::int64_t v, T smooth, T on_target,
+                                const compute_t<X>* lse,  // (n)
+                                std::int64_t total, std::int64_t v, compute_t<X> smooth, compute_t<X> on_target,
                                 std::int64_t ignore_index,
-                                const T* g_in,     // (1): the incoming gradient of loss_sum
-                                T* dlogits) {      // (n, v)
+                                const compute_t<X>* g_in,  // (1): the incoming gradient of loss_sum
+                                X* dlogits) {      // (n, v)
+  using T = compute_t<X>;
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= total) return;
   const std::int64_t r = i / v;
   const std::int64_t k = i % v;
   const auto t = static_cast<std::int64_t>(targets[r]);
   if (t == ignore_index) {
-    dlogits[i] = T(0);
+    store(dlogits, i, T(0));
     return;
   }
   const T g = *g_in;
-  T d = g * (device_exp(logits[i] - lse[r]) - smooth);
+  T d = g * (device_exp(load(logits, i) - lse[r]) - smooth);
   if (k == t) d -= g * on_target;
-  dlogits[i] = d;
+  store(dlogits, i, d);
+}
+
+// The kernels' element type of a host element type: attnlab::bf16 is cuda::bf16_bits.
+template <typename X>
+struct device_element {
+  using type = X;
+};
+template <>
+struct device_element<bf16> {
+  using type = cuda::bf16_bits;
+};
+template <typename X>
+const typename device_element<X>::type* on_device(const X* p) {
+  return reinterpret_cast<const typename device_element<X>::type*>(p);
+}
+template <typename X>
+typename device_element<X>::type* on_device(X* p) {
+  return reinterpret_cast<typename device_element<X>::type*>(p);
 }
 
 }  // namespace
@@ -113,43 +142,45 @@ template void check_targets<std::int32_t>(const std::int32_t*, std::int64_t, std
 template void check_targets<std::int64_t>(const std::int64_t*, std::int64_t, std::int64_t, std::int64_t,
                                           std::uint64_t*, std::int64_t*, int, cudaStream_t);
 
-template <typename T, typename I>
-void forward(const T* logits, const I* targets, std::int64_t n, std::int64_t v, double eps,
+template <typename X, typename T, typename I>
+void forward(const X* logits, const I* targets, std::int64_t n, std::int64_t v, double eps,
              std::int64_t ignore_index, T* lse, double* row_loss, T* loss_sum, int device,
              cudaStream_t stream) {
   ATTNLAB_CUDA_CHECK(cudaSetDevice(device));
   if (n > 0 && v > 0) {
-    row_kernel<T, I><<<static_cast<unsigned>(n), kRowThreads, 0, stream>>>(logits, targets, v, eps,
-                                                                           ignore_index, lse, row_loss);
+    row_kernel<<<static_cast<unsigned>(n), kRowThreads, 0, stream>>>(on_device(logits), targets, v, eps,
+                                                                     ignore_index, lse, row_loss);
     ATTNLAB_CUDA_CHECK_LAUNCH();
   }
   total_kernel<T><<<1, kRowThreads, 0, stream>>>(row_loss, v > 0 ? n : 0, loss_sum);
   ATTNLAB_CUDA_CHECK_LAUNCH();
 }
 
-template <typename T, typename I>
-void backward(const T* logits, const I* targets, const T* lse, std::int64_t n, std::int64_t v, double eps,
-              std::int64_t ignore_index, const T* g, T* dlogits, int device, cudaStream_t stream) {
+template <typename X, typename T, typename I>
+void backward(const X* logits, const I* targets, const T* lse, std::int64_t n, std::int64_t v, double eps,
+              std::int64_t ignore_index, const T* g, X* dlogits, int device, cudaStream_t stream) {
   const std::int64_t total = n * v;
   if (total == 0) return;
   ATTNLAB_CUDA_CHECK(cudaSetDevice(device));
   const T smooth = static_cast<T>(eps / static_cast<double>(v));
   const T on_target = static_cast<T>(1.0 - eps);
   const auto blocks = static_cast<unsigned>((total + kRowThreads - 1) / kRowThreads);
-  backward_kernel<T, I><<<blocks, kRowThreads, 0, stream>>>(logits, targets, lse, total, v, smooth, on_target,
-                                                            ignore_index, g, dlogits);
+  backward_kernel<<<blocks, kRowThreads, 0, stream>>>(on_device(logits), targets, lse, total, v, smooth,
+                                                      on_target, ignore_index, g, on_device(dlogits));
   ATTNLAB_CUDA_CHECK_LAUNCH();
 }
 
-#define ATTNLAB_INSTANTIATE(T, I)                                                                     \
-  template void forward<T, I>(const T*, const I*, std::int64_t, std::int64_t, double, std::int64_t, T*, \
-                              double*, T*, int, cudaStream_t);                                        \
-  template void backward<T, I>(const T*, const I*, const T*, std::int64_t, std::int64_t, double,       \
-                               std::int64_t, const T*, T*, int, cudaStream_t);
-ATTNLAB_INSTANTIATE(float, std::int32_t)
-ATTNLAB_INSTANTIATE(float, std::int64_t)
-ATTNLAB_INSTANTIATE(double, std::int32_t)
-ATTNLAB_INSTANTIATE(double, std::int64_t)
+#define ATTNLAB_INSTANTIATE(X, T, I)                                                                       \
+  template void forward<X, T, I>(const X*, const I*, std::int64_t, std::int64_t, double, std::int64_t, T*,   \
+                                 double*, T*, int, cudaStream_t);                                           \
+  template void backward<X, T, I>(const X*, const I*, const T*, std::int64_t, std::int64_t, double,         \
+                                  std::int64_t, const T*, X*, int, cudaStream_t);
+ATTNLAB_INSTANTIATE(float, float, std::int32_t)
+ATTNLAB_INSTANTIATE(float, float, std::int64_t)
+ATTNLAB_INSTANTIATE(double, double, std::int32_t)
+ATTNLAB_INSTANTIATE(double, double, std::int64_t)
+ATTNLAB_INSTANTIATE(bf16, float, std::int32_t)
+ATTNLAB_INSTANTIATE(bf16, float, std::int64_t)
 #undef ATTNLAB_INSTANTIATE
 
 }  // namespace attnlab::detail::cuda_cross_entropy

@@ -21,15 +21,18 @@ void cross_entropy_check_targets_cpu(const Tensor& targets, std::int64_t vocab, 
                                      Tensor& tokens);
 void cross_entropy_check_targets_cuda(const Tensor& targets, std::int64_t vocab, std::int64_t ignore_index,
                                       Tensor& tokens);
-// Targets already checked. lse [N] (logits dtype) receives log sum_k exp(logits[n, k]) for kept
-// rows; loss_sum (one element) receives sum over kept rows of
+// Targets already checked. logits f32, f64 or bf16 (computed in f32). lse [N] (logits dtype, f32
+// for bf16) receives log sum_k exp(logits[n, k]) for kept rows; loss_sum (one element, lse's
+// dtype) receives sum over kept rows of
 //   lse_n - (1 - eps) * logits[n, y_n] - (eps / V) * sum_k logits[n, k],
 // summed in row order so that it does not depend on the thread count.
 void cross_entropy_forward_cpu(const Tensor& logits, const Tensor& targets, double eps,
                                std::int64_t ignore_index, Tensor& lse, Tensor& loss_sum);
 // dlogits[n, k] = g * (exp(logits[n, k] - lse_n) - q_nk) with q_n = (1 - eps) onehot(y_n) + eps / V
-// for kept rows, 0 for ignored rows. g: the incoming gradient of loss_sum, one element of the
-// logits' dtype on their device (read there: the CUDA backward does not wait for it).
+// for kept rows, 0 for ignored rows (dlogits in the logits' dtype: bf16 rounds the f32 values
+// once).
+// g: the incoming gradient of loss_sum, one element of lse's dtype on the logits' device (read
+// there: the CUDA backward does not wait for it).
 void cross_entropy_backward_cpu(const Tensor& logits, const Tensor& targets, const Tensor& lse, double eps,
                                 std::int64_t ignore_index, const Tensor& g, Tensor& dlogits);
 

@@ -9,7 +9,8 @@ namespace attnlab::detail {
 // How the products are computed (attnlab/precision.h):
 //   exact  in the operands' dtype (f32 or f64), out the same dtype;
 //   tf32   f32 operands and out; CUDA rounds the inputs to TF32 on tensor cores, the CPU is exact;
-//   bf16   bf16 operands, f32 out, f32 accumulation (the CPU widens the operands to f32).
+//   bf16   bf16 operands, f32 out (bf16 with bf16_out), f32 accumulation (the CPU widens the
+//          operands to f32 where it has no bf16 GEMM).
 enum class GemmMath : std::uint8_t { exact, tf32, bf16 };
 
 // A batch of products out[i] = op(a[i]) @ op(b[i]), each op(a[i]) m x k and op(b[i]) k x n,
@@ -28,6 +29,9 @@ struct GemmSpec {
   // out += ... instead of out = ... (BLAS beta = 1), e.g. on top of a broadcast bias.
   bool accumulate = false;
   GemmMath math = GemmMath::exact;
+  // bf16 math only: out is bf16, each f32 sum rounded once to nearest even (matmul's bf16_out),
+  // for a product without accumulate or reduce.
+  bool bf16_out = false;
 };
 
 }  // namespace attnlab::detail

@@ -12,7 +12,7 @@ GemmMath gemm_math(DType dtype);
 // The operand as the product reads it: a bf16 copy under bf16 math (recorded, so the gradient
 // returns to the f32 operand), the operand itself otherwise.
 Tensor gemm_operand(const Tensor& t, GemmMath math);
-// bf16 products write f32; the others write the operands' dtype.
+// bf16 products write f32 (bf16 with spec.bf16_out); the others write the operands' dtype.
 DType gemm_out_dtype(const GemmSpec& spec, const Tensor& a);
 // The output gradient as a backward product reads it: bf16 under bf16 math (the saved operands
 // are bf16; the product of the two bf16 factors is accumulated in f32 and comes out f32, which

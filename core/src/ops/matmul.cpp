@@ -29,7 +29,8 @@ Tensor gemm_operand(const Tensor& t, GemmMath math) {
 }
 
 DType gemm_out_dtype(const GemmSpec& spec, const Tensor& a) {
-  return spec.math == GemmMath::bf16 ? DType::f32 : a.dtype();
+  if (spec.math != GemmMath::bf16) return a.dtype();
+  return spec.bf16_out ? DType::bf16 : DType::f32;
 }
 
 Tensor backward_operand(const Tensor& g, GemmMath math) {
@@ -156,9 +157,10 @@ class MatmulNode final : public Node {
 
 }  // namespace
 
-Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, bool bf16_out) {
   GemmSpec spec = matmul_spec(a, b, trans_a, trans_b);
   spec.math = detail::gemm_math(a.dtype());
+  spec.bf16_out = bf16_out && spec.math == detail::GemmMath::bf16;
   const Tensor a_in = detail::gemm_operand(a, spec.math), b_in = detail::gemm_operand(b, spec.math);
   Tensor out = run_gemm(spec, a_in, b_in, matmul_shape(a.shape(), spec.m, spec.n));
   if (any_requires_grad({&a_in, &b_in}))

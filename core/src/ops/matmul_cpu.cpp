@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "cpu/bf16_gemm.h"
+#include "cpu/convert_bf16.h"
 #include "cpu/onednn_sgemm.h"
 #include "cpu/parallel.h"
 #include "ops/matmul_kernels.h"
@@ -121,6 +122,26 @@ bool runs_sequentially(const GemmSpec& s) {
   return s.b_shared && !s.a_shared && !s.trans_a && fits_blas_int(s.batch * s.m);
 }
 
+// bf16 math with a bf16 output: oneDNN writes it where it takes the product in one call (the f32
+// sums rounded once, to nearest even); otherwise the f32 product is computed and converted.
+void gemm_bf16_out(const GemmSpec& spec, const Tensor& a, const Tensor& b, Tensor& out) {
+  ATTNLAB_CHECK(!spec.accumulate && !spec.reduce, "{}: a bf16 output takes neither accumulate nor reduce",
+                spec.op);
+  if (cpu::bf16_gemm_available() && !omp_in_parallel() && (spec.batch == 1 || spec.b_shared) && !spec.a_shared &&
+      !spec.trans_a && fits_blas_int(spec.batch * spec.m)) {
+    cpu::bf16_gemm(false, spec.trans_b, spec.batch * spec.m, spec.n, spec.k,
+                   reinterpret_cast<const std::uint16_t*>(a.data<bf16>()),
+                   reinterpret_cast<const std::uint16_t*>(b.data<bf16>()),
+                   reinterpret_cast<std::uint16_t*>(out.data<bf16>()));
+    return;
+  }
+  GemmSpec wide = spec;
+  wide.bf16_out = false;
+  Tensor f32 = Tensor::empty(out.shape(), DType::f32, out.device());
+  gemm_cpu(wide, a, b, f32);
+  cpu::f32_to_bf16(f32.data<float>(), reinterpret_cast<std::uint16_t*>(out.data<bf16>()), out.numel());
+}
+
 }  // namespace
 
 void gemm_cpu(const GemmSpec& spec, const Tensor& a, const Tensor& b, Tensor& out) {
@@ -137,9 +158,14 @@ void gemm_cpu(const GemmSpec& spec, const Tensor& a, const Tensor& b, Tensor& ou
     // bf16 operands widened to f32 (exactly: a bf16 is the upper half of an f32), then sgemm:
     // the products of two 8-bit mantissas are exact in f32, so only the accumulation rounds, as
     // on a GPU's tensor cores with f32 accumulation.
-    ATTNLAB_CHECK(a.dtype() == DType::bf16 && b.dtype() == DType::bf16 && out.dtype() == DType::f32,
-                  "{}: bf16 math takes bf16 operands and an f32 output, got {}, {} and {}", spec.op, a.str(), b.str(),
-                  out.str());
+    const DType out_dtype = spec.bf16_out ? DType::bf16 : DType::f32;
+    ATTNLAB_CHECK(a.dtype() == DType::bf16 && b.dtype() == DType::bf16 && out.dtype() == out_dtype,
+                  "{}: bf16 math takes bf16 operands and an {} output, got {}, {} and {}", spec.op,
+                  dtype_name(out_dtype), a.str(), b.str(), out.str());
+    if (spec.bf16_out) {
+      gemm_bf16_out(spec, a, b, out);
+      return;
+    }
     if (cpu::bf16_gemm_available() && runs_sequentially(spec)) {
       gemm_typed(spec, a.data<bf16>(), b.data<bf16>(), out.data<float>());
       return;

@@ -14,7 +14,7 @@
 //                CUBLAS_DEFAULT_MATH, see cuda/context.cu)
 //   f32 tf32     CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32 (tensor cores, TF32 inputs)
 //   bf16         CUDA_R_16BF operands, CUDA_R_32F out, CUBLAS_COMPUTE_32F (tensor cores, f32
-//                accumulation)
+//                accumulation); with bf16_out a CUDA_R_16BF out (the f32 sums rounded once)
 //
 // Untested on a GPU so far (written on a machine without one); tests/cuda checks it against
 // the CPU kernels wherever a device is visible.
@@ -42,7 +42,7 @@ bool fits_int(std::int64_t v) { return v <= kIntMax; }
 
 [[noreturn]] void fail_dtype(std::string_view op, DType dtype) {
   throw_message(std::string(op) + ": the CUDA kernel supports f32 and f64 (and bf16 operands with an f32 "
-                "output under bf16 precision), got an output of " + std::string(dtype_name(dtype)));
+                "or bf16 output under bf16 precision), got an output of " + std::string(dtype_name(dtype)));
 }
 
 // The cuBLAS types of one spec.
@@ -58,6 +58,11 @@ GemmTypes types_for(const GemmSpec& s, DType out_dtype) {
   if (out_dtype == DType::f64) {
     if (s.math != GemmMath::exact) throw_message(std::string(s.op) + ": f64 products have no reduced-precision math");
     return {CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, 8, 8, true};
+  }
+  if (s.bf16_out) {
+    if (s.math != GemmMath::bf16 || out_dtype != DType::bf16 || s.accumulate || s.reduce)
+      throw_message(std::string(s.op) + ": a bf16 output needs bf16 math and neither accumulate nor reduce");
+    return {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2, 2, false};
   }
   if (out_dtype != DType::f32) fail_dtype(s.op, out_dtype);
   switch (s.math) {

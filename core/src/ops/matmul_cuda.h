@@ -12,9 +12,9 @@ namespace attnlab::cuda {
 
 // The products of `spec` (see GemmSpec) on device `device_index`; out is a device pointer of
 // `out_dtype` (f32 or f64), a and b of the same dtype, or bf16 under GemmMath::bf16 (then out is
-// f32); all contiguous row-major. Queued on the device's context stream. Throws attnlab::Error on
-// an unsupported dtype, extents beyond cuBLAS's int range, or a CUDA / cuBLAS failure (naming the
-// call and file:line).
+// f32, or bf16 with spec.bf16_out); all contiguous row-major. Queued on the device's context
+// stream. Throws attnlab::Error on an unsupported dtype, extents beyond cuBLAS's int range, or a
+// CUDA / cuBLAS failure (naming the call and file:line).
 void gemm(const detail::GemmSpec& spec, DType out_dtype, int device_index, const void* a, const void* b,
           void* out);
 // out (rows, cols) = row (cols) broadcast over the rows; f32 or f64.

@@ -1,6 +1,7 @@
 #pragma once
 // Backend kernels of matmul.cpp. Tensors arrive checked: same device, out allocated; a and b
-// have one dtype (bf16 under GemmMath::bf16, with an f32 out; otherwise out's dtype).
+// have one dtype (bf16 under GemmMath::bf16, with an f32 out, or bf16 with spec.bf16_out;
+// otherwise out's dtype).
 #include "attnlab/tensor.h"
 #include "ops/gemm_spec.h"
 #include "ops/matmul_cuda.h"

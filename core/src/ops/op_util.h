@@ -35,6 +35,14 @@ decltype(auto) dispatch_float(std::string_view op, DType dtype, Fn&& fn) {
   throw Error(fmt::format("{}: dtype {} is not supported on cpu (f32, f64)", op, dtype_name(dtype)));
 }
 
+// For kernels that also read bf16 and compute it in f32: fn(TypeTag<X>{}, TypeTag<T>{}) with X the
+// element type (float, double or bf16) and T the type computed in (float for bf16, else X).
+template <typename Fn>
+decltype(auto) dispatch_float_or_bf16(std::string_view op, DType dtype, Fn&& fn) {
+  if (dtype == DType::bf16) return fn(TypeTag<bf16>{}, TypeTag<float>{});
+  return dispatch_float(op, dtype, [&](auto tag) { return fn(tag, tag); });
+}
+
 // The same for index tensors (i32, i64).
 template <typename Fn>
 decltype(auto) dispatch_index(std::string_view op, DType dtype, Fn&& fn) {

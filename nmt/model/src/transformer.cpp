@@ -338,15 +338,15 @@ Tensor Transformer::decode(const Tensor& tgt_in, const Encoded& encoded, Decoder
   return y;
 }
 
-Tensor Transformer::project(const Tensor& hidden) const {
+Tensor Transformer::project(const Tensor& hidden, bool bf16_logits) const {
   Shape out_shape = hidden.shape();
   out_shape[-1] = config_.vocab_size;
   Tensor flat = hidden.reshape({-1, config_.dims.d_model});
-  return matmul(flat, embedding_, false, true).reshape(out_shape);
+  return matmul(flat, embedding_, false, true, bf16_logits).reshape(out_shape);
 }
 
-Tensor Transformer::forward(const Tensor& src, const Tensor& tgt_in) {
-  return project(decode(tgt_in, encode(src)));
+Tensor Transformer::forward(const Tensor& src, const Tensor& tgt_in, bool bf16_logits) {
+  return project(decode(tgt_in, encode(src)), bf16_logits);
 }
 
 }  // namespace attnlab::nmt

@@ -69,7 +69,8 @@ TrainingState::TrainingState(const ExperimentConfig& config, const Registry& reg
       optimizer_(model_.named_parameters(), adam_settings(config.training), decayed_),
       schedule_(schedule_of(config.training, model_config.dims.d_model)),
       batches_(data.train, training_batching(config)),
-      bf16_operands_(bf16_operands_on(precision_from_name(config.training.precision))) {
+      bf16_operands_(bf16_operands_on(precision_from_name(config.training.precision))),
+      bf16_logits_(bf16_logits_on(precision_from_name(config.training.precision)) && config.training.rdrop <= 0) {
   optimizer_.keep_bf16_copies(bf16_operands_);
 }
 
@@ -78,7 +79,8 @@ TrainingState::TrainingState(const ExperimentConfig& config, const Registry& reg
 Tensor TrainingState::batch_loss(const BatchTensors& b, double tokens) {
   const Tensor src = b.src.to(device_), tgt_in = b.tgt_in.to(device_);
   const Tensor targets = b.tgt_out.reshape({-1}).to(device_);  // the shifted targets [B*T]
-  const auto logits = [&] { return model_.forward(src, tgt_in).reshape({-1, model_config.vocab_size}); };  // [B*T, V]
+  // [B*T, V], in bf16 where bf16_logits_ (R-Drop's divergence reads f32 logits)
+  const auto logits = [&] { return model_.forward(src, tgt_in, bf16_logits_).reshape({-1, model_config.vocab_size}); };
   // The forward's GEMM operands in bf16 made once each, the weights' from the optimizer's copies
   // (bf16 precision); the scope ends before the backward, which frees them as it goes.
   std::optional<Bf16Operands> operands;

@@ -88,6 +88,7 @@ class TrainingState {
   // bf16 precision: the forward's GEMM operands through a Bf16Operands scope, the weights' from the
   // optimizer's copies (off with ATTNLAB_NO_BF16_OPERANDS=1, for comparison).
   bool bf16_operands_;
+  bool bf16_logits_;  // the logits in bf16 (bf16_logits_on), without R-Drop
   std::int64_t step_ = 0;
 };
 

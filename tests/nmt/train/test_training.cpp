@@ -103,7 +103,7 @@ TEST_CASE("an interrupted and resumed run ends with bit-identical weights") {
   fs::remove_all(root);
 }
 
-TEST_CASE("a bf16 run with the optimizer's weight copies resumes bit-identically and trains as casting does") {
+TEST_CASE("a bf16 run with weight copies and bf16 logits resumes bit-identically and trains as casting does") {
   if (!cpu::bf16_gemm_available()) {
     MESSAGE("host bf16 GEMMs unavailable (" << cpu::bf16_gemm_unavailable_reason() << "): skipped");
     return;
@@ -117,26 +117,50 @@ TEST_CASE("a bf16 run with the optimizer's weight copies resumes bit-identically
     return c;
   };
   const TrainOptions quiet{.progress = false};
-  train(config("full"), registry, quiet);
+  const TrainResult full = train(config("full"), registry, quiet);
   TrainOptions crash = quiet;
   crash.stop_after_step = 7;  // the resumed run's first step casts the weights, the later ones take copies
   train(config("resumed"), registry, crash);
   CHECK(train(config("resumed"), registry, quiet).resumed_from == 4);
   ::setenv("ATTNLAB_NO_BF16_OPERANDS", "1", 1);  // every operand cast at every use
-  train(config("cast"), registry, quiet);
+  const TrainResult cast = train(config("cast"), registry, quiet);
   ::unsetenv("ATTNLAB_NO_BF16_OPERANDS");
-  const auto a = final_state(root / "full"), b = final_state(root / "resumed"), c = final_state(root / "cast");
+  ::setenv("ATTNLAB_NO_BF16_LOGITS", "1", 1);  // f32 logits
+  const TrainResult f32_logits = train(config("f32-logits"), registry, quiet);
+  ::unsetenv("ATTNLAB_NO_BF16_LOGITS");
+  const auto a = final_state(root / "full"), b = final_state(root / "resumed"), c = final_state(root / "cast"),
+             d = final_state(root / "f32-logits");
   REQUIRE(a.size() == b.size());
   for (std::size_t i = 0; i < a.size(); ++i) REQUIRE(a[i] == b[i]);  // bit for bit
-  // Casting at every use computes the same forward values; the gradients of a tensor cast once
-  // for several GEMMs are summed in another order, so the weights agree to rounding after 12 steps.
-  REQUIRE(a.size() == c.size());
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    for (std::size_t k = 0; k < a[i].size(); ++k)
-      worst = std::max(worst, std::abs(static_cast<double>(a[i][k]) - c[i][k]) / (1e-3 + std::abs(c[i][k])));
-  MESSAGE("bf16 weights with copies against casting: largest relative difference " << worst);
-  CHECK(worst < 1e-2);
+  CHECK(a != d);  // the switch is taken: f32 logits train other bits
+  // The runs agree in what they reach, not in every weight: at this model's peak rate (0.125)
+  // Adam moves a weight by about the rate whatever its gradient's size, so weights whose gradient
+  // is rounding noise (the key projections' biases, whose true gradient is 0) go their own way as
+  // soon as any rounding differs. Casting at every use rounds the same forward values and sums
+  // the gradients in another order; bf16 logits round the forward's widest tensor. Measured on an
+  // AVX512_BF16 CPU after 12 steps: dev perplexity 69.013 (this run), 69.013 (casting), 69.135
+  // (f32 logits), 69.020 (fp32 precision); the train loss of all four within 1.2e-4 of 4.386; the
+  // parameters' relative L2 distance 0.009 from casting, 0.10 from f32 logits, 0.096 from fp32.
+  const auto relative_distance = [&](const std::vector<std::vector<float>>& other) {
+    REQUIRE(a.size() == other.size());
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < a.size() / 3; ++i)  // the parameters (then Adam's m and v)
+      for (std::size_t k = 0; k < a[i].size(); ++k) {
+        num += std::pow(static_cast<double>(a[i][k]) - other[i][k], 2);
+        den += std::pow(static_cast<double>(other[i][k]), 2);
+      }
+    return std::sqrt(num / den);
+  };
+  for (const TrainResult* other : {&cast, &f32_logits}) {
+    REQUIRE(other->dev_ppl.has_value());
+    CHECK(std::abs(*full.dev_ppl / *other->dev_ppl - 1) < 1e-2);
+    CHECK(std::abs(full.train_loss / other->train_loss - 1) < 5e-3);
+  }
+  const double from_cast = relative_distance(c), from_f32_logits = relative_distance(d);
+  MESSAGE("relative L2 distance of the parameters: " << from_cast << " from casting, " << from_f32_logits
+                                                     << " from f32 logits");
+  CHECK(from_cast < 5e-2);
+  CHECK(from_f32_logits < 0.3);
   fs::remove_all(root);
 }
 

@@ -1,6 +1,9 @@
 #pragma once
 // Token-level cross-entropy with label smoothing and ignored (padding) targets.
 //   logits  [N, V] floating; targets [N] i32/i64 in [0, V) or == ignore_index.
+// bf16 logits (matmul's bf16_out) are read as f32 and computed in f32, as their f32 widening
+// would be; the loss is f32, and the logits' gradient is bf16, each value the f32 gradient
+// rounded once (what a bf16 GEMM's backward would cast it to).
 // With smoothing eps the target distribution is q = (1 - eps) * onehot(y) + eps / V, and the
 // loss of a token is -sum_k q_k log softmax(logits)_k (eps = 0: the ordinary negative
 // log-likelihood). Ignored tokens contribute nothing and receive zero gradient.
@@ -20,7 +23,7 @@
 namespace attnlab {
 
 struct CrossEntropyResult {
-  Tensor loss_sum;  // shape [], differentiable w.r.t. logits
+  Tensor loss_sum;  // shape [] in the logits' dtype (f32 for bf16), differentiable w.r.t. logits
   Tensor tokens;    // shape [] i64 on the logits' device: the number of targets that were not ignored
 };
 

@@ -8,7 +8,12 @@ namespace attnlab {
 // a: [..., M, K] (trans_a: [..., K, M]); b: [..., K, N] (trans_b: [..., N, K]) with the same
 // leading (batch) axes as a, or b of rank 2 shared by every batch entry.
 // Result: [..., M, N]. Throws an Error naming both shapes when the inner extents disagree.
-Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
+// bf16_out, under bf16 precision with f32 operands: the result is bf16, each f32 sum rounded once
+// to nearest even (what a bf16 matmul under PyTorch's autocast returns), half the memory of the
+// f32 result for a wide one such as a model's logits [N, V] (cross_entropy reads bf16 logits).
+// Its gradient comes back in bf16 and feeds the backward GEMMs as it is, where an f32 gradient
+// would be cast to bf16 for them first. Elsewhere (fp32, tf32, f64 operands) it changes nothing.
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false, bool bf16_out = false);
 
 // y = x W^T + bias, the layout of torch.nn.Linear: x [..., in], weight [out, in], bias [out]
 // or undefined. Result [..., out].

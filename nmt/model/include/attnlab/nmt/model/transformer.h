@@ -119,13 +119,14 @@ class Transformer : public Module {
   Transformer(const TransformerConfig& config, const Registry& registry, Generator& init,
               Generator& dropout_rng, DType dtype = DType::f32, Device device = Device::cpu());
 
-  // Teacher forcing: src [B, S], tgt_in [B, T] ids (i64) -> logits [B, T, V].
-  Tensor forward(const Tensor& src, const Tensor& tgt_in);
+  // Teacher forcing: src [B, S], tgt_in [B, T] ids (i64) -> logits [B, T, V]. bf16_logits: under
+  // bf16 precision the logits in bf16 (matmul's bf16_out), for cross_entropy to read in training.
+  Tensor forward(const Tensor& src, const Tensor& tgt_in, bool bf16_logits = false);
   Encoded encode(const Tensor& src);
   // Decoder hidden states [B, T, d] for tgt_in; with a state, tgt_in holds only the new steps.
   Tensor decode(const Tensor& tgt_in, const Encoded& encoded, DecoderState* state = nullptr);
-  // h [..., d] -> logits [..., V] through the shared embedding.
-  Tensor project(const Tensor& hidden) const;
+  // h [..., d] -> logits [..., V] through the shared embedding (bf16_logits: as in forward).
+  Tensor project(const Tensor& hidden, bool bf16_logits = false) const;
   DecoderState start_decoding() const;
 
   const TransformerConfig& config() const { return config_; }
