@@ -67,6 +67,10 @@ TEST_CASE("matmul's bf16_out is the f32 product rounded once, with the same grad
   const Tensor widened = matmul(h, e, false, true, true);
   ::unsetenv("ATTNLAB_NO_HOST_BF16");
   CHECK(bits_of(widened) == bits_of(matmul(h, e, false, true).to(DType::bf16)));
+  // An empty inner extent: zeros.
+  const Tensor none = matmul(Tensor::zeros({3, 0}), Tensor::zeros({4, 0}), false, true, true);
+  CHECK(none.dtype() == DType::bf16);
+  CHECK(none.to(DType::f32).to_vector<float>() == std::vector<float>(12, 0.0f));
   // A batch with a transposed left factor takes the widening path too.
   Tensor a = leaf({3, 16, 5}, 3), b = leaf({3, 16, 7}, 4);
   CHECK(bits_of(matmul(a, b, true, false, true)) == bits_of(matmul(a, b, true, false).to(DType::bf16)));

@@ -127,8 +127,8 @@ bool runs_sequentially(const GemmSpec& s) {
 void gemm_bf16_out(const GemmSpec& spec, const Tensor& a, const Tensor& b, Tensor& out) {
   ATTNLAB_CHECK(!spec.accumulate && !spec.reduce, "{}: a bf16 output takes neither accumulate nor reduce",
                 spec.op);
-  if (cpu::bf16_gemm_available() && !omp_in_parallel() && (spec.batch == 1 || spec.b_shared) && !spec.a_shared &&
-      !spec.trans_a && fits_blas_int(spec.batch * spec.m)) {
+  if (cpu::bf16_gemm_available() && !omp_in_parallel() && spec.k > 0 && (spec.batch == 1 || spec.b_shared) &&
+      !spec.a_shared && !spec.trans_a && fits_blas_int(spec.batch * spec.m)) {
     cpu::bf16_gemm(false, spec.trans_b, spec.batch * spec.m, spec.n, spec.k,
                    reinterpret_cast<const std::uint16_t*>(a.data<bf16>()),
                    reinterpret_cast<const std::uint16_t*>(b.data<bf16>()),
