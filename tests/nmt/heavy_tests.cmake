@@ -3,6 +3,9 @@
 # on the machine, they keep the OpenMP runtimes' default waits (spinning is fastest there; the
 # short waits the other tests get are for sharing the cores): these modifications come after the
 # suite's and unset both variables.
+# Label training-outcome: what a long run reaches, which the sanitizer job leaves out
+# (scripts/sanitize.sh).
 set_tests_properties(
   "nmt/the synthetic corpus trains to its measured dev perplexity and test BLEU"
-  PROPERTIES PROCESSORS 2 ENVIRONMENT_MODIFICATION "GOMP_SPINCOUNT=unset:;KMP_BLOCKTIME=unset:")
+  PROPERTIES PROCESSORS 2 ENVIRONMENT_MODIFICATION "GOMP_SPINCOUNT=unset:;KMP_BLOCKTIME=unset:"
+  LABELS "nmt;training-outcome")
