@@ -7,11 +7,12 @@
 //         accumulation); the CPU has no TF32 and computes fp32.
 //   bf16  matmul and linear cast f32 operands to bf16 through the differentiable cast() (its
 //         backward turns the gradient back into f32) and multiply with f32 accumulation into an
-//         f32 output (matmul's bf16_out: rounded once into a bf16 one), on every device: on the CPU through oneDNN's bf16 matmul (AVX512_BF16;
-//         core/src/cpu/bf16_gemm.h), or, where the build or the CPU lacks it, by widening the
-//         bf16 values to f32 for sgemm. CPU and GPU do the same arithmetic up to the order of the
-//         sums. Training in bf16 on a CPU without the fast path is refused
-//         (precision_unavailable_reason): it would be slower than fp32.
+//         f32 output (matmul's bf16_out: rounded once into a bf16 one), on every device: on the
+//         CPU through oneDNN's bf16 matmul (AVX512_BF16; core/src/cpu/bf16_gemm.h), or, where
+//         the build or the CPU lacks it, by widening the bf16 values to f32 for sgemm. CPU and
+//         GPU do the same arithmetic up to the order of the sums. Training in bf16 on a CPU
+//         without the fast path is refused (precision_unavailable_reason): it would be slower
+//         than fp32.
 //
 // Only f32 operands are affected: f64 products (gradient checks) are always exact. Everything
 // but the GEMMs (softmax, layer norm, the loss, Adam) computes in the tensors' own dtype, except
