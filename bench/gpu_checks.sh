@@ -42,6 +42,9 @@
 #              their bf16 cases, flash's conformance kit on cuda:0 against scaled_dot, the attention
 #              table against torch SDPA (flash with its sm_80 and its Hopper kernels, cudnn), and
 #              flash with ALiBi and relative positions
+#   shapes     static batch shapes (training.pad_to_multiple 8) against a shape per batch: the
+#              Multi30k recipe's model (experiments/multi30k.toml) in bf16 on cuda:0, SHAPES_STEPS
+#              (300) steps each way, alternating twice; `attnlab data shapes` first (shapes, padding)
 #   recipe     experiments/multi30k.toml, the CPU's recipe unchanged (fp32, 10000 steps), trained
 #              on RECIPE_DEVICE (cuda:0), then eval on dev and --test; its run folder without
 #              checkpoints packed as OUT/recipe.tgz (RECIPE_STEPS trains fewer steps)
@@ -53,8 +56,8 @@
 # TEST_FILES: the test sources whose cases run (default: all of tests/cuda).
 # Time limits (seconds): T_TESTS (per test source file), T_PROFILE, T_WAITS (per command), T_PLUGINS,
 # T_TRAIN, T_EVAL, T_LOGITS (per run), T_COMPARE, T_SMALL, T_ATTENTION, T_POSITIONS (per scheme),
-# T_ROWS, T_RECIPE, T_OOM, T_FUSED, T_MPI (per run), T_CURVES, T_SM90 (per command of the sm90
-# phase),
+# T_ROWS, T_RECIPE, T_SHAPES (per run), T_OOM, T_FUSED, T_MPI (per run), T_CURVES, T_SM90 (per
+# command of the sm90 phase),
 # T_KIT (per plugin library of the plugins phase after the attention ones; CHECK_OTHERS: those
 # libraries, default all of them).
 # Writes into OUT: summary.log (everything printed), report.md and report.csv (the suite's report),
@@ -174,6 +177,30 @@ phase_recipe() {
     pack_runs "$dir" recipe.tgz
   fi
   rm -f "$toml"
+}
+
+# Static batch shapes against a shape per batch, back to back: the training log's tokens/s (real
+# target tokens) and its last step times. Fewer shapes let cuDNN's attention graphs and cuBLAS's
+# plans be reused; the padding costs work. Run folders are fresh each time and removed after.
+phase_shapes() {
+  local shared=${ATTNLAB_SHARED:-$root/../shared} round m toml dir
+  for m in 0 8; do
+    toml=experiments/.shapes-$m.toml
+    sed -e "s|\"\.\./\.\./shared/|\"$(realpath "$shared")/|" \
+      -e "s|^\[training\]|[training]\npad_to_multiple = $m\nprecision = \"bf16\"|" experiments/multi30k.toml >"$toml"
+  done
+  limited "${T_SHAPES:-120}" "${run[@]}" attnlab data shapes experiments/.shapes-8.toml
+  for round in 1 2; do
+    for m in 0 8; do
+      dir=runs/shapes-$m-$round
+      rm -rf "$dir"
+      stamp "pad_to_multiple $m, round $round"
+      limited "${T_SHAPES:-120}" "${run[@]}" attnlab train "experiments/.shapes-$m.toml" --device cuda:0 \
+        --run-dir "$dir" --steps "${SHAPES_STEPS:-300}" 2>&1 | grep -E 'tokens/s|step +[0-9]+' | tail -n 4
+      rm -rf "$dir"
+    done
+  done
+  rm -f experiments/.shapes-0.toml experiments/.shapes-8.toml
 }
 
 # The base model's bf16 training step with every op timed alone (ATTNLAB_PROFILE=1): where the

@@ -49,6 +49,7 @@ Command plugins_command(CLI::App& root);
 Command train_command(CLI::App& root);
 Command data_synth_command(CLI::App& data);
 Command data_batches_command(CLI::App& data);
+Command data_shapes_command(CLI::App& data);
 Command translate_command(CLI::App& root);
 Command score_command(CLI::App& root);
 Command average_command(CLI::App& root);

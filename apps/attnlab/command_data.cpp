@@ -1,5 +1,5 @@
 // attnlab data synth: writes the built-in synthetic parallel corpus; attnlab data batches: what
-// attnlab train trains on (data_batches.cpp).
+// attnlab train trains on (data_batches.cpp); attnlab data shapes: its batch shapes (data_shapes.cpp).
 #include <memory>
 
 #include <fmt/core.h>

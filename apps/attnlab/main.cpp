@@ -55,13 +55,14 @@ int main(int argc, char** argv) {
   bool version = false;
   root.add_flag("--version", version, "print the version, build id, CUDA availability and data-parallel backends");
   root.add_subcommand("version", "print the version, build id, CUDA availability and data-parallel backends");
-  CLI::App* data = root.add_subcommand("data", "corpora: the built-in synthetic one, and a run's batches for other implementations");
+  CLI::App* data = root.add_subcommand(
+      "data", "corpora: the built-in synthetic one, a run's batches for other implementations, batch shapes");
   data->require_subcommand(1);
   const std::vector<Command> commands = {
-      plugins_command(root), train_command(root),     data_synth_command(*data), data_batches_command(*data),
-      translate_command(root), score_command(root),   average_command(root),     bleu_command(root),
-      eval_command(root),      run_command(root),     status_command(root),      check_command(root),
-      report_command(root)};
+      plugins_command(root),      train_command(root),   data_synth_command(*data), data_batches_command(*data),
+      data_shapes_command(*data), translate_command(root), score_command(root),   average_command(root),
+      bleu_command(root),         eval_command(root),    run_command(root),     status_command(root),
+      check_command(root),        report_command(root)};
   if (argc < 2) {
     fmt::print(stderr, "{}", root.help());
     return 2;

@@ -24,6 +24,7 @@ case $command in
   train)        bad=("$suite" --steps 0);                  expect="--steps: expects a whole number >= 1, got '0'" ;;
   "data synth") bad=(--out d --train many);                expect="--train: expects a whole number >= 1, got 'many'" ;;
   "data batches") bad=("$suite" --steps 2.5 --out d);      expect="--steps: expects a whole number >= 1, got '2.5'" ;;
+  "data shapes") bad=("$suite" --multiple 0);              expect="--multiple: expects a whole number >= 1, got '0'" ;;
   translate)    bad=(--checkpoint r --beam abc);           expect="--beam: expects a whole number from 1 to 1000, got 'abc'" ;;
   score)        bad=(--checkpoint r --source a --target b --device gpu0); expect="--device: invalid device 'gpu0' (expected cpu, cuda or cuda:N)" ;;
   average)      bad=(r --last 0);                          expect="--last: expects a whole number >= 1, got '0'" ;;

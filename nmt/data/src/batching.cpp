@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <set>
 #include <tuple>
 
 #include "attnlab/error.h"
@@ -24,13 +25,17 @@ std::uint64_t splitmix64(std::uint64_t x) {
 
 BatchTensors make_batch_tensors(const EncodedCorpus& corpus, const Batch& batch, std::int32_t pad_id,
                                 std::int32_t bos_id, std::int32_t eos_id) {
-  const std::int64_t b = batch.size(), s = batch.src_len, t = batch.tgt_len;
-  ATTNLAB_CHECK(b > 0 && s > 0 && t > 0, "make_batch_tensors: empty batch (B={}, S={}, T={})", b, s, t);
+  const std::int64_t pairs = batch.size(), b = batch.padded_rows(), s = batch.src_len, t = batch.tgt_len;
+  ATTNLAB_CHECK(pairs > 0 && s > 0 && t > 0, "make_batch_tensors: empty batch (B={}, S={}, T={})", pairs, s, t);
   std::vector<std::int64_t> src(static_cast<std::size_t>(b * s), pad_id);
   std::vector<std::int64_t> tgt_in(static_cast<std::size_t>(b * t), pad_id);
   std::vector<std::int64_t> tgt_out(static_cast<std::size_t>(b * t), pad_id);
   BatchTensors out;
-  for (std::int64_t r = 0; r < b; ++r) {
+  for (std::int64_t r = pairs; r < b; ++r) {  // added rows: a source of one token, no target
+    src[static_cast<std::size_t>(r * s)] = eos_id;
+    tgt_in[static_cast<std::size_t>(r * t)] = bos_id;
+  }
+  for (std::int64_t r = 0; r < pairs; ++r) {
     const std::size_t pair = batch.indices[static_cast<std::size_t>(r)];
     ATTNLAB_CHECK(pair < corpus.size(), "make_batch_tensors: pair {} outside a corpus of {}", pair, corpus.size());
     const auto x = corpus.src(pair);
@@ -55,8 +60,19 @@ BatchTensors make_batch_tensors(const EncodedCorpus& corpus, const Batch& batch,
   return out;
 }
 
-std::vector<Batch> make_batches(const EncodedCorpus& corpus, std::int64_t max_tokens) {
+std::vector<Batch> make_batches(const EncodedCorpus& corpus, std::int64_t max_tokens, std::int64_t pad_to_multiple) {
   ATTNLAB_CHECK(max_tokens >= 1, "make_batches: the token budget must be at least 1, got {}", max_tokens);
+  ATTNLAB_CHECK(pad_to_multiple >= 0, "make_batches: pad_to_multiple must be 0 (off) or positive, got {}",
+                pad_to_multiple);
+  const auto rounded = [&](std::int64_t n) {
+    return pad_to_multiple > 0 ? (n + pad_to_multiple - 1) / pad_to_multiple * pad_to_multiple : n;
+  };
+  // With static shapes a batch's tensors take every row the budget allows at its lengths.
+  const auto close = [&](Batch& batch) {
+    batch.rows = batch.size();
+    if (pad_to_multiple > 0)
+      batch.rows = std::max(batch.rows, max_tokens / std::max(batch.src_len, batch.tgt_len));
+  };
   std::vector<std::size_t> order(corpus.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -67,22 +83,39 @@ std::vector<Batch> make_batches(const EncodedCorpus& corpus, std::int64_t max_to
   std::vector<Batch> batches;
   Batch current;
   for (const std::size_t i : order) {
-    const auto s = std::max<std::int64_t>(1, static_cast<std::int64_t>(corpus.src_length(i)));
+    const auto s = rounded(std::max<std::int64_t>(1, static_cast<std::int64_t>(corpus.src_length(i))));
     const auto t = static_cast<std::int64_t>(corpus.tgt_length(i)) + 1;
     const std::int64_t rows = current.size() + 1;
-    const std::int64_t new_s = std::max(current.src_len, s), new_t = std::max(current.tgt_len, t);
+    const std::int64_t new_s = std::max(current.src_len, s), new_t = std::max(current.tgt_len, rounded(t));
     if (current.size() > 0 && (rows * new_s > max_tokens || rows * new_t > max_tokens)) {
+      close(current);
       batches.push_back(std::move(current));
       current = Batch{};
     }
     current.indices.push_back(i);
     current.src_len = std::max(current.src_len, s);
-    current.tgt_len = std::max(current.tgt_len, t);
+    current.tgt_len = std::max(current.tgt_len, rounded(t));
     current.src_tokens += static_cast<std::int64_t>(corpus.src_length(i));
     current.tgt_tokens += t;
   }
-  if (current.size() > 0) batches.push_back(std::move(current));
+  if (current.size() > 0) {
+    close(current);
+    batches.push_back(std::move(current));
+  }
   return batches;
+}
+
+ShapeSummary summarize_shapes(const std::vector<Batch>& batches) {
+  ShapeSummary out;
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> shapes;
+  for (const Batch& b : batches) {
+    shapes.emplace(b.padded_rows(), b.src_len, b.tgt_len);
+    out.real_tokens += b.src_tokens + b.tgt_tokens;
+    out.padded_tokens += b.padded_src_tokens() + b.padded_tgt_tokens();
+  }
+  out.batches = batches.size();
+  out.shapes = shapes.size();
+  return out;
 }
 
 std::vector<std::size_t> shuffled_order(std::size_t n, std::uint64_t seed, std::uint64_t epoch) {
@@ -105,7 +138,7 @@ std::vector<std::size_t> shuffled_order(std::size_t n, std::uint64_t seed, std::
 BatchIterator::BatchIterator(std::shared_ptr<const EncodedCorpus> corpus, BatchingOptions options)
     : corpus_(std::move(corpus)), options_(options) {
   ATTNLAB_CHECK(corpus_ != nullptr && corpus_->size() > 0, "BatchIterator: the corpus is empty");
-  batches_ = make_batches(*corpus_, options_.max_tokens);
+  batches_ = make_batches(*corpus_, options_.max_tokens, options_.pad_to_multiple);
   order_epoch_ = 0;
   order_ = epoch_order(0);
 }
@@ -142,6 +175,8 @@ void BatchIterator::set_position(BatchPosition position) {
 std::string BatchIterator::plan_hash() const {
   std::string text = fmt::format("attnlab.batches.v1 max_tokens={} seed={} shuffle={} pairs={}\n",
                                  options_.max_tokens, options_.seed, options_.shuffle, corpus_->size());
+  // Runs without static shapes keep the hash their checkpoints hold.
+  if (options_.pad_to_multiple > 0) text += fmt::format("pad_to_multiple={}\n", options_.pad_to_multiple);
   for (const Batch& batch : batches_) {
     text += fmt::format("{}x{}: ", batch.src_len, batch.tgt_len);
     for (const std::size_t i : batch.indices) {

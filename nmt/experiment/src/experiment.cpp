@@ -56,6 +56,19 @@ void check_rate(TableReader& t, const std::string& key, double value) {
     throw Error(fmt::format("{}: {}: must be in [0, 1), got {}", t.position(key), t.path(key), value));
 }
 
+// Static shapes pad a target of data.max_length + 1 positions (with eos) up to a multiple of
+// training.pad_to_multiple; refused where that passes model.max_length and the unpadded would not.
+void check_padded_lengths(TableReader& t, const ExperimentConfig& c) {
+  const std::int64_t m = c.training.pad_to_multiple, longest = c.data.max_length + 1;
+  if (m <= 0 || longest > c.model.dims.max_length) return;
+  const std::int64_t padded = (longest + m - 1) / m * m;
+  if (padded > c.model.dims.max_length)
+    throw Error(fmt::format("{}: training.pad_to_multiple: {} pads targets of up to data.max_length + 1 = {} positions "
+                            "to {}, past model.max_length = {}; raise model.max_length or choose a multiple that "
+                            "divides it",
+                            t.position("pad_to_multiple"), m, longest, padded, c.model.dims.max_length));
+}
+
 // The keys of a plugin table that belong to the experiment, not to the plugin's options.
 std::vector<std::string> reserved_keys(const std::string& key) {
   if (key == "attention") return {"name", "fallback"};
@@ -157,6 +170,8 @@ void read_model(TableReader& t, TransformerConfig& m) {
 void read_training(TableReader& t, TrainingConfig& c) {
   c.batch_tokens = t.get_int("batch_tokens", c.batch_tokens);
   c.accumulate = t.get_int("accumulate", c.accumulate);
+  c.pad_to_multiple = t.get_int("pad_to_multiple", c.pad_to_multiple);
+  check_non_negative(t, "pad_to_multiple", c.pad_to_multiple);
   c.max_steps = t.get_int("max_steps", c.max_steps);
   c.max_seconds = t.get_real("max_seconds", c.max_seconds);
   c.warmup_steps = t.get_int("warmup_steps", c.warmup_steps);
@@ -276,7 +291,10 @@ ExperimentConfig parse_experiment_table(toml::table doc, const std::string& sour
   }
   c.model.vocab_size = c.vocab.size;
   if (auto m = root.table("model")) read_model(*m, c.model);
-  if (auto t = root.table("training")) read_training(*t, c.training);
+  if (auto t = root.table("training")) {
+    read_training(*t, c.training);
+    check_padded_lengths(*t, c);
+  }
   if (auto e = root.table("eval")) read_eval(*e, c.eval);
   root.finish();
   c.document = std::make_shared<const toml::table>(std::move(doc));

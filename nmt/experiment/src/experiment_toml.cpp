@@ -107,6 +107,7 @@ std::string to_toml(const ExperimentConfig& c, bool include_eval) {
   // Written only when on, so that the runs and suite rows of versions without it keep their
   // identity (config.toml is compared byte for byte).
   if (t.rdrop > 0) root["training"].as_table()->insert("rdrop", t.rdrop);
+  if (t.pad_to_multiple > 0) root["training"].as_table()->insert("pad_to_multiple", t.pad_to_multiple);
   if (include_eval) root.insert("eval", eval_table(c.eval));
   std::ostringstream out;
   out << root;

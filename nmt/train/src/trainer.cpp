@@ -92,7 +92,10 @@ std::uint64_t init_seed(const ExperimentConfig& config) { return config.seed; }
 std::uint64_t dropout_seed(const ExperimentConfig& config) { return config.seed + 0x9E3779B97F4A7C15ull; }
 
 BatchingOptions training_batching(const ExperimentConfig& config) {
-  return {.max_tokens = config.training.batch_tokens, .seed = config.seed, .shuffle = true};
+  return {.max_tokens = config.training.batch_tokens,
+          .seed = config.seed,
+          .shuffle = true,
+          .pad_to_multiple = config.training.pad_to_multiple};
 }
 
 TrainResult train(const ExperimentConfig& config, const Registry& registry, const TrainOptions& options) {

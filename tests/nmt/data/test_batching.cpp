@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <map>
 #include <random>
 
 #include "attnlab/nmt/data/batching.h"
@@ -164,4 +165,82 @@ TEST_CASE("an iterator restored from its saved position yields the same batches"
   CHECK(BatchIterator(make_corpus(500, 2), options).plan_hash() != plan);
   CHECK(contains(error_of([&] { resumed.set_position({0, per_epoch}); }), "past the"));
   CHECK(contains(error_of([&] { BatchIterator(std::make_shared<EncodedCorpus>(), options); }), "empty"));
+}
+
+TEST_CASE("static shapes: lengths in multiples, rows up to the budget, few shapes, every pair once") {
+  const auto corpus = make_corpus(2000);
+  for (const std::int64_t budget : {300, 1000, 4096}) {
+    const ShapeSummary plain = summarize_shapes(make_batches(*corpus, budget));
+    for (const std::int64_t m : {4, 8, 16}) {
+      INFO("budget " << budget << ", multiple " << m);
+      const std::vector<Batch> batches = make_batches(*corpus, budget, m);
+      std::vector<int> seen(corpus->size(), 0);
+      std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> rows_at;
+      for (const Batch& b : batches) {
+        CHECK(b.src_len % m == 0);
+        CHECK(b.tgt_len % m == 0);
+        CHECK(b.padded_rows() == std::max(b.size(), budget / std::max(b.src_len, b.tgt_len)));
+        CHECK(b.padded_src_tokens() <= budget);
+        CHECK(b.padded_tgt_tokens() <= budget);
+        std::int64_t s = 0, t = 0;
+        for (const std::size_t i : b.indices) {
+          ++seen[i];
+          s = std::max<std::int64_t>(s, static_cast<std::int64_t>(corpus->src_length(i)));
+          t = std::max<std::int64_t>(t, static_cast<std::int64_t>(corpus->tgt_length(i)) + 1);
+        }
+        // The lengths are the pairs' longest, rounded up.
+        CHECK(b.src_len >= s);
+        CHECK(b.src_len < s + m);
+        CHECK(b.tgt_len >= t);
+        CHECK(b.tgt_len < t + m);
+        // One row count per (S, T): the shape is a function of the lengths.
+        const auto it = rows_at.emplace(std::make_pair(b.src_len, b.tgt_len), b.padded_rows()).first;
+        CHECK(it->second == b.padded_rows());
+      }
+      CHECK(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
+      const ShapeSummary s = summarize_shapes(batches);
+      CHECK(s.batches == batches.size());
+      CHECK(s.shapes == rows_at.size());
+      CHECK(s.real_tokens == plain.real_tokens);
+      // Lengths of 1..46 give at most ceil(40 / m) x ceil(46 / m) shapes, against one or more per
+      // length pair without.
+      CHECK(static_cast<std::int64_t>(s.shapes) <= ((40 + m - 1) / m) * ((46 + m - 1) / m));
+      CHECK(s.shapes < plain.shapes);
+      CHECK(s.real_share() < plain.real_share());
+      CHECK(s.real_share() > 0.5);
+    }
+  }
+  CHECK(contains(error_of([&] { make_batches(*corpus, 100, -1); }), "pad_to_multiple"));
+}
+
+TEST_CASE("the added rows of a static shape hold a one-token source and no target") {
+  EncodedCorpus corpus;
+  corpus.add(std::vector<std::int32_t>{10, 11, 12}, std::vector<std::int32_t>{20, 21});
+  Batch batch;
+  batch.indices = {0};
+  batch.src_len = 4;
+  batch.tgt_len = 4;
+  batch.rows = 2;
+  const BatchTensors t = make_batch_tensors(corpus, batch);
+  CHECK(t.src.to_vector<std::int64_t>() == std::vector<std::int64_t>{10, 11, 12, 0, 3, 0, 0, 0});
+  CHECK(t.tgt_in.to_vector<std::int64_t>() == std::vector<std::int64_t>{2, 20, 21, 0, 2, 0, 0, 0});
+  CHECK(t.tgt_out.to_vector<std::int64_t>() == std::vector<std::int64_t>{20, 21, 3, 0, 0, 0, 0, 0});
+  CHECK(t.src_tokens == 3);
+  CHECK(t.tgt_tokens == 3);
+}
+
+TEST_CASE("static shapes are part of the batch plan, and the plan without them is unchanged") {
+  const auto corpus = make_corpus(300);
+  const BatchIterator plain(corpus, {.max_tokens = 300, .seed = 42});
+  const BatchIterator off(corpus, {.max_tokens = 300, .seed = 42, .pad_to_multiple = 0});
+  const BatchIterator on(corpus, {.max_tokens = 300, .seed = 42, .pad_to_multiple = 8});
+  CHECK(off.plan_hash() == plain.plan_hash());
+  CHECK(on.plan_hash() != plain.plan_hash());
+  CHECK(BatchIterator(corpus, {.max_tokens = 300, .seed = 42, .pad_to_multiple = 16}).plan_hash() != on.plan_hash());
+  for (const Batch& b : on.batches()) {
+    const BatchTensors t = make_batch_tensors(*corpus, b);
+    CHECK(t.src.shape() == attnlab::Shape{b.padded_rows(), b.src_len});
+    CHECK(t.tgt_out.shape() == attnlab::Shape{b.padded_rows(), b.tgt_len});
+    CHECK(t.tgt_tokens == b.tgt_tokens);
+  }
 }

@@ -134,6 +134,32 @@ TEST_CASE("rdrop is read, written back only when on, and its mistakes named") {
                        doctest::Contains("training.rdrop: must be finite and >= 0"), Error);
 }
 
+TEST_CASE("pad_to_multiple is read, written back only when on, and its mistakes named") {
+  const ExperimentConfig off = parse_experiment("[data.synthetic]\n", "p.toml");
+  CHECK(off.training.pad_to_multiple == 0);
+  CHECK(to_toml(off).find("pad_to_multiple") == std::string::npos);
+  const ExperimentConfig on = parse_experiment("[data.synthetic]\n[training]\npad_to_multiple = 8\n", "p.toml");
+  CHECK(on.training.pad_to_multiple == 8);
+  CHECK(to_toml(on).find("pad_to_multiple = 8") != std::string::npos);
+  const ExperimentConfig back = parse_experiment(to_toml(on), "resolved.toml");
+  CHECK(back.training.pad_to_multiple == 8);
+  CHECK(to_toml(back) == to_toml(on));
+  CHECK_THROWS_WITH_AS(parse_experiment("[data.synthetic]\n[training]\npad_to_multiple = -8\n", "p.toml"),
+                       doctest::Contains("p.toml:3:19: training.pad_to_multiple: must be >= 0, got -8"), Error);
+  // Targets of up to 100 + 1 positions padded to 128 pass a model.max_length of 120.
+  CHECK_THROWS_WITH_AS(
+      parse_experiment("[data.synthetic]\n[data]\nmax_length = 100\n[model]\nmax_length = 120\n[training]\n"
+                       "pad_to_multiple = 64\n",
+                       "p.toml"),
+      doctest::Contains("p.toml:7:19: training.pad_to_multiple: 64 pads targets of up to data.max_length + 1 = 101 "
+                        "positions to 128, past model.max_length = 120"),
+      Error);
+  CHECK(parse_experiment("[data.synthetic]\n[data]\nmax_length = 100\n[model]\nmax_length = 120\n[training]\n"
+                         "pad_to_multiple = 8\n",
+                         "p.toml")
+            .training.pad_to_multiple == 8);
+}
+
 TEST_CASE("the norm and its placement are read, written back and their mistakes named") {
   const ExperimentConfig c = parse_experiment(
       "[data.synthetic]\n[model]\nnorm_position = \"pre\"\n[model.norm]\nname = \"rms_norm\"\n", "n.toml");

@@ -17,7 +17,7 @@
 //                schedule, lr, min_lr, optimizer, weight_decay, weight_decay_exclude, clip_norm,
 //                adam_beta1, adam_beta2, adam_eps, label_smoothing, rdrop, eval_every,
 //                checkpoint_every, checkpoint_every_seconds, keep_checkpoints, early_stopping,
-//                precision
+//                precision, pad_to_multiple
 //   [eval]       beam, alpha, max_length_offset, batch_tokens, bleu, lowercase, average_last
 // docs/experiments.md documents every key with its default.
 #include <cstdint>
@@ -56,6 +56,9 @@ struct VocabConfig {
 struct TrainingConfig {
   std::int64_t batch_tokens = 25000;  // source and target tokens per step, each (padding included)
   std::int64_t accumulate = 1;        // batches per optimizer step (emulates more GPUs)
+  // > 0: static batch shapes (nmt/data/batching.h): lengths padded to multiples of this, rows up to
+  // the budget, so that an epoch has few distinct [B, S, T]; 0: each batch as long as its pairs.
+  std::int64_t pad_to_multiple = 0;
   std::int64_t max_steps = 100000;
   double max_seconds = 0.0;           // 0: no time budget
   std::int64_t warmup_steps = 4000;
