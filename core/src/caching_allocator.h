@@ -22,8 +22,25 @@
 // its work (cuda/context.h): a block freed on the host while kernels that read it are still queued
 // goes to a new tensor whose kernels are queued after them on the same stream.
 //
+// Private pools, for captured CUDA graphs. A graph replays its kernels on the addresses they had
+// when the stream was captured, so every block that the captured work touched must stay the
+// graph's for as long as the graph lives. Between begin_pool(id) and end_pool():
+//   - allocations are served from pool `id` only (its cached blocks, else the backend); the
+//     allocator neither synchronises nor returns memory to the backend (both are illegal while a
+//     stream is captured), so running out of memory there is an OutOfMemory at once, without the
+//     retry;
+//   - a block freed joins pool `id`, whatever pool it came from: the captured kernels that used it
+//     run again at every replay.
+// Outside a section, a pool's block freed returns to its pool. release_pool(id) (the graphs that
+// used it destroyed) moves the pool's cached blocks to the general cache; its blocks still in
+// use join the general cache when freed. Graphs replayed one after another on one stream may
+// share a pool. The statistics count pool blocks as the others; empty_cache() and
+// max_cached_bytes concern the general cache only. Pools need caching: with caching off,
+// begin_pool() throws.
+//
 // Thread-safe (one mutex); the statistics are exact.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -77,22 +94,50 @@ class CachingAllocator {
   std::size_t bytes_in_use() const;
   bool caching() const { return options_.caching; }
 
+  // Private pools (above). begin_pool() throws when a section is open, the pool is unknown or
+  // released, or caching is off; end_pool() when none is open; release_pool() for an unknown pool
+  // or the one whose section is open.
+  using PoolId = std::uint64_t;  // 0: the general pool
+  PoolId create_pool();
+  void begin_pool(PoolId id);
+  void end_pool();
+  void release_pool(PoolId id);
+  PoolId active_pool() const;  // 0 outside a section
+
   // The size class of a request: what a new block for it holds.
   static std::size_t round_size(std::size_t bytes);
   // Whether a cached block of `block` bytes may serve a request whose size class is `rounded`.
   static bool fits(std::size_t block, std::size_t rounded);
 
  private:
+  using Cache = std::multimap<std::size_t, void*>;  // block size -> free block
   void* allocate_raw(std::size_t bytes);  // with the one retry after emptying the cache
   void release_cache();                   // mutex held
   // One cached block back to the backend (the caller has synchronised the device); mutex held.
-  void release_block(std::multimap<std::size_t, void*>::iterator it);
+  void release_block(Cache::iterator it);
+
+  struct Live {
+    std::size_t block = 0;
+    PoolId pool = 0;
+  };
+  struct Pool {
+    Cache cached;
+    std::size_t live = 0;   // its blocks handed out
+    bool released = false;  // release_pool() called; erased once `live` is 0
+  };
+  // A cached block of cache that fits `rounded`, taken out of it (nullptr when none does).
+  void* take_cached(Cache& cache, std::size_t rounded, std::size_t& block);
+  // A freed block into the general cache, bounded by max_cached_bytes; mutex held.
+  void cache_general(void* ptr, std::size_t block);
 
   Backend backend_;
   Options options_;
   mutable std::mutex mutex_;
-  std::multimap<std::size_t, void*> cached_;           // block size -> free block
-  std::unordered_map<void*, std::size_t> live_;        // block handed out -> its block size
+  Cache cached_;                          // the general pool's free blocks
+  std::size_t general_cached_bytes_ = 0;  // their bytes (stats_.bytes_cached adds the pools')
+  std::unordered_map<void*, Live> live_;  // block handed out -> its size and pool
+  std::map<PoolId, Pool> pools_;
+  PoolId next_pool_ = 1, active_ = 0;
   AllocatorStats stats_;
 };
 
