@@ -150,6 +150,12 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
   MetricsLog metrics(root ? (fs::path(config.run_dir) / "metrics.jsonl").string() : std::string(), state.step());
   log(model_line(state, result.parameters, model, device, tc.precision));
   log(state.optimizer_line());
+  if (tc.pad_to_multiple > 0) {
+    const ShapeSummary shapes = summarize_shapes(state.batches());
+    log(fmt::format("static batch shapes: lengths padded to multiples of {}, rows to the budget: {} shapes over {} "
+                    "batches per epoch, {:.1f}% of the batches' tokens padding",
+                    tc.pad_to_multiple, shapes.shapes, shapes.batches, 100.0 * (1.0 - shapes.real_share())));
+  }
   if (tc.rdrop > 0)
     log(fmt::format("R-Drop: two dropout passes per batch, alpha {} on the symmetric KL divergence of their "
                     "predictions (about twice the work per step)",

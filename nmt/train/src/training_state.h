@@ -67,6 +67,8 @@ class TrainingState {
   // One line for the run log: optimizer, schedule with its peak, clipping, and what AdamW decays.
   std::string optimizer_line() const;
   std::int64_t step() const { return step_; }
+  // The batches of an epoch (in length order), for the run log.
+  const std::vector<Batch>& batches() const { return batches_.batches(); }
 
  private:
   // Forward and backward of one batch (two passes and their divergence with R-Drop), the loss

@@ -112,7 +112,11 @@ TEST_CASE("the trainer trains on static shapes, follows the run without them and
   TrainOptions quiet;
   quiet.progress = false;
   const TrainResult p = train(nmt::testing::tiny_experiment(dir.path(), "plain"), plugins(), quiet);
-  const TrainResult q = train(padded("padded"), plugins(), quiet);
+  std::string log;
+  TrainOptions logged = quiet;
+  logged.log = [&](const std::string& line) { log += line + "\n"; };
+  const TrainResult q = train(padded("padded"), plugins(), logged);
+  CHECK(contains(log, "static batch shapes: lengths padded to multiples of 8, rows to the budget: "));
   REQUIRE(p.dev_ppl.has_value());
   REQUIRE(q.dev_ppl.has_value());
   CAPTURE(p.train_loss);
