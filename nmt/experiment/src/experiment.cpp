@@ -64,8 +64,7 @@ void check_padded_lengths(TableReader& t, const ExperimentConfig& c) {
   const std::int64_t padded = (longest + m - 1) / m * m;
   if (padded > c.model.dims.max_length)
     throw Error(fmt::format("{}: training.pad_to_multiple: {} pads targets of up to data.max_length + 1 = {} positions "
-                            "to {}, past model.max_length = {}; raise model.max_length or choose a multiple that "
-                            "divides it",
+                            "to {}, past model.max_length = {}; raise model.max_length or choose a smaller multiple",
                             t.position("pad_to_multiple"), m, longest, padded, c.model.dims.max_length));
 }
 
