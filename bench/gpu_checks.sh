@@ -161,13 +161,21 @@ phase_rows() {
   pack_runs
 }
 
-# The CPU recipe on the GPU: the same file, its data paths pointed at ATTNLAB_SHARED (the file
-# names the shared folder beside the repository, which the GPU machine may keep elsewhere). The
-# run is resumable: a second call of the phase continues it.
+# multi30k_toml OUT [SED_EXPRESSION...]: experiments/multi30k.toml with its data paths pointed at
+# ATTNLAB_SHARED (the file names the shared folder beside the repository, which the GPU machine
+# may keep elsewhere) and the further sed expressions applied, written to OUT.
+multi30k_toml() {
+  local out=$1 shared=${ATTNLAB_SHARED:-$root/../shared}
+  shift
+  sed -e "s|\"\.\./\.\./shared/|\"$(realpath "$shared")/|" "$@" experiments/multi30k.toml >"$out"
+}
+
+# The CPU recipe on the GPU: the same file (multi30k_toml). The run is resumable: a second call of
+# the phase continues it.
 phase_recipe() {
-  local shared=${ATTNLAB_SHARED:-$root/../shared} dir=runs/multi30k-recipe-gpu device=${RECIPE_DEVICE:-cuda:0}
+  local dir=runs/multi30k-recipe-gpu device=${RECIPE_DEVICE:-cuda:0}
   local toml=experiments/.multi30k-recipe-gpu.toml
-  sed "s|\"\.\./\.\./shared/|\"$(realpath "$shared")/|" experiments/multi30k.toml >"$toml"
+  multi30k_toml "$toml"
   limited "${T_RECIPE:-480}" "${run[@]}" attnlab train "$toml" --device "$device" --run-dir "$dir" \
     ${RECIPE_STEPS:+--steps "$RECIPE_STEPS"}
   if [[ -d $dir/checkpoints ]]; then
@@ -183,11 +191,10 @@ phase_recipe() {
 # target tokens) and its last step times. Fewer shapes let cuDNN's attention graphs and cuBLAS's
 # plans be reused; the padding costs work. Run folders are fresh each time and removed after.
 phase_shapes() {
-  local shared=${ATTNLAB_SHARED:-$root/../shared} round m toml dir
+  local round m dir
   for m in 0 8; do
-    toml=experiments/.shapes-$m.toml
-    sed -e "s|\"\.\./\.\./shared/|\"$(realpath "$shared")/|" \
-      -e "s|^\[training\]|[training]\npad_to_multiple = $m\nprecision = \"bf16\"|" experiments/multi30k.toml >"$toml"
+    multi30k_toml "experiments/.shapes-$m.toml" \
+      -e "s|^\[training\]|[training]\npad_to_multiple = $m\nprecision = \"bf16\"|"
   done
   limited "${T_SHAPES:-120}" "${run[@]}" attnlab data shapes experiments/.shapes-8.toml
   for round in 1 2; do

@@ -35,7 +35,9 @@ int data_shapes(const std::string& file, std::vector<std::int64_t> multiples) {
   const nmt::ExperimentConfig config = nmt::load_experiment(file);
   const nmt::PreparedData data =
       nmt::prepare_data(config, [](const std::string& line) { fmt::print(stderr, "{}\n", line); });
-  const std::int64_t configured = config.training.pad_to_multiple;
+  // The trainer's batching (its budget), at each multiple in turn.
+  const nmt::BatchingOptions batching = nmt::training_batching(config);
+  const std::int64_t configured = batching.pad_to_multiple;
   if (multiples.empty()) multiples = {8, 16, 32, 64};
   if (configured > 0) multiples.push_back(configured);
   multiples.push_back(0);
@@ -43,11 +45,11 @@ int data_shapes(const std::string& file, std::vector<std::int64_t> multiples) {
   multiples.erase(std::unique(multiples.begin(), multiples.end()), multiples.end());
 
   fmt::print("{}: {} training pairs, batches of <= {} tokens per side\n", config.name, data.train->size(),
-             config.training.batch_tokens);
+             batching.max_tokens);
   fmt::print("{:>15}  {:>8}  {:>7}  {:>12}  {:>12}\n", "pad_to_multiple", "batches", "shapes", "real tokens",
              "padded share");
   for (const std::int64_t m : multiples) {
-    const nmt::ShapeSummary s = nmt::summarize_shapes(nmt::make_batches(*data.train, config.training.batch_tokens, m));
+    const nmt::ShapeSummary s = nmt::summarize_shapes(nmt::make_batches(*data.train, batching.max_tokens, m));
     fmt::print("{:>15}  {:>8}  {:>7}  {:>12}  {:>11.1f}%{}\n", m == 0 ? std::string("0 (off)") : std::to_string(m),
                s.batches, s.shapes, s.real_tokens, 100.0 * (1.0 - s.real_share()),
                m == configured ? "  <- the experiment's" : "");

@@ -84,9 +84,10 @@ std::vector<Batch> make_batches(const EncodedCorpus& corpus, std::int64_t max_to
   Batch current;
   for (const std::size_t i : order) {
     const auto s = rounded(std::max<std::int64_t>(1, static_cast<std::int64_t>(corpus.src_length(i))));
-    const auto t = static_cast<std::int64_t>(corpus.tgt_length(i)) + 1;
+    const auto t = static_cast<std::int64_t>(corpus.tgt_length(i)) + 1;  // with eos: what the loss counts
+    const std::int64_t padded_t = rounded(t);
     const std::int64_t rows = current.size() + 1;
-    const std::int64_t new_s = std::max(current.src_len, s), new_t = std::max(current.tgt_len, rounded(t));
+    const std::int64_t new_s = std::max(current.src_len, s), new_t = std::max(current.tgt_len, padded_t);
     if (current.size() > 0 && (rows * new_s > max_tokens || rows * new_t > max_tokens)) {
       close(current);
       batches.push_back(std::move(current));
@@ -94,7 +95,7 @@ std::vector<Batch> make_batches(const EncodedCorpus& corpus, std::int64_t max_to
     }
     current.indices.push_back(i);
     current.src_len = std::max(current.src_len, s);
-    current.tgt_len = std::max(current.tgt_len, rounded(t));
+    current.tgt_len = std::max(current.tgt_len, padded_t);
     current.src_tokens += static_cast<std::int64_t>(corpus.src_length(i));
     current.tgt_tokens += t;
   }
