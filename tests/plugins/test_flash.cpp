@@ -174,6 +174,31 @@ TEST_CASE("flash attention does not depend on the thread count") {
   CHECK(flash_attention(q, k, k, o).to_vector<float>() == one);
 }
 
+TEST_CASE("flash reads the dropout seed from a slot when set, forward and backward") {
+  const Tensor q0 = testing::random_tensor({2, 2, 21, 8}, 16, -1.0, 1.0, DType::f64);
+  const Tensor k0 = testing::random_tensor({2, 2, 21, 8}, 17, -1.0, 1.0, DType::f64);
+  const Tensor v0 = testing::random_tensor({2, 2, 21, 8}, 18, -1.0, 1.0, DType::f64);
+  const Tensor dout = testing::random_tensor({2, 2, 21, 8}, 19, -1.0, 1.0, DType::f64);
+  SeedSlot slot(Device::cpu());
+  slot.write(41);
+  const FlashOptions by_value{.causal = true, .scale = 0.35, .dropout = 0.3, .seed = 41, .offset = 9};
+  FlashOptions by_slot = by_value;
+  by_slot.seed = 1;  // not what the kernels read
+  by_slot.seed_slot = slot.address();
+  auto run = [&](const FlashOptions& o) {
+    Tensor q = q0.clone().set_requires_grad(), k = k0.clone().set_requires_grad();
+    Tensor v = v0.clone().set_requires_grad();
+    const Tensor out = flash_attention(q, k, v, o);
+    out.backward(dout);
+    return std::vector<std::vector<double>>{out.to_vector<double>(), q.grad().to_vector<double>(),
+                                            k.grad().to_vector<double>(), v.grad().to_vector<double>()};
+  };
+  CHECK(run(by_slot) == run(by_value));
+  FlashOptions other = by_value;
+  other.seed = 1;
+  CHECK(run(by_slot) != run(other));
+}
+
 TEST_CASE("flash refuses what its cuda kernels do not serve and names the fallback") {
   Generator init(1), drop(2);
   BuildContext ctx = attention_context("flash", init, drop, 0.0);

@@ -6,6 +6,7 @@
 #include "attnlab/error.h"
 #include "attnlab/ops.h"
 #include "attnlab/random.h"
+#include "attnlab/seed_slot.h"
 #include "attnlab/shape.h"
 #include "attnlab/tensor.h"
 #include "attnlab/threads.h"

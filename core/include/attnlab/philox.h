@@ -8,6 +8,17 @@
 
 namespace attnlab::philox {
 
+// The seed of a stream, given by value or read from memory when the work runs. A kernel that a
+// captured CUDA graph replays keeps its arguments from the capture; a seed read from `slot` (memory
+// of the device that runs the work, the host's for the CPU backend) can change between replays.
+// Kernels read it once, before they draw.
+struct SeedRef {
+  std::uint64_t value = 0;
+  const std::uint64_t* slot = nullptr;  // null: use `value`
+
+  ATTNLAB_HOST_DEVICE std::uint64_t get() const { return slot != nullptr ? *slot : value; }
+};
+
 // Ten rounds on the counter c[0..3] in place with key (k0, k1), constants of Salmon et al.,
 // "Parallel random numbers: as easy as 1, 2, 3" (SC 2011): two 32x32->64 multiplies per round,
 // the key bumped by the Weyl constants between rounds.

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include "attnlab/dtype.h"
+#include "attnlab/philox.h"
 #include "ops/adam_scalars.h"
 
 namespace attnlab::cuda {
@@ -28,8 +29,9 @@ void activation_forward(int kind, DType dtype, const void* x, void* y, std::int6
 void activation_backward(int kind, DType dtype, const void* x, const void* dy, void* dx, std::int64_t n,
                          cudaStream_t stream);
 
-// out[i] = philox::uniform(seed, offset, i) >= p ? in[i] / (1 - p) : 0.
-void dropout_apply(DType dtype, const void* in, void* out, std::int64_t n, double p, std::uint64_t seed,
+// out[i] = philox::uniform(seed, offset, i) >= p ? in[i] / (1 - p) : 0, the seed read by the
+// kernel (from device memory when it names a slot).
+void dropout_apply(DType dtype, const void* in, void* out, std::int64_t n, double p, philox::SeedRef seed,
                    std::uint64_t offset, cudaStream_t stream);
 
 // Fused Adam (with AdamW's decay and the gradient scale) from the scalars of ops/adam_scalars.h,

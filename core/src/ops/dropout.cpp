@@ -16,7 +16,7 @@ namespace {
 // The mask is regenerated from (seed, offset) instead of being stored.
 class DropoutNode final : public Node {
  public:
-  DropoutNode(double p, std::uint64_t seed, std::uint64_t offset) : p_(p), seed_(seed), offset_(offset) {}
+  DropoutNode(double p, philox::SeedRef seed, std::uint64_t offset) : p_(p), seed_(seed), offset_(offset) {}
   std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
     const Tensor dy = detail::grad_or_zeros(grads, 0, output_shapes[0], output_dtypes[0], device);
     Tensor dx = Tensor::empty_like(dy);
@@ -27,7 +27,8 @@ class DropoutNode final : public Node {
 
  private:
   double p_;
-  std::uint64_t seed_, offset_;
+  philox::SeedRef seed_;  // a slot is read again by the backward's kernel
+  std::uint64_t offset_;
 };
 
 void check_p(double p) {
@@ -37,6 +38,10 @@ void check_p(double p) {
 }  // namespace
 
 Tensor dropout(const Tensor& x, double p, std::uint64_t seed, std::uint64_t offset) {
+  return dropout(x, p, philox::SeedRef{seed, nullptr}, offset);
+}
+
+Tensor dropout(const Tensor& x, double p, philox::SeedRef seed, std::uint64_t offset) {
   detail::check_defined("dropout", x, "x");
   detail::check_floating("dropout", x);
   check_p(p);
@@ -53,7 +58,7 @@ Tensor dropout(const Tensor& x, double p, Generator& generator) {
   // The generator advances by the tensor's size even for p == 0, so that the stream positions of
   // later draws do not depend on p.
   const Generator::Draw draw = generator.reserve(static_cast<std::uint64_t>(x.numel()));
-  return dropout(x, p, draw.seed, draw.offset);
+  return dropout(x, p, draw.seed_on(x.device()), draw.offset);
 }
 
 }  // namespace attnlab

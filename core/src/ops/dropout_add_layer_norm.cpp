@@ -55,7 +55,7 @@ struct Saved {
 
 // The forward of both ops: the kernels write s into `sum` and the norm of s into `y` (sum may be
 // y itself: normalized in place).
-Saved run_forward(const DropoutAddLayerNormInputs& in, double p, std::uint64_t seed, std::uint64_t offset,
+Saved run_forward(const DropoutAddLayerNormInputs& in, double p, philox::SeedRef seed, std::uint64_t offset,
                   double eps, Tensor sum, Tensor& y) {
   const std::int64_t d = in.x.dim(-1);
   const Shape rows{d == 0 ? 0 : in.x.numel() / d};
@@ -112,6 +112,11 @@ class DropoutAddLayerNormNode final : public Node {
 
 Tensor dropout_add_layer_norm(const DropoutAddLayerNormInputs& in, double p, std::uint64_t seed,
                               std::uint64_t offset, double eps) {
+  return dropout_add_layer_norm(in, p, philox::SeedRef{seed, nullptr}, offset, eps);
+}
+
+Tensor dropout_add_layer_norm(const DropoutAddLayerNormInputs& in, double p, philox::SeedRef seed,
+                              std::uint64_t offset, double eps) {
   check_inputs(in, p, eps);
   const bool grad = any_requires_grad({&in.x, &in.bias, &in.residual, &in.gamma, &in.beta});
   Tensor y = Tensor::empty_like(in.x);
@@ -127,7 +132,7 @@ Tensor dropout_add_layer_norm(const DropoutAddLayerNormInputs& in, double p, Gen
   check_inputs(in, p, eps);
   // As dropout(x, p, generator): the stream advances by x's size whatever p is.
   const Generator::Draw draw = generator.reserve(static_cast<std::uint64_t>(in.x.numel()));
-  return dropout_add_layer_norm(in, p, draw.seed, draw.offset, eps);
+  return dropout_add_layer_norm(in, p, draw.seed_on(in.x.device()), draw.offset, eps);
 }
 
 namespace {
@@ -177,6 +182,11 @@ class DropoutAddNormPairNode final : public Node {
 
 DropoutAddNormPair dropout_add_norm_pair(const DropoutAddLayerNormInputs& in, double p, std::uint64_t seed,
                                          std::uint64_t offset, double eps) {
+  return dropout_add_norm_pair(in, p, philox::SeedRef{seed, nullptr}, offset, eps);
+}
+
+DropoutAddNormPair dropout_add_norm_pair(const DropoutAddLayerNormInputs& in, double p, philox::SeedRef seed,
+                                         std::uint64_t offset, double eps) {
   check_inputs(in, p, eps);
   DropoutAddNormPair out{Tensor::empty_like(in.x), Tensor::empty_like(in.x)};
   Saved saved = run_forward(in, p, seed, offset, eps, out.sum, out.normed);
@@ -190,7 +200,7 @@ DropoutAddNormPair dropout_add_norm_pair(const DropoutAddLayerNormInputs& in, do
                                          double eps) {
   check_inputs(in, p, eps);
   const Generator::Draw draw = generator.reserve(static_cast<std::uint64_t>(in.x.numel()));
-  return dropout_add_norm_pair(in, p, draw.seed, draw.offset, eps);
+  return dropout_add_norm_pair(in, p, draw.seed_on(in.x.device()), draw.offset, eps);
 }
 
 }  // namespace attnlab

@@ -18,7 +18,7 @@ const T* ptr_or_null(const Tensor& t) { return t.defined() ? t.data<T>() : nullp
 // keep[k] = [philox_uniform(seed, offset, begin + k) >= p] for k < n (cpu/philox_mask.h: the
 // blocks of philox.h, many at a time).
 void draw_keep(const DropoutMask& mask, std::int64_t begin, std::int64_t n, std::uint8_t* keep) {
-  cpu::philox_keep(mask.seed, mask.offset, mask.p, static_cast<std::uint64_t>(begin), n, keep);
+  cpu::philox_keep(mask.seed.get(), mask.offset, mask.p, static_cast<std::uint64_t>(begin), n, keep);
 }
 
 // keep ? v : +0, by masking the bits of v: a written select (keep ? v * scale : 0) lets GCC move

@@ -31,11 +31,12 @@ __device__ __forceinline__ void for_each_in_row(std::int64_t base, std::int64_t 
     for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) fn(j, true);
     return;
   }
+  const std::uint64_t seed = mask.seed.get();
   const std::int64_t first = base / 4;
   const std::int64_t last = (base + d - 1) / 4;
   for (std::int64_t q = first + threadIdx.x; q <= last; q += blockDim.x) {
     std::uint32_t words[4];
-    philox::block_words(mask.seed, mask.offset + static_cast<std::uint64_t>(q), words);
+    philox::block_words(seed, mask.offset + static_cast<std::uint64_t>(q), words);
     for (int w = 0; w < 4; ++w) {
       const std::int64_t j = q * 4 + w - base;
       if (j >= 0 && j < d) fn(j, static_cast<double>(philox::word_to_uniform(words[w])) >= mask.p);
@@ -90,7 +91,7 @@ __global__ void backward_rows_kernel(const T* sum,    // (rows, d)
   const T mu = mean[r];
   const T inv = rstd[r];
   const RowGradMeans<T> means = layer_norm_row_grad_means(sum + base, dy + base, gamma, mu, inv, d, centered);
-  const Mask row_mask = dx ? mask : Mask{0.0, 0, 0};  // no Philox blocks when dx is not wanted
+  const Mask row_mask = dx ? mask : Mask{0.0, {}, 0};  // no Philox blocks when dx is not wanted
   for_each_in_row(base, d, row_mask, [&](std::int64_t j, bool keep) {
     const std::int64_t i = base + j;
     const T g = gamma ? mul_rn(dy[i], gamma[j]) : dy[i];

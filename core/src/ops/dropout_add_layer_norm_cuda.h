@@ -3,6 +3,7 @@
 // pointers are device pointers, null where the matching tensor is undefined.
 #include <cstdint>
 
+#include "attnlab/philox.h"
 #include "cuda/launch.h"
 
 namespace attnlab::detail::cuda_dropout_add_layer_norm {
@@ -11,9 +12,10 @@ namespace attnlab::detail::cuda_dropout_add_layer_norm {
 inline constexpr std::int64_t kRowChunk = 256;
 
 // Element i of x is kept when philox::uniform(seed, offset, i) >= p; p == 0 keeps all of them.
+// The kernels read the seed when they run (from device memory when it names a slot).
 struct Mask {
   double p;
-  std::uint64_t seed;
+  philox::SeedRef seed;
   std::uint64_t offset;
 };
 

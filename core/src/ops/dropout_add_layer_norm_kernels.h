@@ -9,10 +9,10 @@
 namespace attnlab::detail {
 
 // Element i of x is kept when philox_uniform(seed, offset, i) >= p and then scaled by 1 / (1 - p);
-// p == 0 keeps every element (scale 1).
+// p == 0 keeps every element (scale 1). A seed in a slot is read when the kernels run.
 struct DropoutMask {
   double p = 0.0;
-  std::uint64_t seed = 0;
+  philox::SeedRef seed;
   std::uint64_t offset = 0;
 };
 

@@ -26,21 +26,21 @@ void apply_mask(const T* in, T* out, std::int64_t n, double p, std::uint64_t see
   });
 }
 
-void run(const char* op, const Tensor& in, double p, std::uint64_t seed, std::uint64_t offset, Tensor& out) {
+void run(const char* op, const Tensor& in, double p, philox::SeedRef seed, std::uint64_t offset, Tensor& out) {
+  const std::uint64_t s = seed.get();  // a slot of the CPU backend is host memory
   dispatch_float(op, in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    apply_mask(in.data<T>(), out.data<T>(), in.numel(), p, seed, offset);
+    apply_mask(in.data<T>(), out.data<T>(), in.numel(), p, s, offset);
   });
 }
 
 }  // namespace
 
-void dropout_forward_cpu(const Tensor& x, double p, std::uint64_t seed, std::uint64_t offset, Tensor& y) {
+void dropout_forward_cpu(const Tensor& x, double p, philox::SeedRef seed, std::uint64_t offset, Tensor& y) {
   run("dropout", x, p, seed, offset, y);
 }
 
-void dropout_backward_cpu(const Tensor& dy, double p, std::uint64_t seed, std::uint64_t offset,
-                          Tensor& dx) {
+void dropout_backward_cpu(const Tensor& dy, double p, philox::SeedRef seed, std::uint64_t offset, Tensor& dx) {
   run("dropout_backward", dy, p, seed, offset, dx);
 }
 

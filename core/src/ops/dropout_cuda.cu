@@ -11,8 +11,9 @@ namespace {
 template <typename T>
 __global__ void dropout_kernel(const T* in,  // in: (n)
                                T* out,       // out: (n)
-                               std::int64_t n, double p, compute_t<T> scale, std::uint64_t seed,
+                               std::int64_t n, double p, compute_t<T> scale, philox::SeedRef seed_ref,
                                std::uint64_t offset) {
+  const std::uint64_t seed = seed_ref.get();  // once per thread: a slot is read when the kernel runs
   const std::int64_t blocks = (n + 3) / 4;
   for (std::int64_t q = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; q < blocks;
        q += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -29,7 +30,7 @@ __global__ void dropout_kernel(const T* in,  // in: (n)
 
 }  // namespace
 
-void dropout_apply(DType dtype, const void* in, void* out, std::int64_t n, double p, std::uint64_t seed,
+void dropout_apply(DType dtype, const void* in, void* out, std::int64_t n, double p, philox::SeedRef seed,
                    std::uint64_t offset, cudaStream_t stream) {
   if (n == 0) return;
   dispatch_floating("dropout", dtype, [&](auto tag) {

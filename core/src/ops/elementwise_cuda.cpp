@@ -59,13 +59,12 @@ void activation_backward_cuda(Activation kind, const Tensor& x, const Tensor& dy
                             x.numel(), stream);
 }
 
-void dropout_forward_cuda(const Tensor& x, double p, std::uint64_t seed, std::uint64_t offset, Tensor& y) {
+void dropout_forward_cuda(const Tensor& x, double p, philox::SeedRef seed, std::uint64_t offset, Tensor& y) {
   const cudaStream_t stream = use_device(y);
   cuda::dropout_apply(x.dtype(), x.raw_data(), y.raw_data(), x.numel(), p, seed, offset, stream);
 }
 
-void dropout_backward_cuda(const Tensor& dy, double p, std::uint64_t seed, std::uint64_t offset,
-                           Tensor& dx) {
+void dropout_backward_cuda(const Tensor& dy, double p, philox::SeedRef seed, std::uint64_t offset, Tensor& dx) {
   const cudaStream_t stream = use_device(dx);
   cuda::dropout_apply(dy.dtype(), dy.raw_data(), dx.raw_data(), dy.numel(), p, seed, offset, stream);
 }

@@ -1,5 +1,6 @@
 #include "training_state.h"
 
+#include <memory>
 #include <optional>
 #include <unordered_set>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "attnlab/nmt/train/trainer.h"
 #include "attnlab/ops.h"
 #include "attnlab/precision.h"
+#include "attnlab/seed_slot.h"
 #include "progress.h"
 
 namespace attnlab::nmt::detail {
@@ -72,6 +74,11 @@ TrainingState::TrainingState(const ExperimentConfig& config, const Registry& reg
       bf16_operands_(bf16_operands_on(precision_from_name(config.training.precision))),
       bf16_logits_(bf16_logits_on(precision_from_name(config.training.precision)) && config.training.rdrop <= 0) {
   optimizer_.keep_bf16_copies(bf16_operands_);
+  // The dropout kernels read each batch's seed from the training device's memory, written when the
+  // batch sets the generator's state: the same masks, and the arguments of a step's kernels no
+  // longer change from batch to batch (what a replayed CUDA graph needs). On the CPU too, so
+  // that every test of training runs this path.
+  dropout_rng_.bind_seed_slot(std::make_shared<SeedSlot>(device));
 }
 
 // Forward and backward of one batch; returns its summed cross-entropy (detached, f64). The step's

@@ -47,6 +47,7 @@ class FlashAttention final : public ProjectedAttention {
       o.dropout = rate_;
       o.seed = draw.seed;
       o.offset = draw.offset;
+      o.seed_slot = draw.seed_on(q.device()).slot;
     }
     // [B, h, Tq, d_v] -> [B, Tq, d]
     return w_o_->forward(merge_heads(flash::flash_attention_in_precision(q, k, v, o)));

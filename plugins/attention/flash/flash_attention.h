@@ -34,6 +34,9 @@ struct FlashOptions {
   double dropout = 0.0;
   std::uint64_t seed = 0;
   std::uint64_t offset = 0;
+  // When set, the kernels read the seed here instead (q's device memory; the host's on the CPU):
+  // philox::SeedRef, for work that a captured graph replays with each batch's seed.
+  const std::uint64_t* seed_slot = nullptr;
   // Position terms in kernel form, with the queries at positions Tk - Tq .. Tk - 1 and the keys
   // at 0 .. Tk - 1 (so Tq <= Tk): a distance bias, bucket scores [B, H, Tq, 2 clip + 1] of q's
   // dtype, and bucket values [2 clip + 1, d_v] of q's dtype; the op is differentiable in the

@@ -103,7 +103,7 @@ void forward_head(const Head<T>& h, const PositionTerms<T>& pt, const Geometry& 
   constexpr T kNegInf = -std::numeric_limits<T>::infinity();
   const T scale = static_cast<T>(o.scale);
   const T keep_scale = static_cast<T>(1.0 / (1.0 - o.dropout));
-  const DropoutStream stream{o.dropout, o.seed, o.offset};
+  const DropoutStream stream{o.dropout, o.seed, o.offset, o.seed_slot};
   KeepCache cache;
   std::vector<T> m(kTileQueries), l(kTileQueries), acc(static_cast<std::size_t>(kTileQueries * g.dv)), s(kTileKeys);
   for (std::int64_t i0 = 0; i0 < g.tq; i0 += kTileQueries) {
@@ -166,7 +166,7 @@ void backward_head(const Head<T>& h, const PositionTerms<T>& pt, const Geometry&
   constexpr T kNegInf = -std::numeric_limits<T>::infinity();
   const T scale = static_cast<T>(o.scale);
   const T keep_scale = static_cast<T>(1.0 / (1.0 - o.dropout));
-  const DropoutStream stream{o.dropout, o.seed, o.offset};
+  const DropoutStream stream{o.dropout, o.seed, o.offset, o.seed_slot};
   KeepCache cache;
   std::fill(dq, dq + g.tq * g.dk, T(0));
   std::fill(dk, dk + g.tk * g.dk, T(0));

@@ -26,6 +26,7 @@ struct Problem {
   float scale = 1.0f;
   double dropout = 0.0;
   std::uint64_t seed = 0, offset = 0;
+  const std::uint64_t* seed_slot = nullptr;  // device memory, read instead of seed when set
   // Position terms in kernel form (attnlab/plugin/kernel_terms.h), queries at positions
   // tk - tq + i: a distance bias with f32 slopes [H], bucket scores [B, H, Tq, 2 score_clip + 1]
   // and bucket values [2 value_clip + 1, dv] of `element`; null when absent.

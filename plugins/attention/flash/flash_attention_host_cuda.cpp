@@ -43,6 +43,7 @@ cuda::Problem problem(const Tensor& q, const Tensor& k, const Tensor& v, const T
   p.scale = static_cast<float>(o.scale);
   p.dropout = o.dropout;
   p.seed = o.seed;
+  p.seed_slot = o.seed_slot;
   p.offset = o.offset;
   p.device = q.device().index;
   p.stream = cuda_stream(q.device());

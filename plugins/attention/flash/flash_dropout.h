@@ -14,6 +14,11 @@ struct DropoutStream {
   double p = 0.0;  // drop probability; 0: nothing is dropped
   std::uint64_t seed = 0;
   std::uint64_t offset = 0;
+  // Where the seed is read when the kernel runs (device memory; the host's on the CPU), instead
+  // of `seed`: a captured graph's replays then draw the seed written there before each replay.
+  const std::uint64_t* seed_slot = nullptr;
+
+  ATTNLAB_HOST_DEVICE std::uint64_t seed_now() const { return philox::SeedRef{seed, seed_slot}.get(); }
 };
 
 // Keeps the four words of the last Philox block, so that consecutive weights (four share a
@@ -33,7 +38,8 @@ ATTNLAB_HOST_DEVICE std::uint64_t weight_index(std::uint64_t bh, std::uint64_t i
 ATTNLAB_HOST_DEVICE bool keep_weight(const DropoutStream& d, std::uint64_t index, KeepCache& cache) {
   const std::uint64_t block = d.offset + index / 4;
   if (block != cache.block) {
-    philox::block_words(d.seed, block, cache.words);
+    // The slot is read with each new block (every fourth weight, beside ten Philox rounds).
+    philox::block_words(d.seed_now(), block, cache.words);
     cache.block = block;
   }
   const unsigned r = static_cast<unsigned>(index % 4);

@@ -11,7 +11,11 @@ namespace attnlab {
 
 // p in [0, 1); p == 0 returns x itself.
 Tensor dropout(const Tensor& x, double p, std::uint64_t seed, std::uint64_t offset);
-// Draws (seed, offset) from `generator`, advancing it by the tensor's size.
+// The same with the seed given by value or read from a slot when the kernels run (forward and
+// backward); the slot must live on x's device.
+Tensor dropout(const Tensor& x, double p, philox::SeedRef seed, std::uint64_t offset);
+// Draws (seed, offset) from `generator`, advancing it by the tensor's size. With a seed slot bound
+// on x's device, the kernels read the seed from the slot (Generator::bind_seed_slot).
 Tensor dropout(const Tensor& x, double p, Generator& generator);
 
 }  // namespace attnlab

@@ -34,8 +34,12 @@ struct DropoutAddLayerNormInputs {
 // offending shapes or values.
 Tensor dropout_add_layer_norm(const DropoutAddLayerNormInputs& in, double p, std::uint64_t seed,
                               std::uint64_t offset, double eps = 1e-5);
+// The seed by value or read from a slot on x's device when the kernels run (forward and backward).
+Tensor dropout_add_layer_norm(const DropoutAddLayerNormInputs& in, double p, philox::SeedRef seed,
+                              std::uint64_t offset, double eps = 1e-5);
 // Draws (seed, offset) from `generator` exactly as dropout(x, p, generator) does: it advances by
-// x's size, even for p == 0, and only after every input has been checked.
+// x's size, even for p == 0, and only after every input has been checked. With a seed slot bound on
+// x's device, the kernels read the seed there.
 Tensor dropout_add_layer_norm(const DropoutAddLayerNormInputs& in, double p, Generator& generator,
                               double eps = 1e-5);
 
@@ -49,6 +53,8 @@ struct DropoutAddNormPair {
   Tensor normed;  // [..., D]: layer_norm(sum) (rms_norm when not centered)
 };
 DropoutAddNormPair dropout_add_norm_pair(const DropoutAddLayerNormInputs& in, double p, std::uint64_t seed,
+                                         std::uint64_t offset, double eps = 1e-5);
+DropoutAddNormPair dropout_add_norm_pair(const DropoutAddLayerNormInputs& in, double p, philox::SeedRef seed,
                                          std::uint64_t offset, double eps = 1e-5);
 DropoutAddNormPair dropout_add_norm_pair(const DropoutAddLayerNormInputs& in, double p, Generator& generator,
                                          double eps = 1e-5);
