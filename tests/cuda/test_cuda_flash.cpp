@@ -151,9 +151,9 @@ TEST_CASE("cuda flash tensor core kernels match the cpu across several 64 row ti
       for (std::int64_t dv : {64, 128}) check_op(c, dk, dv, DType::bf16);
 }
 
-// The problems flash's Hopper kernels take (bf16, d_k = d_v, no dropout; the forward score terms
-// without value terms, the backward masks and ALiBi but not relative's bucketed scores) over
-// several of their 128-row tiles; ALiBi alone runs on the sm_80 tensor-core kernels too, forward
+// The problems flash's Hopper kernels take (bf16, d_k = d_v, no dropout; the score terms without
+// value terms, forward and backward, the bucket scores' gradient included) over several of their
+// 128-row tiles; ALiBi alone runs on the sm_80 tensor-core kernels too, forward
 // and backward. Without ATTNLAB_FLASH_SM90=1, or off sm_90, the same problems run on the sm_80
 // and FMA kernels: the check holds for every kernel.
 TEST_CASE("cuda flash matches the cpu with score terms only across several 128 row tiles in bf16") {

@@ -4,8 +4,9 @@
 // Hopper forward's own out and lse and the FMA path's delta kernel, as on the device: query and key
 // tiles cut by the sequence ends, several walked tiles in both stages, causal masking with Tq = Tk,
 // Tq < Tk and Tq > Tk, padding masks with a fully padded batch row (whose key blocks write zeros),
-// key lengths and ALiBi's distance bias, head sizes 64 and 128. On a Hopper GPU the kernels are
-// bench/gpu_checks.sh's sm90 phase.
+// key lengths, ALiBi's distance bias and relative positions' bucketed scores (whose gradient the
+// dQ kernel writes), head sizes 64 and 128. On a Hopper GPU the kernels are bench/gpu_checks.sh's
+// sm90 phase.
 #include <doctest/doctest.h>
 
 // First: CuTe, CUDA's host headers and the emulated threads and Hopper operations.
@@ -25,8 +26,8 @@ template <int D>
 void run_backward_case(const Case& c, std::uint64_t seed) {
   using T = __nv_bfloat16;
   INFO("Hopper backward: B ", c.b, " H ", c.h, " Tq ", c.tq, " Tk ", c.tk, " d ", D, " causal ", c.causal, " mask ",
-       c.mask, " lengths ", c.lengths, " alibi ", c.terms);
-  REQUIRE(!(c.terms && (c.score_buckets || c.value_terms)));  // ALiBi is the one term it applies
+       c.mask, " lengths ", c.lengths, " terms ", c.terms, " bucket scores ", c.terms && c.score_buckets);
+  REQUIRE(!(c.terms && c.value_terms));  // the score terms are what it applies
   const auto r = prepare<T, D, D>(c, seed);
   const k::Inputs<T> in = sm90_inputs<D>(c, r);
   std::vector<T> out;
@@ -41,11 +42,15 @@ void run_backward_case(const Case& c, std::uint64_t seed) {
   // Sentinels: every element of the gradients must be written (padded key blocks included).
   const T sentinel = __float2bfloat16_rn(1e4f);
   std::vector<T> dq(r.q.device.size(), sentinel), dk(r.k.device.size(), sentinel), dv(r.v.device.size(), sentinel);
+  // The bucket scores' gradient starts zeroed, as the launcher leaves it.
+  const bool buckets = c.terms && c.score_buckets;
+  std::vector<T> d_scores(buckets ? r.bucket_scores.device.size() : 0, __float2bfloat16_rn(0.0f));
+  T* const d_scores_ptr = buckets ? d_scores.data() : nullptr;
   const k::BackwardInputs<T> bin{in, r.dout.device.data(), lse.data(), delta.data()};
   const bool extras = sm90_extras(c);
   emu::launch(sm90_grid(c, c.tq), sm90::kThreads, [&] {
-    if (extras) sm90::dq_kernel<D, true>(bin, dq.data());
-    else sm90::dq_kernel<D, false>(bin, dq.data());
+    if (extras) sm90::dq_kernel<D, true>(bin, dq.data(), d_scores_ptr);
+    else sm90::dq_kernel<D, false>(bin, dq.data(), d_scores_ptr);
   });
   emu::launch(sm90_grid(c, c.tk), sm90::kThreads, [&] {
     if (extras) sm90::dkdv_kernel<D, true>(bin, dk.data(), dv.data());
@@ -56,6 +61,7 @@ void run_backward_case(const Case& c, std::uint64_t seed) {
   check_close(as_doubles(dq), r.dq64, grad_tol, "dq");
   check_close(as_doubles(dk), r.dk64, grad_tol, "dk");
   check_close(as_doubles(dv), r.dv64, grad_tol, "dv");
+  if (buckets) check_close(as_doubles(d_scores), r.d_scores64, grad_tol, "d_bucket_scores");
 }
 
 }  // namespace
@@ -83,4 +89,13 @@ TEST_CASE("emulated Hopper backward matches the cpu path: ALiBi inside the kerne
   run_backward_case<128>({.b = 2, .h = 2, .tq = 60, .tk = 190, .mask = true, .terms = true, .score_buckets = false,
                           .value_terms = false},
                          39);
+}
+
+TEST_CASE("emulated Hopper backward matches the cpu path: relative positions' bucket scores and their gradient") {
+  // Both clipped buckets reached (keys far before and after each query), inner buckets straddling
+  // the 64-key walked tiles and the 128-query blocks, Tq < Tk with causal and padding masks.
+  run_backward_case<64>({.b = 1, .h = 1, .tq = 150, .tk = 150, .terms = true, .value_terms = false}, 40);
+  run_backward_case<128>({.b = 2, .h = 1, .tq = 70, .tk = 200, .causal = true, .mask = true, .terms = true,
+                          .value_terms = false},
+                         41);
 }

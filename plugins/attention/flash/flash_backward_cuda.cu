@@ -98,7 +98,7 @@ int backward(const Problem& p, const void* out, const float* lse, const void* do
     }
     if (sm90_built() && sm90_opted_in() && sm90_takes_backward(p, {out, dout, dq, dk, dv}) &&
         sm90_takes_device(device_limits(p.device), p.dk))
-      return sm90_backward(p, dout, lse, delta, dq, dk, dv);
+      return sm90_backward(p, dout, lse, delta, dq, dk, dv, terms.d_bucket_scores);
     if (uses_tensor_cores(p, {out, dout, dq, dk, dv}) &&
         device_takes_tensor_cores(device_limits(p.device), tc_backward_smem(p.dk, p.dv)))
       return with_tc_head_dims(p.dk, p.dv, [&](auto dk_c, auto dv_c) {

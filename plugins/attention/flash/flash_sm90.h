@@ -36,11 +36,13 @@ inline bool sm90_takes_problem(const Problem& p, const void* out) {
   plain.bucket_scores = nullptr;
   return p.dk == p.dv && p.dropout == 0.0 && !p.bucket_values && uses_tensor_cores(plain, {out});
 }
-// Whether the Hopper backward takes a problem: the tensor-core kernels' conditions (no bucketed
-// terms: ALiBi's slopes and the masks only) with d_k = d_v and no dropout; `more` as for
-// uses_tensor_cores (out, dout and the gradients).
+// Whether the Hopper backward takes a problem: the tensor-core kernels' conditions with d_k = d_v,
+// no dropout and no value terms, but with the score terms (ALiBi's slopes, bucketed relative
+// scores, whose gradient it writes); `more` as for uses_tensor_cores (out, dout and the gradients).
 inline bool sm90_takes_backward(const Problem& p, std::initializer_list<const void*> more) {
-  return p.dk == p.dv && p.dropout == 0.0 && uses_tensor_cores(p, more);
+  Problem plain = p;
+  plain.bucket_scores = nullptr;
+  return p.dk == p.dv && p.dropout == 0.0 && !p.bucket_values && uses_tensor_cores(plain, more);
 }
 // Whether a device runs a Hopper block of `smem` bytes (0: no such block): sm_90 exactly (sm_90a
 // code runs on no other GPU), and the block fits. forward(), backward() and `attnlab plugins`
@@ -59,8 +61,9 @@ inline bool sm90_takes_device(const DeviceLimits& d, std::int64_t head_size) {
 // out [B, H, Tq, d] bf16, lse [B, H, Tq] f32, as forward(); 0 or the CUDA error code.
 int sm90_forward(const Problem& p, void* out, float* lse);
 // dq, dk, dv [B, H, T, d] bf16 from dout, the forward's lse and delta = rowsum(dout * out), as
-// backward() after its delta_kernel; 0 or the CUDA error code.
+// backward() after its delta_kernel, and with bucket scores their gradient into d_bucket_scores
+// [B, H, Tq, 2 score_clip + 1] bf16 (TermGrads); 0 or the CUDA error code.
 int sm90_backward(const Problem& p, const void* dout, const float* lse, const float* delta, void* dq, void* dk,
-                  void* dv);
+                  void* dv, void* d_bucket_scores);
 
 }  // namespace attnlab::flash::cuda

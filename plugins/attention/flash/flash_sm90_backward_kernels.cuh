@@ -13,8 +13,12 @@
 // dQ and dK are scaled by the softmax scale at the end. Numerics as the sm_80 kernels: S, dP, P,
 // dS, D and the accumulators in f32, P and dS rounded to bf16 for their products; each kernel
 // sums in a fixed order (no atomics), so the gradients are deterministic. The score terms
-// served are the additive mask and ALiBi's distance bias (no gradient); bucketed relative scores
-// and dropout stay on the FMA and sm_80 kernels (sm90_takes_backward in flash_sm90.h). Include
+// served are the additive mask, ALiBi's distance bias (no gradient) and bucketed relative scores,
+// whose gradient dq_kernel writes: d_scores[i, r] sums dS_ij over the keys j of bucket r. An
+// inner bucket has one key, so the thread holding (i, j) writes it; the two clipped buckets sum
+// runs of keys, in registers per thread over the walk and then over the row's four threads.
+// Entries no visible key reaches stay as the launcher zeroed them. Bucket values and dropout stay
+// on the FMA and sm_80 kernels (sm90_takes_backward in flash_sm90.h). Include
 // the CUDA API and the Hopper operations first: flash_sm90_ops.cuh (flash_sm90_backward.cu), or
 // their host emulation (the emulated kernel test).
 #include "flash_sm90_device.cuh"
@@ -62,11 +66,13 @@ struct BackwardSmem {
 
 // dQ of queries i0 .. i0 + 127 of head bh (bh = blockIdx.x, i0 = 128 blockIdx.y), walking the key
 // tiles the tile's last query sees (a block-uniform trip count: every thread reaches every
-// barrier). kExtras: the problem has an additive mask or ALiBi's slopes.
+// barrier), and with bucket scores their gradient. kExtras: the problem has an additive mask or
+// score terms (ALiBi's slopes, bucket scores).
 template <int D, bool kExtras>
 __global__ void __launch_bounds__(kThreads, 1)
     dq_kernel(const kernels::BackwardInputs<__nv_bfloat16> in,
-              __nv_bfloat16* __restrict__ dq) {  // (B, H, Tq, D)
+              __nv_bfloat16* __restrict__ dq,         // (B, H, Tq, D)
+              __nv_bfloat16* __restrict__ d_scores) {  // (B, H, Tq, 2 score_clip + 1), zeroed; null without
   using namespace cute;
   using T = BackwardTiles<D>;
   const float scale_log2 = in.scale * kLog2e;
@@ -106,9 +112,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(decltype(size<0>(dQ))::value == kRows, "S and dQ hold the same rows");
 
   // Per row: the keys it sees, its log-sum-exp (times log2 e; -inf: the row sees no key, or is
-  // past Tq) and D.
+  // past Tq) and D; with bucket scores, its row of them and of their gradient (null past Tq) and
+  // this thread's sums for the two clipped buckets.
   float lse_log2[kRows], delta[kRows];
   std::int64_t row_end[kRows];
+  const __nv_bfloat16* bucket_row[kRows];
+  __nv_bfloat16* d_bucket_row[kRows];
+  float clipped_low[kRows], clipped_high[kRows];
+  const std::int64_t buckets = terms::bucket_count(in.terms.score_clip);
   CUTE_UNROLL
   for (int r = 0; r < kRows; ++r) {
     const std::int64_t i = i0 + get<0>(rcS(r, 0));
@@ -116,6 +127,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     row_end[r] = valid ? kernels::visible_end(i, length, in.tq, in.tk, in.causal) : 0;
     lse_log2[r] = valid ? in.lse[bh * in.tq + i] * kLog2e : -INFINITY;
     delta[r] = valid ? in.delta[bh * in.tq + i] : 0.0f;
+    bucket_row[r] = valid ? kernels::score_row(in.terms, bh, in.tq, i) : nullptr;
+    d_bucket_row[r] = valid && d_scores ? d_scores + (bh * in.tq + i) * buckets : nullptr;
+    clipped_low[r] = clipped_high[r] = 0.0f;
   }
 
   for (int tile = 0; tile < tiles; ++tile) {
@@ -139,13 +153,21 @@ __global__ void __launch_bounds__(kThreads, 1)
         float ds = 0.0f;
         if (col < limit && lse_log2[r] != -INFINITY) {
           float add = 0.0f;
+          [[maybe_unused]] const std::int64_t j = j0 + col, p = in.terms.q_offset + i0 + get<0>(rcS(r, c));
           if constexpr (kExtras) {
-            const std::int64_t j = j0 + col, p = in.terms.q_offset + i0 + get<0>(rcS(r, c));
             if (mask_b) add += kernels::to_float(mask_b[j]);
-            if (in.terms.slopes) add += terms::distance_bias(in.terms.slopes[head], p, j);
+            if (in.terms.slopes || bucket_row[r]) add += kernels::score_term(in.terms, head, bucket_row[r], p, j);
           }
           const float prob = exp2f(fmaf(S(r, c), scale_log2, add * kLog2e) - lse_log2[r]);
           ds = prob * (dP(r, c) - delta[r]);
+          if constexpr (kExtras) {
+            if (d_bucket_row[r]) {  // d(score term) = dS: into the bucket of (p, j)
+              const std::int64_t n = terms::distance_bucket(p, j, in.terms.score_clip);
+              if (n == 0) clipped_low[r] += ds;
+              else if (n == buckets - 1) clipped_high[r] += ds;
+              else d_bucket_row[r][n] = __float2bfloat16_rn(ds);
+            }
+          }
         }
         S(r, c) = ds;
       }
@@ -165,6 +187,21 @@ __global__ void __launch_bounds__(kThreads, 1)
     __nv_bfloat16* row = dq + (bh * in.tq + i) * D;
     CUTE_UNROLL
     for (int c = 0; c < size<1>(dQ); ++c) row[get<1>(rcG(r, c))] = __float2bfloat16_rn(dQ(r, c) * in.scale);
+  }
+
+  // The clipped buckets: the row's four threads' sums (a row's columns are spread over lanes
+  // 4r .. 4r + 3 of a warp), written by the first. d_scores is the block's, so all lanes shuffle.
+  if constexpr (kExtras) {
+    if (d_scores) {
+      CUTE_UNROLL
+      for (int r = 0; r < kRows; ++r) {
+        const float low = kernels::group_sum(clipped_low[r]), high = kernels::group_sum(clipped_high[r]);
+        if (d_bucket_row[r] && threadIdx.x % 4 == 0) {
+          d_bucket_row[r][0] = __float2bfloat16_rn(low);  // with clip 0, the one bucket (high is 0)
+          if (buckets > 1) d_bucket_row[r][buckets - 1] = __float2bfloat16_rn(high);
+        }
+      }
+    }
   }
 }
 
@@ -254,13 +291,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       const float lse_log2 = valid ? in.lse[bh * in.tq + i] * kLog2e : -INFINITY;
       const float delta = valid ? in.delta[bh * in.tq + i] : 0.0f;
       const std::int64_t end = valid ? kernels::visible_end(i, length, in.tq, in.tk, in.causal) : 0;
+      const __nv_bfloat16* bucket_row = valid ? kernels::score_row(in.terms, bh, in.tq, i) : nullptr;
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) {
         float prob = 0.0f, ds = 0.0f;
         if (key[r] < end && lse_log2 != -INFINITY) {
           float add = mask_add[r];
           if constexpr (kExtras)
-            if (in.terms.slopes) add += terms::distance_bias(in.terms.slopes[head], in.terms.q_offset + i, key[r]);
+            if (in.terms.slopes || bucket_row)
+              add += kernels::score_term(in.terms, head, bucket_row, in.terms.q_offset + i, key[r]);
           prob = exp2f(fmaf(St(r, c), scale_log2, add * kLog2e) - lse_log2);
           ds = prob * (dPt(r, c) - delta);
         }
