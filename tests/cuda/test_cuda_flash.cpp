@@ -151,8 +151,8 @@ TEST_CASE("cuda flash tensor core kernels match the cpu across several 64 row ti
       for (std::int64_t dv : {64, 128}) check_op(c, dk, dv, DType::bf16);
 }
 
-// The problems flash's Hopper kernels take (bf16, d_k = d_v, no dropout; the score terms without
-// value terms, forward and backward, the bucket scores' gradient included) over several of their
+// The problems flash's Hopper kernels take (bf16, d_k = d_v; the score terms without value terms
+// and dropout, forward and backward, the bucket scores' gradient included) over several of their
 // 128-row tiles; ALiBi alone runs on the sm_80 tensor-core kernels too, forward
 // and backward. Without ATTNLAB_FLASH_SM90=1, or off sm_90, the same problems run on the sm_80
 // and FMA kernels: the check holds for every kernel.
@@ -165,6 +165,8 @@ TEST_CASE("cuda flash matches the cpu with score terms only across several 128 r
        .value_terms = false},
       {.b = 2, .h = 1, .tq = 150, .tk = 60, .causal = true, .mask = false, .dropout = 0.0},  // rows that see nothing
       {.b = 3, .h = 2, .tq = 260, .tk = 129, .causal = false, .mask = true, .dropout = 0.0},
+      {.b = 2, .h = 2, .tq = 200, .tk = 270, .causal = true, .mask = true, .dropout = 0.15, .terms = true,
+       .value_terms = false},  // dropout with relative positions
       {.b = 2, .h = 3, .tq = 200, .tk = 200, .causal = true, .mask = true, .dropout = 0.0, .terms = true,
        .value_terms = false, .score_buckets = false},  // ALiBi alone: the sm_80 tensor-core kernels too
   };

@@ -13,8 +13,9 @@ namespace sm90 = attnlab::flash::cuda::sm90;
 inline dim3 sm90_grid(const Case& c, std::int64_t rows) {
   return dim3(static_cast<unsigned>(c.b * c.h), static_cast<unsigned>((rows + sm90::kBlockM - 1) / sm90::kBlockM));
 }
-// Whether the kernels take their kExtras path: a mask or position terms.
-inline bool sm90_extras(const Case& c) { return c.mask || c.terms; }
+// Whether the kernels take their kExtras path: a mask, position terms or dropout (as the launchers
+// decide).
+inline bool sm90_extras(const Case& c) { return c.mask || c.terms || c.dropout > 0.0; }
 
 // The kernels' inputs of a prepared case.
 template <int D>

@@ -5,7 +5,7 @@
 // tiles cut by the sequence ends, several walked tiles in both stages, causal masking with Tq = Tk,
 // Tq < Tk and Tq > Tk, padding masks with a fully padded batch row (whose key blocks write zeros),
 // key lengths, ALiBi's distance bias and relative positions' bucketed scores (whose gradient the
-// dQ kernel writes), head sizes 64 and 128. On a Hopper GPU the kernels are bench/gpu_checks.sh's
+// dQ kernel writes), dropout, head sizes 64 and 128. On a Hopper GPU the kernels are bench/gpu_checks.sh's
 // sm90 phase.
 #include <doctest/doctest.h>
 
@@ -26,7 +26,8 @@ template <int D>
 void run_backward_case(const Case& c, std::uint64_t seed) {
   using T = __nv_bfloat16;
   INFO("Hopper backward: B ", c.b, " H ", c.h, " Tq ", c.tq, " Tk ", c.tk, " d ", D, " causal ", c.causal, " mask ",
-       c.mask, " lengths ", c.lengths, " terms ", c.terms, " bucket scores ", c.terms && c.score_buckets);
+       c.mask, " lengths ", c.lengths, " terms ", c.terms, " bucket scores ", c.terms && c.score_buckets,
+       " dropout ", c.dropout);
   REQUIRE(!(c.terms && c.value_terms));  // the score terms are what it applies
   const auto r = prepare<T, D, D>(c, seed);
   const k::Inputs<T> in = sm90_inputs<D>(c, r);
@@ -83,7 +84,7 @@ TEST_CASE("emulated Hopper backward matches the cpu path: padding mask, fully pa
 }
 
 TEST_CASE("emulated Hopper backward matches the cpu path: ALiBi inside the kernels") {
-  const Case alibi{.b = 1, .h = 3, .tq = 200, .tk = 200, .causal = true, .terms = true, .score_buckets = false,
+  const Case alibi{.b = 1, .h = 2, .tq = 140, .tk = 140, .causal = true, .terms = true, .score_buckets = false,
                    .value_terms = false};
   run_backward_case<64>(alibi, 38);
   run_backward_case<128>({.b = 2, .h = 2, .tq = 60, .tk = 190, .mask = true, .terms = true, .score_buckets = false,
@@ -98,4 +99,11 @@ TEST_CASE("emulated Hopper backward matches the cpu path: relative positions' bu
   run_backward_case<128>({.b = 2, .h = 1, .tq = 70, .tk = 200, .causal = true, .mask = true, .terms = true,
                           .value_terms = false},
                          41);
+}
+
+TEST_CASE("emulated Hopper backward matches the cpu path: dropout, alone and with relative positions") {
+  run_backward_case<64>({.b = 1, .h = 1, .tq = 140, .tk = 140, .causal = true, .dropout = 0.2}, 43);
+  run_backward_case<128>({.b = 1, .h = 1, .tq = 70, .tk = 150, .mask = true, .dropout = 0.1, .terms = true,
+                          .value_terms = false},
+                         44);
 }

@@ -3,7 +3,8 @@
 // (support/cuda_sm90_host_emulation.h), against the CPU path of flash_attention in f64: query and
 // key tiles cut by the sequence ends, causal masking with Tq = Tk, Tq < Tk and Tq > Tk, padding
 // masks with a fully padded batch row, key lengths, ALiBi's distance bias with bucketed relative
-// scores, head sizes 64 and 128, and the two-stage K/V pipeline over several key tiles. The
+// scores, dropout on the weights, head sizes 64 and 128, and the two-stage K/V pipeline over
+// several key tiles. The
 // kernel itself, on a Hopper GPU, is bench/gpu_checks.sh's sm90 phase.
 #include <doctest/doctest.h>
 
@@ -22,7 +23,7 @@ template <int D>
 void run_sm90_case(const Case& c, std::uint64_t seed) {
   using T = __nv_bfloat16;
   INFO("Hopper forward: B ", c.b, " H ", c.h, " Tq ", c.tq, " Tk ", c.tk, " d ", D, " causal ", c.causal, " mask ",
-       c.mask, " lengths ", c.lengths, " terms ", c.terms);
+       c.mask, " lengths ", c.lengths, " terms ", c.terms, " dropout ", c.dropout);
   REQUIRE(!(c.terms && c.value_terms));  // the Hopper forward takes score terms only
   const auto r = prepare<T, D, D>(c, seed);
   std::vector<T> out;
@@ -57,4 +58,12 @@ TEST_CASE("emulated Hopper forward matches the cpu path: ALiBi and relative scor
   run_sm90_case<64>({.b = 1, .h = 3, .tq = 200, .tk = 200, .causal = true, .terms = true, .score_buckets = false,
                      .value_terms = false},
                     20);  // ALiBi alone
+}
+
+TEST_CASE("emulated Hopper forward matches the cpu path: dropout drops the weights the core's dropout drops") {
+  // The CPU path draws the mask of attnlab::dropout on the [B, H, Tq, Tk] weights (flash_dropout.h).
+  run_sm90_case<64>({.b = 1, .h = 2, .tq = 150, .tk = 200, .causal = true, .dropout = 0.2}, 21);
+  run_sm90_case<128>({.b = 2, .h = 1, .tq = 60, .tk = 140, .mask = true, .dropout = 0.1, .terms = true,
+                      .value_terms = false},
+                     22);
 }

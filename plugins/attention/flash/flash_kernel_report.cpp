@@ -30,9 +30,8 @@ std::string describe_hopper(const cuda::DeviceLimits& d, const HopperKernels& h)
   for (auto [size, bytes] : {std::pair{64, h.smem64}, std::pair{128, h.smem128}})
     if (cuda::sm90_block_fits(d, bytes)) sizes.push_back(std::to_string(size));
   if (sizes.empty()) return "Hopper's warpgroup MMA kernels: their blocks do not fit; the sm_80 kernels run";
-  return fmt::format("bf16 at d {} (d_k = d_v, no dropout): Hopper's warpgroup MMA (sm_90a, ATTNLAB_FLASH_SM90=1), "
-                     "forward with masks, ALiBi and relative scores (not relative values), backward with masks and "
-                     "ALiBi (relative's on the FMA kernels)",
+  return fmt::format("bf16 at d {} (d_k = d_v): Hopper's warpgroup MMA (sm_90a, ATTNLAB_FLASH_SM90=1), forward and "
+                     "backward with masks, dropout, ALiBi and relative scores (relative values on the FMA kernels)",
                      fmt::join(sizes, " and "));
 }
 

@@ -29,20 +29,20 @@ inline bool sm90_opted_in() {
 std::size_t sm90_forward_smem(std::int64_t d);
 std::size_t sm90_backward_smem(std::int64_t d);
 // Whether the Hopper forward takes a problem: the tensor-core kernels' conditions
-// (uses_tensor_cores) with d_k = d_v, no dropout and no value terms, but with the score terms
-// (ALiBi's slopes, bucketed relative scores), which it applies itself.
+// (uses_tensor_cores) with d_k = d_v and no value terms, but with the score terms (ALiBi's slopes,
+// bucketed relative scores), which it applies itself; with dropout too.
 inline bool sm90_takes_problem(const Problem& p, const void* out) {
   Problem plain = p;
   plain.bucket_scores = nullptr;
-  return p.dk == p.dv && p.dropout == 0.0 && !p.bucket_values && uses_tensor_cores(plain, {out});
+  return p.dk == p.dv && !p.bucket_values && uses_tensor_cores(plain, {out});
 }
-// Whether the Hopper backward takes a problem: the tensor-core kernels' conditions with d_k = d_v,
-// no dropout and no value terms, but with the score terms (ALiBi's slopes, bucketed relative
-// scores, whose gradient it writes); `more` as for uses_tensor_cores (out, dout and the gradients).
+// Whether the Hopper backward takes a problem: as the forward (score terms, whose gradient it
+// writes, and dropout; no value terms); `more` as for uses_tensor_cores (out, dout and the
+// gradients).
 inline bool sm90_takes_backward(const Problem& p, std::initializer_list<const void*> more) {
   Problem plain = p;
   plain.bucket_scores = nullptr;
-  return p.dk == p.dv && p.dropout == 0.0 && !p.bucket_values && uses_tensor_cores(plain, more);
+  return p.dk == p.dv && !p.bucket_values && uses_tensor_cores(plain, more);
 }
 // Whether a device runs a Hopper block of `smem` bytes (0: no such block): sm_90 exactly (sm_90a
 // code runs on no other GPU), and the block fits. forward(), backward() and `attnlab plugins`

@@ -17,8 +17,9 @@
 // whose gradient dq_kernel writes: d_scores[i, r] sums dS_ij over the keys j of bucket r. An
 // inner bucket has one key, so the thread holding (i, j) writes it; the two clipped buckets sum
 // runs of keys, in registers per thread over the walk and then over the row's four threads.
-// Entries no visible key reaches stay as the launcher zeroed them. Bucket values and dropout stay
-// on the FMA and sm_80 kernels (sm90_takes_backward in flash_sm90.h). Include
+// Entries no visible key reaches stay as the launcher zeroed them. With dropout, Z the factor of
+// each weight (0 dropped, 1 / (1 - p) kept: flash_dropout.h), dS = P (dP Z - D) and dV sums
+// (P Z)^T dO. Bucket values stay on the FMA kernels (sm90_takes_backward in flash_sm90.h). Include
 // the CUDA API and the Hopper operations first: flash_sm90_ops.cuh (flash_sm90_backward.cu), or
 // their host emulation (the emulated kernel test).
 #include "flash_sm90_device.cuh"
@@ -66,8 +67,8 @@ struct BackwardSmem {
 
 // dQ of queries i0 .. i0 + 127 of head bh (bh = blockIdx.x, i0 = 128 blockIdx.y), walking the key
 // tiles the tile's last query sees (a block-uniform trip count: every thread reaches every
-// barrier), and with bucket scores their gradient. kExtras: the problem has an additive mask or
-// score terms (ALiBi's slopes, bucket scores).
+// barrier), and with bucket scores their gradient. kExtras: the problem has an additive mask,
+// score terms (ALiBi's slopes, bucket scores) or dropout.
 template <int D, bool kExtras>
 __global__ void __launch_bounds__(kThreads, 1)
     dq_kernel(const kernels::BackwardInputs<__nv_bfloat16> in,
@@ -131,6 +132,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     d_bucket_row[r] = valid && d_scores ? d_scores + (bh * in.tq + i) * buckets : nullptr;
     clipped_low[r] = clipped_high[r] = 0.0f;
   }
+  [[maybe_unused]] const float keep_scale = kernels::keep_scale(in.drop);
+  [[maybe_unused]] KeepCache cache;  // the thread's last Philox block
 
   for (int tile = 0; tile < tiles; ++tile) {
     const int stage = tile % kStages;
@@ -159,7 +162,12 @@ __global__ void __launch_bounds__(kThreads, 1)
             if (in.terms.slopes || bucket_row[r]) add += kernels::score_term(in.terms, head, bucket_row[r], p, j);
           }
           const float prob = exp2f(fmaf(S(r, c), scale_log2, add * kLog2e) - lse_log2[r]);
-          ds = prob * (dP(r, c) - delta[r]);
+          float z = 1.0f;
+          if constexpr (kExtras)
+            if (in.drop.p > 0.0)
+              z = drop_factor(in.drop, prob, keep_scale, weight_index(bh, i0 + get<0>(rcS(r, c)), j, in.tq, in.tk),
+                              cache);
+          ds = prob * (dP(r, c) * z - delta[r]);
           if constexpr (kExtras) {
             if (d_bucket_row[r]) {  // d(score term) = dS: into the bucket of (p, j)
               const std::int64_t n = terms::distance_bucket(p, j, in.terms.score_clip);
@@ -208,7 +216,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 // dK and dV of keys j0 .. j0 + 127 of head bh (bh = blockIdx.x, j0 = 128 blockIdx.y), walking the
 // query tiles that may see them (under causal masking, from the tile of the first query that
 // sees key j0). A block whose keys are all padding writes zeros and returns before any barrier
-// (the condition is the block's).
+// (the condition is the block's). kExtras as for dq_kernel.
 template <int D, bool kExtras>
 __global__ void __launch_bounds__(kThreads, 1)
     dkdv_kernel(const kernels::BackwardInputs<__nv_bfloat16> in,
@@ -263,6 +271,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kRows = decltype(size<0>(St))::value;
   static_assert(decltype(size<0>(dK))::value == kRows, "S^T and dK hold the same rows");
 
+  [[maybe_unused]] const float keep_scale = kernels::keep_scale(in.drop);
+  [[maybe_unused]] KeepCache cache;  // the thread's last Philox block
   // Per row (key): its additive mask (0 past the real keys, which no query sees).
   std::int64_t key[kRows];
   float mask_add[kRows];
@@ -301,14 +311,19 @@ __global__ void __launch_bounds__(kThreads, 1)
             if (in.terms.slopes || bucket_row)
               add += kernels::score_term(in.terms, head, bucket_row, in.terms.q_offset + i, key[r]);
           prob = exp2f(fmaf(St(r, c), scale_log2, add * kLog2e) - lse_log2);
-          ds = prob * (dPt(r, c) - delta);
+          float z = 1.0f;
+          if constexpr (kExtras)
+            if (in.drop.p > 0.0)
+              z = drop_factor(in.drop, prob, keep_scale, weight_index(bh, i, key[r], in.tq, in.tk), cache);
+          ds = prob * (dPt(r, c) * z - delta);
+          prob *= z;  // dV sums (P Z)^T dO
         }
         St(r, c) = prob;
         dPt(r, c) = ds;
       }
     }
 
-    // P^T and dS^T in bf16, laid out as the A operands of dV += P^T dO and dK += dS^T Q.
+    // (P Z)^T and dS^T in bf16, laid out as the A operands of dV += (P Z)^T dO and dK += dS^T Q.
     Tensor tSrP = bf16_copy(tSrS);
     Tensor tSrdS = bf16_copy(tSrdP);
     Tensor tGrP = a_operand_view(tSrP);

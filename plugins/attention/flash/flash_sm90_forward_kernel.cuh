@@ -8,11 +8,13 @@
 //      the position score terms (ALiBi's distance bias, bucketed relative scores), the running
 //      maximum m and denominator l per row (f32, reduced over the 4 threads of a row), the
 //      running output rescaled by exp(m_old - m_new);
-//   4. O += P V on the warpgroup MMA, P (bf16) straight from S's registers, V from shared memory.
+//   4. O += P V on the warpgroup MMA, P (bf16) straight from S's registers, V from shared memory;
+//      with dropout, P's dropped weights are 0 and its kept ones scaled by 1 / (1 - p), the
+//      weights flash_dropout.h names (the mask of the core's dropout), while l counts them all.
 // Numerics as the sm_80 kernels: scores, statistics and O in f32, P rounded to bf16 for P V while
 // l sums the unrounded weights; exponentials in base 2 (the scores are carried times log2 e).
-// Not served here (sm90_takes_problem in flash_sm90.h refuses them): dropout, position value
-// terms, one query, d_k != d_v. Include the CUDA API and the Hopper operations first: those of
+// Not served here (sm90_takes_problem in flash_sm90.h refuses them): position value terms, one
+// query, d_k != d_v. Include the CUDA API and the Hopper operations first: those of
 // flash_sm90_ops.cuh (flash_sm90_forward.cu), or their host emulation (the emulated kernel test).
 #include "flash_sm90_device.cuh"
 
@@ -21,8 +23,8 @@ namespace attnlab::flash::cuda::sm90 {
 // Block (bh = blockIdx.x, blockIdx.y) computes out and lse of queries i0 .. i0 + 127 of head bh
 // (i0 = 128 blockIdx.y). Key tiles past the last key the tile's last query may see are not
 // visited; the trip count is the block's, so every thread reaches every barrier. kExtras: the
-// problem has an additive mask or score terms (without them the scores need only the causal and
-// key-length limits, and the kernel reads nothing else).
+// problem has an additive mask, score terms or dropout (without them the scores need only the
+// causal and key-length limits, and the kernel reads nothing else).
 template <int D, bool kExtras>
 __global__ void __launch_bounds__(kThreads, 1)
     forward_kernel(const kernels::Inputs<__nv_bfloat16> in,
@@ -82,6 +84,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   float m[kRows], l[kRows];  // running maximum (times log2 e) and denominator, per row
   std::int64_t row_end[kRows];
   const __nv_bfloat16* bucket_row[kRows];
+  [[maybe_unused]] const float keep_scale = kernels::keep_scale(in.drop);
+  [[maybe_unused]] KeepCache cache;  // the thread's last Philox block
   CUTE_UNROLL
   for (int r = 0; r < kRows; ++r) {
     const std::int64_t i = i0 + get<0>(rcS(r, 0));
@@ -133,8 +137,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       CUTE_UNROLL
       for (int c = 0; c < size<1>(S); ++c) {
         const float w = none ? 0.0f : exp2f(S(r, c) - m_new);
-        S(r, c) = w;
-        sum += w;
+        sum += w;  // the denominator counts dropped weights too
+        float kept = w;
+        if constexpr (kExtras) {
+          if (in.drop.p > 0.0) {
+            const std::int64_t i = i0 + get<0>(rcS(r, c)), j = j0 + get<1>(rcS(r, c));
+            kept = w * drop_factor(in.drop, w, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
+          }
+        }
+        S(r, c) = kept;
       }
       l[r] = l[r] * alpha + kernels::group_sum(sum);
       m[r] = m_new;
