@@ -256,9 +256,8 @@ TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more 
     other.dv = d;
     CHECK_FALSE(fc::uses_tensor_cores(other));
   }
-  // ALiBi's slopes they apply; bucketed terms go to the FMA kernels. The Hopper forward takes
-  // bucket scores too, not bucket values, dropout or d_k != d_v; the Hopper backward neither
-  // (bucket scores have a gradient to gather).
+  // ALiBi's slopes they apply; bucketed terms go to the FMA kernels. The Hopper kernels, forward
+  // and backward, take bucket scores and dropout too, not bucket values or d_k != d_v.
   static const float slopes[2] = {0.5f, 0.25f};
   fc::Problem alibi = p, scores = p, values = p;
   alibi.slopes = scores.slopes = values.slopes = slopes;
@@ -274,12 +273,16 @@ TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more 
   CHECK_FALSE(fc::sm90_takes_problem(p, buffer + 8));  // d_k 64, d_v 128
   fc::Problem dropped = alibi;
   dropped.dropout = 0.1;
-  CHECK_FALSE(fc::sm90_takes_problem(dropped, buffer + 8));
+  CHECK(fc::sm90_takes_problem(dropped, buffer + 8));
   CHECK(fc::sm90_takes_backward(alibi, {buffer + 8}));
-  CHECK_FALSE(fc::sm90_takes_backward(scores, {buffer + 8}));
+  CHECK(fc::sm90_takes_backward(scores, {buffer + 8}));
   CHECK_FALSE(fc::sm90_takes_backward(values, {buffer + 8}));
   CHECK_FALSE(fc::sm90_takes_backward(p, {buffer + 8}));
-  CHECK_FALSE(fc::sm90_takes_backward(dropped, {buffer + 8}));
+  CHECK(fc::sm90_takes_backward(dropped, {buffer + 8}));
+  fc::Problem dropped_values = values;
+  dropped_values.dropout = 0.1;
+  CHECK_FALSE(fc::sm90_takes_problem(dropped_values, buffer + 8));
+  CHECK_FALSE(fc::sm90_takes_backward(dropped_values, {buffer + 8}));
   CHECK_FALSE(fc::sm90_takes_backward(alibi, {buffer + 1}));  // a gradient not 16-byte aligned
 }
 
