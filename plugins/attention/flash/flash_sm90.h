@@ -44,6 +44,9 @@ inline bool sm90_takes_backward(const Problem& p, std::initializer_list<const vo
   plain.bucket_scores = nullptr;
   return p.dk == p.dv && !p.bucket_values && uses_tensor_cores(plain, more);
 }
+// Whether a problem needs the kernels' kExtras variant (forward and backward alike): an additive
+// mask, score terms or dropout; without them the scores need only the causal and key-length limits.
+inline bool sm90_extras(const Problem& p) { return p.mask || p.slopes || p.bucket_scores || p.dropout > 0.0; }
 // Whether a device runs a Hopper block of `smem` bytes (0: no such block): sm_90 exactly (sm_90a
 // code runs on no other GPU), and the block fits. forward(), backward() and `attnlab plugins`
 // decide with it.

@@ -35,7 +35,7 @@ int launch_sm90_backward(const Problem& p, const void* dout, const float* lse, c
                          void* dv, void* d_scores) {
   const kernels::BackwardInputs<__nv_bfloat16> in = backward_inputs_of<__nv_bfloat16>(p, dout, lse, delta);
   void* const d = p.bucket_scores ? d_scores : nullptr;
-  if (p.mask || p.slopes || p.bucket_scores || p.dropout > 0.0) return launch_sm90_backward<D, true>(p, in, dq, dk, dv, d);
+  if (sm90_extras(p)) return launch_sm90_backward<D, true>(p, in, dq, dk, dv, d);
   return launch_sm90_backward<D, false>(p, in, dq, dk, dv, d);
 }
 

@@ -14,8 +14,7 @@ int launch_sm90_forward(const Problem& p, void* out, float* lse) {
   using Bf16 = __nv_bfloat16;
   const dim3 grid(static_cast<unsigned>(p.batch * p.heads),
                   static_cast<unsigned>((p.tq + sm90::kBlockM - 1) / sm90::kBlockM));
-  const bool extras = p.mask || p.slopes || p.bucket_scores || p.dropout > 0.0;
-  return launch(extras ? sm90::forward_kernel<D, true> : sm90::forward_kernel<D, false>, grid, sm90::kThreads,
+  return launch(sm90_extras(p) ? sm90::forward_kernel<D, true> : sm90::forward_kernel<D, false>, grid, sm90::kThreads,
                 sm90::Tiles<D>::smem_bytes, p.stream, inputs_of<Bf16>(p), static_cast<Bf16*>(out), lse);
 }
 
