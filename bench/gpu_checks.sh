@@ -426,7 +426,7 @@ phase_sm90() {
     for tool in memcheck racecheck; do
       stamp "compute-sanitizer --tool $tool, flash's bf16 cases over several 128-row tiles"
       limited "${T_SM90:-120}" compute-sanitizer --tool "$tool" --print-limit 20 "${run[@]}" test_cuda \
-        --test-case="*score terms only*"
+        --test-case="*across several 128 row tiles*"
     done
     T_PLUGINS=${T_SM90:-120} CHECK_PLUGINS=flash CHECK_OTHERS="" phase_plugins
     ATTNLAB_FLASH_SM90=0 SM90=1 PLUGINS=flash,cudnn limited "${T_SM90:-150}" bash "$pack/bench/attention_compare.sh"

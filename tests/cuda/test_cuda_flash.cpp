@@ -151,12 +151,12 @@ TEST_CASE("cuda flash tensor core kernels match the cpu across several 64 row ti
       for (std::int64_t dv : {64, 128}) check_op(c, dk, dv, DType::bf16);
 }
 
-// The problems flash's Hopper kernels take (bf16, d_k = d_v; the score terms without value terms
-// and dropout, forward and backward, the bucket scores' gradient included) over several of their
-// 128-row tiles; ALiBi alone runs on the sm_80 tensor-core kernels too, forward
-// and backward. Without ATTNLAB_FLASH_SM90=1, or off sm_90, the same problems run on the sm_80
-// and FMA kernels: the check holds for every kernel.
-TEST_CASE("cuda flash matches the cpu with score terms only across several 128 row tiles in bf16") {
+// The problems flash's Hopper kernels take (bf16, d_k = d_v; masks, dropout and the score terms,
+// forward and backward, the bucket scores' gradient included; relative's value terms in the
+// forward, their backward on the FMA kernels) over several of their 128-row tiles; ALiBi alone
+// runs on the sm_80 tensor-core kernels too, forward and backward. Without ATTNLAB_FLASH_SM90=1,
+// or off sm_90, the same problems run on the sm_80 and FMA kernels: the check holds for every kernel.
+TEST_CASE("cuda flash matches the cpu on the Hopper kernels' problems across several 128 row tiles in bf16") {
   SKIP_WITHOUT_CUDA();
   const Case cases[] = {
       {.b = 2, .h = 2, .tq = 300, .tk = 300, .causal = true, .mask = true, .dropout = 0.0, .terms = true,
@@ -169,6 +169,8 @@ TEST_CASE("cuda flash matches the cpu with score terms only across several 128 r
        .value_terms = false},  // dropout with relative positions
       {.b = 2, .h = 3, .tq = 200, .tk = 200, .causal = true, .mask = true, .dropout = 0.0, .terms = true,
        .value_terms = false, .score_buckets = false},  // ALiBi alone: the sm_80 tensor-core kernels too
+      {.b = 2, .h = 2, .tq = 260, .tk = 300, .causal = true, .mask = true, .dropout = 0.0, .terms = true},  // values
+      {.b = 1, .h = 2, .tq = 200, .tk = 200, .causal = false, .mask = false, .dropout = 0.1, .terms = true},
   };
   for (const Case& c : cases)
     for (std::int64_t d : {64, 128}) check_op(c, d, d, DType::bf16);

@@ -14,7 +14,7 @@ inline dim3 sm90_grid(const Case& c, std::int64_t rows) {
   return dim3(static_cast<unsigned>(c.b * c.h), static_cast<unsigned>((rows + sm90::kBlockM - 1) / sm90::kBlockM));
 }
 // Whether the kernels take their kExtras path: a mask, position terms or dropout (as the launchers
-// decide).
+// decide); with bucket values the forward takes its kValues variant of it.
 inline bool sm90_extras(const Case& c) { return c.mask || c.terms || c.dropout > 0.0; }
 
 // The kernels' inputs of a prepared case.
@@ -28,11 +28,13 @@ k::Inputs<__nv_bfloat16> sm90_inputs(const Case& c, const Prepared<__nv_bfloat16
 template <int D>
 void run_sm90_forward(const Case& c, const k::Inputs<__nv_bfloat16>& in, std::vector<__nv_bfloat16>& out,
                       std::vector<float>& lse) {
+  REQUIRE(c.value_clip <= sm90::kEmulatedValueClip);  // the emulated shared memory's room
   out.assign(static_cast<std::size_t>(c.b * c.h * c.tq * D), __nv_bfloat16());
   lse.assign(static_cast<std::size_t>(c.b * c.h * c.tq), 0.0f);
   emu::launch(sm90_grid(c, c.tq), sm90::kThreads, [&] {
-    if (sm90_extras(c)) sm90::forward_kernel<D, true>(in, out.data(), lse.data());
-    else sm90::forward_kernel<D, false>(in, out.data(), lse.data());
+    if (c.terms && c.value_terms) sm90::forward_kernel<D, true, true>(in, out.data(), lse.data());
+    else if (sm90_extras(c)) sm90::forward_kernel<D, true, false>(in, out.data(), lse.data());
+    else sm90::forward_kernel<D, false, false>(in, out.data(), lse.data());
   });
 }
 

@@ -2,10 +2,10 @@
 // run on host threads, its warpgroup MMAs and asynchronous copies emulated
 // (support/cuda_sm90_host_emulation.h), against the CPU path of flash_attention in f64: query and
 // key tiles cut by the sequence ends, causal masking with Tq = Tk, Tq < Tk and Tq > Tk, padding
-// masks with a fully padded batch row, key lengths, ALiBi's distance bias with bucketed relative
-// scores, dropout on the weights, head sizes 64 and 128, and the two-stage K/V pipeline over
-// several key tiles. The
-// kernel itself, on a Hopper GPU, is bench/gpu_checks.sh's sm90 phase.
+// masks with a fully padded batch row, key lengths, ALiBi's distance bias with relative positions'
+// bucket scores and bucket values, dropout on the weights, head sizes 64 and 128, and the
+// two-stage K/V pipeline over several key tiles. The kernel itself, on a Hopper GPU, is
+// bench/gpu_checks.sh's sm90 phase.
 #include <doctest/doctest.h>
 
 // First: CuTe, CUDA's host headers and the emulated threads and Hopper operations.
@@ -23,8 +23,8 @@ template <int D>
 void run_sm90_case(const Case& c, std::uint64_t seed) {
   using T = __nv_bfloat16;
   INFO("Hopper forward: B ", c.b, " H ", c.h, " Tq ", c.tq, " Tk ", c.tk, " d ", D, " causal ", c.causal, " mask ",
-       c.mask, " lengths ", c.lengths, " terms ", c.terms, " dropout ", c.dropout);
-  REQUIRE(!(c.terms && c.value_terms));  // the Hopper forward takes score terms only
+       c.mask, " lengths ", c.lengths, " terms ", c.terms, " values ", c.terms && c.value_terms, " value clip ",
+       c.value_clip, " dropout ", c.dropout);
   const auto r = prepare<T, D, D>(c, seed);
   std::vector<T> out;
   std::vector<float> lse;
@@ -66,4 +66,16 @@ TEST_CASE("emulated Hopper forward matches the cpu path: dropout drops the weigh
   run_sm90_case<128>({.b = 2, .h = 1, .tq = 60, .tk = 140, .mask = true, .dropout = 0.1, .terms = true,
                       .value_terms = false},
                      22);
+}
+
+TEST_CASE("emulated Hopper forward matches the cpu path: relative positions' bucket values") {
+  // Inner buckets across the 128-key tiles and the 128-query blocks, both clipped runs, the
+  // queries' positions shifted by Tk - Tq, keys no row sees, and clip 0 (one bucket for all keys).
+  run_sm90_case<64>({.b = 1, .h = 2, .tq = 200, .tk = 200, .causal = true, .terms = true}, 23);
+  run_sm90_case<128>({.b = 2, .h = 1, .tq = 60, .tk = 190, .mask = true, .terms = true, .value_clip = 40}, 24);
+  run_sm90_case<64>({.b = 1, .h = 1, .tq = 140, .tk = 60, .causal = true, .lengths = true, .terms = true,
+                     .score_buckets = false, .value_clip = 0},
+                    25);
+  // With dropout: a dropped weight drops its bucket value too.
+  run_sm90_case<64>({.b = 1, .h = 2, .tq = 150, .tk = 170, .dropout = 0.2, .terms = true, .value_clip = 60}, 26);
 }

@@ -257,7 +257,8 @@ TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more 
     CHECK_FALSE(fc::uses_tensor_cores(other));
   }
   // ALiBi's slopes they apply; bucketed terms go to the FMA kernels. The Hopper kernels, forward
-  // and backward, take bucket scores and dropout too, not bucket values or d_k != d_v.
+  // and backward, take bucket scores and dropout too, the forward bucket values as well; neither
+  // takes d_k != d_v.
   static const float slopes[2] = {0.5f, 0.25f};
   fc::Problem alibi = p, scores = p, values = p;
   alibi.slopes = scores.slopes = values.slopes = slopes;
@@ -269,7 +270,7 @@ TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more 
   alibi.dv = scores.dv = values.dv = 64;
   CHECK(fc::sm90_takes_problem(alibi, buffer + 8));
   CHECK(fc::sm90_takes_problem(scores, buffer + 8));
-  CHECK_FALSE(fc::sm90_takes_problem(values, buffer + 8));
+  CHECK(fc::sm90_takes_problem(values, buffer + 8));
   CHECK_FALSE(fc::sm90_takes_problem(p, buffer + 8));  // d_k 64, d_v 128
   fc::Problem dropped = alibi;
   dropped.dropout = 0.1;
@@ -281,8 +282,25 @@ TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more 
   CHECK(fc::sm90_takes_backward(dropped, {buffer + 8}));
   fc::Problem dropped_values = values;
   dropped_values.dropout = 0.1;
-  CHECK_FALSE(fc::sm90_takes_problem(dropped_values, buffer + 8));
+  CHECK(fc::sm90_takes_problem(dropped_values, buffer + 8));
   CHECK_FALSE(fc::sm90_takes_backward(dropped_values, {buffer + 8}));
+  // The forward's block holds a float per query and value bucket besides its tiles: on an H100
+  // (227 KiB) clip 16 fits at both head sizes, clip 80 at d 64 (81 + 80.5 KiB) but not at d 128
+  // (161 + 80.5 KiB).
+  CHECK(fc::sm90_value_smem(values) == 128 * (2 * values.value_clip + 1) * sizeof(float));
+  CHECK(fc::sm90_value_smem(alibi) == 0);
+  if (fc::sm90_built()) {
+    const fc::DeviceLimits h100{9, 0, 227 * 1024}, a100{8, 0, 163 * 1024};
+    fc::Problem wide = values;
+    for (std::int64_t d : {64, 128}) {
+      wide.dk = wide.dv = d;
+      wide.value_clip = 16;
+      CHECK(fc::sm90_forward_fits(h100, wide));
+      CHECK_FALSE(fc::sm90_forward_fits(a100, wide));
+      wide.value_clip = 80;
+      CHECK(fc::sm90_forward_fits(h100, wide) == (d == 64));
+    }
+  }
   CHECK_FALSE(fc::sm90_takes_backward(alibi, {buffer + 1}));  // a gradient not 16-byte aligned
 }
 
@@ -338,7 +356,8 @@ TEST_CASE("attnlab plugins says which flash kernels each GPU runs, with the real
   CHECK(h100_built.find("built but off until ATTNLAB_FLASH_SM90=1") != std::string::npos);
   CHECK(h100_on.find("bf16 at d 64 and 128 (d_k = d_v)") != std::string::npos);
   CHECK(h100_on.find("Hopper's warpgroup MMA (sm_90a, ATTNLAB_FLASH_SM90=1)") != std::string::npos);
-  CHECK(h100_on.find("forward and backward with masks, dropout, ALiBi and relative scores") != std::string::npos);
+  CHECK(h100_on.find("forward and backward with masks, dropout, ALiBi and relative scores; relative values in the "
+                     "forward") != std::string::npos);
   CHECK(attnlab::flash::describe_cuda_kernels({10, 0, 227 * 1024}, blocks, on).find("Hopper") == std::string::npos);
   // A device that gives less than the d 128 block (161 KiB) runs the Hopper kernels at d 64 only.
   CHECK(attnlab::flash::describe_cuda_kernels({9, 0, 100 * 1024}, blocks, on).find("bf16 at d 64 (") !=

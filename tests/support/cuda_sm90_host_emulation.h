@@ -72,9 +72,12 @@ void gemm_rs(Mma&, const Thr& thr, RA& a, const SB& b, Acc& acc) {
 namespace attnlab::flash::cuda::sm90 {
 
 // The kernels' dynamic shared memory (blocks run one at a time): the largest block's, with its
-// 1 KiB of alignment slack; defined once, in tests/flash_sm90/emulated_shared_memory.cpp.
-inline constexpr int kEmulatedSmemBytes =
+// 1 KiB of alignment slack, and room for the forward's bucket values up to value_clip
+// kEmulatedValueClip; defined once, in tests/flash_sm90/emulated_shared_memory.cpp.
+inline constexpr int kEmulatedValueClip = 64;
+inline constexpr int kEmulatedTileBytes =
     Tiles<128>::smem_bytes > BackwardTiles<128>::smem_bytes ? Tiles<128>::smem_bytes : BackwardTiles<128>::smem_bytes;
+inline constexpr int kEmulatedSmemBytes = kEmulatedTileBytes + kBlockM * (2 * kEmulatedValueClip + 1) * 4;
 extern char sm90_smem[kEmulatedSmemBytes];
 
 }  // namespace attnlab::flash::cuda::sm90

@@ -25,6 +25,8 @@ using namespace attnlab;
 namespace k = attnlab::flash::cuda::kernels;
 namespace emu = cuda_host_emulation;
 
+constexpr std::int64_t kClip = 3;
+
 struct Case {
   std::int64_t b, h, tq, tk;
   bool causal = false;
@@ -33,10 +35,9 @@ struct Case {
   double dropout = 0.0;
   bool terms = false;    // position terms: distance bias, bucket scores and values (clip kClip)
   bool score_buckets = true;  // with terms: the bucket scores too (without them and the values: ALiBi)
-  bool value_terms = true;  // with terms: the bucket values too (the Hopper forward takes none)
+  bool value_terms = true;  // with terms: the bucket values too
+  std::int64_t value_clip = kClip;  // the bucket values' clip (the scores' is kClip)
 };
-
-constexpr std::int64_t kClip = 3;
 
 inline float to_f(float x) { return x; }
 inline float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -106,13 +107,14 @@ struct Prepared {
   flash::FlashOptions o;
   flash::DropoutStream drop;
   float scale = 1.0f;
+  std::int64_t value_clip = kClip;
   Tensor out64, lse64, dq64, dk64, dv64, d_scores64, d_values64;
   // The position terms as the kernels read them (none without them).
   k::PositionTerms<T> terms(std::int64_t tq, std::int64_t tk) const {
     if (slopes.empty()) return {};
     const T* scores = bucket_scores.device.empty() ? nullptr : bucket_scores.device.data();
     const T* values = bucket_values.device.empty() ? nullptr : bucket_values.device.data();
-    return {slopes.data(), scores, values, kClip, kClip, tk - tq};
+    return {slopes.data(), scores, values, kClip, value_clip, tk - tq};
   }
   const T* mask_ptr() const { return mask.device.empty() ? nullptr : mask.device.data(); }
   const std::int32_t* lengths_ptr() const { return lengths.empty() ? nullptr : lengths.data(); }
@@ -145,8 +147,10 @@ Prepared<T, DK, DV> prepare(const Case& c, std::uint64_t seed) {
     if (c.score_buckets)
       r.bucket_scores = store<T>(testing::random_tensor({c.b, c.h, c.tq, n}, seed + 4, -1.0, 1.0, DType::f64));
     if (c.value_terms) {
-      r.bucket_values = store<T>(testing::random_tensor({n, DV}, seed + 5, -1.0, 1.0, DType::f64));
-      r.o.value_terms = {.bucket_values = r.bucket_values.reference, .clip = kClip};
+      r.value_clip = c.value_clip;
+      const std::int64_t values = 2 * c.value_clip + 1;
+      r.bucket_values = store<T>(testing::random_tensor({values, DV}, seed + 5, -1.0, 1.0, DType::f64));
+      r.o.value_terms = {.bucket_values = r.bucket_values.reference, .clip = c.value_clip};
     }
     r.o.score_terms = {.slopes = Tensor::from_vector<double>({c.h}, slopes),
                        .bucket_scores = r.bucket_scores.reference,

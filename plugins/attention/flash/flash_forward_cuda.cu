@@ -67,7 +67,7 @@ int forward(const Problem& p, void* out, float* lse) {
   if (p.batch * p.heads == 0 || p.tq == 0) return 0;
   const cudaError_t status = cudaSetDevice(p.device);
   if (status != cudaSuccess) return static_cast<int>(status);
-  if (sm90_built() && sm90_opted_in() && sm90_takes_problem(p, out) && sm90_takes_device(device_limits(p.device), p.dk))
+  if (sm90_built() && sm90_opted_in() && sm90_takes_problem(p, out) && sm90_forward_fits(device_limits(p.device), p))
     return sm90_forward(p, out, lse);
   if (uses_tensor_cores(p, {out}) && device_takes_tensor_cores(device_limits(p.device), tc_forward_smem(p.dk, p.dv)))
     return with_tc_head_dims(p.dk, p.dv, [&](auto dk, auto dv) {

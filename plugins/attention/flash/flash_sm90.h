@@ -29,12 +29,14 @@ inline bool sm90_opted_in() {
 std::size_t sm90_forward_smem(std::int64_t d);
 std::size_t sm90_backward_smem(std::int64_t d);
 // Whether the Hopper forward takes a problem: the tensor-core kernels' conditions
-// (uses_tensor_cores) with d_k = d_v and no value terms, but with the score terms (ALiBi's slopes,
-// bucketed relative scores), which it applies itself; with dropout too.
+// (uses_tensor_cores) with d_k = d_v, but with the position terms (ALiBi's slopes, relative
+// positions' bucket scores and bucket values), which it applies itself; with dropout too. Its
+// block must also fit the device with the value terms' shared memory (sm90_forward_fits).
 inline bool sm90_takes_problem(const Problem& p, const void* out) {
   Problem plain = p;
   plain.bucket_scores = nullptr;
-  return p.dk == p.dv && !p.bucket_values && uses_tensor_cores(plain, {out});
+  plain.bucket_values = nullptr;
+  return p.dk == p.dv && uses_tensor_cores(plain, {out});
 }
 // Whether the Hopper backward takes a problem: as the forward (score terms, whose gradient it
 // writes, and dropout; no value terms); `more` as for uses_tensor_cores (out, dout and the
@@ -43,6 +45,11 @@ inline bool sm90_takes_backward(const Problem& p, std::initializer_list<const vo
   Problem plain = p;
   plain.bucket_scores = nullptr;
   return p.dk == p.dv && !p.bucket_values && uses_tensor_cores(plain, more);
+}
+// Shared memory the Hopper forward's block takes for bucket values besides its tiles: a float per
+// query of its 128 and distance bucket (flash_sm90_values.cuh); 0 without them.
+inline std::size_t sm90_value_smem(const Problem& p) {
+  return p.bucket_values ? std::size_t{128} * static_cast<std::size_t>(2 * p.value_clip + 1) * sizeof(float) : 0;
 }
 // Whether a problem needs the kernels' kExtras variant (forward and backward alike): an additive
 // mask, score terms or dropout; without them the scores need only the causal and key-length limits.
@@ -60,6 +67,11 @@ inline std::size_t sm90_smem_needed(std::int64_t head_size) {
 }
 inline bool sm90_takes_device(const DeviceLimits& d, std::int64_t head_size) {
   return sm90_block_fits(d, sm90_smem_needed(head_size));
+}
+// Whether a device runs the Hopper forward on a problem it takes: the kernels at its head size,
+// and the forward's block with the value terms' shared memory (a large value_clip may not fit).
+inline bool sm90_forward_fits(const DeviceLimits& d, const Problem& p) {
+  return sm90_takes_device(d, p.dk) && sm90_block_fits(d, sm90_forward_smem(p.dk) + sm90_value_smem(p));
 }
 // out [B, H, Tq, d] bf16, lse [B, H, Tq] f32, as forward(); 0 or the CUDA error code.
 int sm90_forward(const Problem& p, void* out, float* lse);

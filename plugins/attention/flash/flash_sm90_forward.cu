@@ -14,8 +14,12 @@ int launch_sm90_forward(const Problem& p, void* out, float* lse) {
   using Bf16 = __nv_bfloat16;
   const dim3 grid(static_cast<unsigned>(p.batch * p.heads),
                   static_cast<unsigned>((p.tq + sm90::kBlockM - 1) / sm90::kBlockM));
-  return launch(sm90_extras(p) ? sm90::forward_kernel<D, true> : sm90::forward_kernel<D, false>, grid, sm90::kThreads,
-                sm90::Tiles<D>::smem_bytes, p.stream, inputs_of<Bf16>(p), static_cast<Bf16*>(out), lse);
+  static_assert(sm90::kBlockM == 128, "sm90_value_smem (flash_sm90.h) counts 128 queries per block");
+  auto kernel = p.bucket_values  ? sm90::forward_kernel<D, true, true>
+                : sm90_extras(p) ? sm90::forward_kernel<D, true, false>
+                                 : sm90::forward_kernel<D, false, false>;
+  return launch(kernel, grid, sm90::kThreads, sm90::Tiles<D>::smem_bytes + sm90_value_smem(p), p.stream,
+                inputs_of<Bf16>(p), static_cast<Bf16*>(out), lse);
 }
 
 }  // namespace

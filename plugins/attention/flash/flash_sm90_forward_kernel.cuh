@@ -13,10 +13,12 @@
 //      weights flash_dropout.h names (the mask of the core's dropout), while l counts them all.
 // Numerics as the sm_80 kernels: scores, statistics and O in f32, P rounded to bf16 for P V while
 // l sums the unrounded weights; exponentials in base 2 (the scores are carried times log2 e).
-// Not served here (sm90_takes_problem in flash_sm90.h refuses them): position value terms, one
-// query, d_k != d_v. Include the CUDA API and the Hopper operations first: those of
+// With relative positions' value terms (kValues) each weight also carries its bucket value into
+// the output (flash_sm90_values.cuh). Not served here (sm90_takes_problem in flash_sm90.h refuses
+// them): one query, d_k != d_v. Include the CUDA API and the Hopper operations first: those of
 // flash_sm90_ops.cuh (flash_sm90_forward.cu), or their host emulation (the emulated kernel test).
 #include "flash_sm90_device.cuh"
+#include "flash_sm90_values.cuh"
 
 namespace attnlab::flash::cuda::sm90 {
 
@@ -24,14 +26,17 @@ namespace attnlab::flash::cuda::sm90 {
 // (i0 = 128 blockIdx.y). Key tiles past the last key the tile's last query may see are not
 // visited; the trip count is the block's, so every thread reaches every barrier. kExtras: the
 // problem has an additive mask, score terms or dropout (without them the scores need only the
-// causal and key-length limits, and the kernel reads nothing else).
-template <int D, bool kExtras>
+// causal and key-length limits, and the kernel reads nothing else). kValues (with kExtras): the
+// problem has bucket values, and the block's dynamic shared memory ends with kBlockM x (2
+// value_clip + 1) floats for them (sm90_value_smem).
+template <int D, bool kExtras, bool kValues = false>
 __global__ void __launch_bounds__(kThreads, 1)
     forward_kernel(const kernels::Inputs<__nv_bfloat16> in,
                    __nv_bfloat16* __restrict__ out,  // (B, H, Tq, D)
                    float* __restrict__ lse) {        // (B, H, Tq)
   using namespace cute;
   using T = Tiles<D>;
+  static_assert(kExtras || !kValues, "value terms take the kExtras path");
   const float scale_log2 = in.scale * kLog2e;
   extern __shared__ char sm90_smem[];
   Bf16* base = aligned_base(sm90_smem);
@@ -86,6 +91,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   const __nv_bfloat16* bucket_row[kRows];
   [[maybe_unused]] const float keep_scale = kernels::keep_scale(in.drop);
   [[maybe_unused]] KeepCache cache;  // the thread's last Philox block
+  [[maybe_unused]] ValueTerms<kRows> values;
+  if constexpr (kValues)
+    values.start(reinterpret_cast<float*>(base + T::q_elements + 2 * kStages * T::kv_elements), in.terms.value_clip);
   CUTE_UNROLL
   for (int r = 0; r < kRows; ++r) {
     const std::int64_t i = i0 + get<0>(rcS(r, 0));
@@ -134,6 +142,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       const bool none = m_new == -INFINITY;
       const float alpha = none ? 1.0f : exp2f(m[r] - m_new);
       float sum = 0.0f;
+      [[maybe_unused]] int distance0 = 0;  // j - p of the tile's first key (value terms)
+      if constexpr (kValues) {
+        values.rescale(r, alpha);  // before this tile's weights join
+        distance0 = values.first_distance(j0, in.terms.q_offset + i0 + get<0>(rcS(r, 0)));
+      }
       CUTE_UNROLL
       for (int c = 0; c < size<1>(S); ++c) {
         const float w = none ? 0.0f : exp2f(S(r, c) - m_new);
@@ -145,6 +158,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             kept = w * drop_factor(in.drop, w, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
           }
         }
+        if constexpr (kValues) values.take(r, get<0>(rcS(r, c)), distance0 + get<1>(rcS(r, c)), S(r, c), w, kept);
         S(r, c) = kept;
       }
       l[r] = l[r] * alpha + kernels::group_sum(sum);
@@ -159,6 +173,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     ops::gemm_rs(mma_o, thr_o, tOrP, sV(stage), tOrO);
   }
   ops::wait_all();
+  if constexpr (kValues) values.finish(O, rcO, m, l, in.terms.values, D, in.drop.p > 0.0 ? keep_scale : 1.0f);
 
   CUTE_UNROLL
   for (int r = 0; r < kRows; ++r) {
