@@ -257,8 +257,7 @@ TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more 
     CHECK_FALSE(fc::uses_tensor_cores(other));
   }
   // ALiBi's slopes they apply; bucketed terms go to the FMA kernels. The Hopper kernels, forward
-  // and backward, take bucket scores and dropout too, the forward bucket values as well; neither
-  // takes d_k != d_v.
+  // and backward, take bucket scores, bucket values and dropout too, not d_k != d_v.
   static const float slopes[2] = {0.5f, 0.25f};
   fc::Problem alibi = p, scores = p, values = p;
   alibi.slopes = scores.slopes = values.slopes = slopes;
@@ -277,16 +276,16 @@ TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more 
   CHECK(fc::sm90_takes_problem(dropped, buffer + 8));
   CHECK(fc::sm90_takes_backward(alibi, {buffer + 8}));
   CHECK(fc::sm90_takes_backward(scores, {buffer + 8}));
-  CHECK_FALSE(fc::sm90_takes_backward(values, {buffer + 8}));
+  CHECK(fc::sm90_takes_backward(values, {buffer + 8}));
   CHECK_FALSE(fc::sm90_takes_backward(p, {buffer + 8}));
   CHECK(fc::sm90_takes_backward(dropped, {buffer + 8}));
   fc::Problem dropped_values = values;
   dropped_values.dropout = 0.1;
   CHECK(fc::sm90_takes_problem(dropped_values, buffer + 8));
-  CHECK_FALSE(fc::sm90_takes_backward(dropped_values, {buffer + 8}));
-  // The forward's block holds a float per query and value bucket besides its tiles: on an H100
-  // (227 KiB) clip 16 fits at both head sizes, clip 80 at d 64 (81 + 80.5 KiB) but not at d 128
-  // (161 + 80.5 KiB).
+  CHECK(fc::sm90_takes_backward(dropped_values, {buffer + 8}));
+  // The forward's block and the backward's dQ block hold a float per query and value bucket
+  // besides their tiles: on an H100 (227 KiB) clip 16 fits at both head sizes, clip 80 at d 64
+  // (forward 81 + 80.5 KiB, dQ 65 + 80.5) but not at d 128 (161 + 80.5 KiB, 129 + 80.5 fits).
   CHECK(fc::sm90_value_smem(values) == 128 * (2 * values.value_clip + 1) * sizeof(float));
   CHECK(fc::sm90_value_smem(alibi) == 0);
   if (fc::sm90_built()) {
@@ -296,11 +295,23 @@ TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more 
       wide.dk = wide.dv = d;
       wide.value_clip = 16;
       CHECK(fc::sm90_forward_fits(h100, wide));
+      CHECK(fc::sm90_backward_fits(h100, wide));
       CHECK_FALSE(fc::sm90_forward_fits(a100, wide));
+      CHECK_FALSE(fc::sm90_backward_fits(a100, wide));
       wide.value_clip = 80;
       CHECK(fc::sm90_forward_fits(h100, wide) == (d == 64));
+      CHECK(fc::sm90_backward_fits(h100, wide));
     }
   }
+  // The backward's scratch: u per query and bucket, then a share (buckets x d_v) per dQ block
+  // of 128 queries.
+  fc::Problem scratch = values;
+  scratch.batch = 2;
+  scratch.heads = 3;
+  scratch.tq = 300;
+  scratch.value_clip = 4;
+  CHECK(fc::sm90_value_scratch_floats(scratch) == 2 * 3 * 300 * 9 + 2 * 3 * 3 * 9 * 64);
+  CHECK(fc::sm90_value_scratch_floats(alibi) == 0);
   CHECK_FALSE(fc::sm90_takes_backward(alibi, {buffer + 1}));  // a gradient not 16-byte aligned
 }
 
@@ -356,8 +367,7 @@ TEST_CASE("attnlab plugins says which flash kernels each GPU runs, with the real
   CHECK(h100_built.find("built but off until ATTNLAB_FLASH_SM90=1") != std::string::npos);
   CHECK(h100_on.find("bf16 at d 64 and 128 (d_k = d_v)") != std::string::npos);
   CHECK(h100_on.find("Hopper's warpgroup MMA (sm_90a, ATTNLAB_FLASH_SM90=1)") != std::string::npos);
-  CHECK(h100_on.find("forward and backward with masks, dropout, ALiBi and relative scores; relative values in the "
-                     "forward") != std::string::npos);
+  CHECK(h100_on.find("forward and backward with masks, dropout, ALiBi and relative positions") != std::string::npos);
   CHECK(attnlab::flash::describe_cuda_kernels({10, 0, 227 * 1024}, blocks, on).find("Hopper") == std::string::npos);
   // A device that gives less than the d 128 block (161 KiB) runs the Hopper kernels at d 64 only.
   CHECK(attnlab::flash::describe_cuda_kernels({9, 0, 100 * 1024}, blocks, on).find("bf16 at d 64 (") !=

@@ -42,7 +42,8 @@ struct Problem {
 
 // Where the backward writes the gradients of the position terms: the bucket scores' (like them)
 // and the bucket values' (like them), each null when the problem has none, and f32 scratch of
-// value_share_floats(p) floats for the per-block shares of the latter.
+// value_share_floats(p) floats for the per-block shares of the latter (and, on Hopper, for
+// dout . V per query and bucket: sm90_value_scratch_floats in flash_sm90.h).
 struct TermGrads {
   void* d_bucket_scores = nullptr;
   void* d_bucket_values = nullptr;

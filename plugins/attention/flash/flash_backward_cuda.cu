@@ -65,9 +65,13 @@ int launch_tc_backward(const Problem& p, const void* dout, const float* lse, con
 }  // namespace
 
 std::int64_t value_share_floats(const Problem& p) {
-  if (!p.bucket_values || p.tk == 0) return 0;
+  if (!p.bucket_values) return 0;
+  // The Hopper backward's scratch where it may run (flash_sm90.h), else the FMA kernels'.
+  const std::int64_t hopper = sm90_built() && sm90_opted_in() ? sm90_value_scratch_floats(p) : 0;
+  if (p.tk == 0) return hopper;
   const kernels::Grid g = kernels::key_tile_grid(p.batch * p.heads, p.tk);
-  return static_cast<std::int64_t>(g.x) * g.y * terms::bucket_count(p.value_clip) * p.dv;
+  const std::int64_t fma = static_cast<std::int64_t>(g.x) * g.y * terms::bucket_count(p.value_clip) * p.dv;
+  return fma > hopper ? fma : hopper;
 }
 
 std::size_t tc_backward_smem(std::int64_t dk, std::int64_t dv) {
@@ -97,8 +101,8 @@ int backward(const Problem& p, const void* out, const float* lse, const void* do
       if (launched != 0) return launched;
     }
     if (sm90_built() && sm90_opted_in() && sm90_takes_backward(p, {out, dout, dq, dk, dv}) &&
-        sm90_takes_device(device_limits(p.device), p.dk))
-      return sm90_backward(p, dout, lse, delta, dq, dk, dv, terms.d_bucket_scores);
+        sm90_backward_fits(device_limits(p.device), p))
+      return sm90_backward(p, dout, lse, delta, dq, dk, dv, terms);
     if (uses_tensor_cores(p, {out, dout, dq, dk, dv}) &&
         device_takes_tensor_cores(device_limits(p.device), tc_backward_smem(p.dk, p.dv)))
       return with_tc_head_dims(p.dk, p.dv, [&](auto dk_c, auto dv_c) {

@@ -31,8 +31,7 @@ std::string describe_hopper(const cuda::DeviceLimits& d, const HopperKernels& h)
     if (cuda::sm90_block_fits(d, bytes)) sizes.push_back(std::to_string(size));
   if (sizes.empty()) return "Hopper's warpgroup MMA kernels: their blocks do not fit; the sm_80 kernels run";
   return fmt::format("bf16 at d {} (d_k = d_v): Hopper's warpgroup MMA (sm_90a, ATTNLAB_FLASH_SM90=1), forward and "
-                     "backward with masks, dropout, ALiBi and relative scores; relative values in the forward "
-                     "(their backward on the FMA kernels)",
+                     "backward with masks, dropout, ALiBi and relative positions",
                      fmt::join(sizes, " and "));
 }
 

@@ -38,18 +38,27 @@ inline bool sm90_takes_problem(const Problem& p, const void* out) {
   plain.bucket_values = nullptr;
   return p.dk == p.dv && uses_tensor_cores(plain, {out});
 }
-// Whether the Hopper backward takes a problem: as the forward (score terms, whose gradient it
-// writes, and dropout; no value terms); `more` as for uses_tensor_cores (out, dout and the
-// gradients).
+// Whether the Hopper backward takes a problem: as the forward (the position terms, whose
+// gradients it writes, and dropout); `more` as for uses_tensor_cores (out, dout and the
+// gradients). Its dQ block must also fit the device with the value terms' shared memory
+// (sm90_backward_fits).
 inline bool sm90_takes_backward(const Problem& p, std::initializer_list<const void*> more) {
   Problem plain = p;
   plain.bucket_scores = nullptr;
-  return p.dk == p.dv && !p.bucket_values && uses_tensor_cores(plain, more);
+  plain.bucket_values = nullptr;
+  return p.dk == p.dv && uses_tensor_cores(plain, more);
 }
 // Shared memory the Hopper forward's block takes for bucket values besides its tiles: a float per
 // query of its 128 and distance bucket (flash_sm90_values.cuh); 0 without them.
 inline std::size_t sm90_value_smem(const Problem& p) {
   return p.bucket_values ? std::size_t{128} * static_cast<std::size_t>(2 * p.value_clip + 1) * sizeof(float) : 0;
+}
+// Floats of TermGrads::value_shares the Hopper backward needs with bucket values: u = dout . V^T
+// per query and bucket, then each dQ block's share of their gradient (buckets x d); 0 without.
+inline std::int64_t sm90_value_scratch_floats(const Problem& p) {
+  if (!p.bucket_values) return 0;
+  const std::int64_t buckets = 2 * p.value_clip + 1, blocks = p.batch * p.heads * ((p.tq + 127) / 128);
+  return p.batch * p.heads * p.tq * buckets + blocks * buckets * p.dv;
 }
 // Whether a problem needs the kernels' kExtras variant (forward and backward alike): an additive
 // mask, score terms or dropout; without them the scores need only the causal and key-length limits.
@@ -73,12 +82,16 @@ inline bool sm90_takes_device(const DeviceLimits& d, std::int64_t head_size) {
 inline bool sm90_forward_fits(const DeviceLimits& d, const Problem& p) {
   return sm90_takes_device(d, p.dk) && sm90_block_fits(d, sm90_forward_smem(p.dk) + sm90_value_smem(p));
 }
+// The same for the backward, whose dQ block holds the value terms' weights (as many bytes).
+inline bool sm90_backward_fits(const DeviceLimits& d, const Problem& p) {
+  return sm90_takes_device(d, p.dk) && sm90_block_fits(d, sm90_backward_smem(p.dk) + sm90_value_smem(p));
+}
 // out [B, H, Tq, d] bf16, lse [B, H, Tq] f32, as forward(); 0 or the CUDA error code.
 int sm90_forward(const Problem& p, void* out, float* lse);
 // dq, dk, dv [B, H, T, d] bf16 from dout, the forward's lse and delta = rowsum(dout * out), as
-// backward() after its delta_kernel, and with bucket scores their gradient into d_bucket_scores
-// [B, H, Tq, 2 score_clip + 1] bf16 (TermGrads); 0 or the CUDA error code.
+// backward() after its delta_kernel, and the position terms' gradients into `terms` (bf16; with
+// bucket values, terms.value_shares holds sm90_value_scratch_floats(p)); 0 or the CUDA error code.
 int sm90_backward(const Problem& p, const void* dout, const float* lse, const float* delta, void* dq, void* dk,
-                  void* dv, void* d_bucket_scores);
+                  void* dv, const TermGrads& terms);
 
 }  // namespace attnlab::flash::cuda

@@ -19,10 +19,12 @@
 // runs of keys, in registers per thread over the walk and then over the row's four threads.
 // Entries no visible key reaches stay as the launcher zeroed them. With dropout, Z the factor of
 // each weight (0 dropped, 1 / (1 - p) kept: flash_dropout.h), dS = P (dP Z - D) and dV sums
-// (P Z)^T dO. Bucket values stay on the FMA kernels (sm90_takes_backward in flash_sm90.h). Include
-// the CUDA API and the Hopper operations first: flash_sm90_ops.cuh (flash_sm90_backward.cu), or
-// their host emulation (the emulated kernel test).
+// (P Z)^T dO. With relative positions' bucket values (kValues), dP gains dout_i . V_r and dq_kernel
+// writes its block's share of their gradient (flash_sm90_values.cuh). Include the CUDA API and the
+// Hopper operations first: flash_sm90_ops.cuh (flash_sm90_backward.cu), or their host emulation
+// (the emulated kernel test).
 #include "flash_sm90_device.cuh"
+#include "flash_sm90_values.cuh"
 
 namespace attnlab::flash::cuda::sm90 {
 
@@ -47,6 +49,10 @@ struct BackwardSmem {
   __device__ __forceinline__ auto walk_t(int which, int stage) const {  // the same memory as (d, row)
     return cute::make_tensor(cute::make_smem_ptr(walked(which, stage)), typename T::WalkT{});
   }
+  // What follows the tiles: dq_kernel's weights of the value terms (sm90_value_smem).
+  __device__ __forceinline__ float* after_tiles() const {
+    return reinterpret_cast<float*>(base + 2 * T::rows_elements + 2 * kStages * T::walk_elements);
+  }
   // Rows [row0, row0 + kBlockM) of two [*, D] head matrices into the row tiles.
   __device__ __forceinline__ void load_rows(const __nv_bfloat16* a, const __nv_bfloat16* b, std::int64_t row0,
                                             std::int64_t valid_rows) const {
@@ -68,14 +74,20 @@ struct BackwardSmem {
 // dQ of queries i0 .. i0 + 127 of head bh (bh = blockIdx.x, i0 = 128 blockIdx.y), walking the key
 // tiles the tile's last query sees (a block-uniform trip count: every thread reaches every
 // barrier), and with bucket scores their gradient. kExtras: the problem has an additive mask,
-// score terms (ALiBi's slopes, bucket scores) or dropout.
-template <int D, bool kExtras>
+// score terms (ALiBi's slopes, bucket scores) or dropout. kValues (with kExtras): bucket values,
+// with u from bucket_dots_kernel; the block writes its share of their gradient to value_shares
+// (block blockIdx.x * gridDim.y + blockIdx.y, buckets x D floats each), and its dynamic shared
+// memory ends with sm90_value_smem bytes for the weights.
+template <int D, bool kExtras, bool kValues = false>
 __global__ void __launch_bounds__(kThreads, 1)
     dq_kernel(const kernels::BackwardInputs<__nv_bfloat16> in,
-              __nv_bfloat16* __restrict__ dq,         // (B, H, Tq, D)
-              __nv_bfloat16* __restrict__ d_scores) {  // (B, H, Tq, 2 score_clip + 1), zeroed; null without
+              __nv_bfloat16* __restrict__ dq,        // (B, H, Tq, D)
+              __nv_bfloat16* __restrict__ d_scores,  // (B, H, Tq, 2 score_clip + 1), zeroed; null without
+              const float* __restrict__ u = nullptr,   // (B, H, Tq, 2 value_clip + 1) with kValues
+              float* __restrict__ value_shares = nullptr) {
   using namespace cute;
   using T = BackwardTiles<D>;
+  static_assert(kExtras || !kValues, "value terms take the kExtras path");
   const float scale_log2 = in.scale * kLog2e;
   extern __shared__ char sm90_smem[];
   const BackwardSmem<D> smem{aligned_base(sm90_smem)};  // rows: Q, dO; walked: K, V
@@ -134,6 +146,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   [[maybe_unused]] const float keep_scale = kernels::keep_scale(in.drop);
   [[maybe_unused]] KeepCache cache;  // the thread's last Philox block
+  [[maybe_unused]] int block_rows[kRows];
+  [[maybe_unused]] BackwardValueTerms<kRows> values;
+  if constexpr (kValues) {
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) block_rows[r] = get<0>(rcS(r, 0));
+    values.start(smem.after_tiles(), u, in.terms.value_clip, bh, in.tq, i0, block_rows);
+  }
 
   for (int tile = 0; tile < tiles; ++tile) {
     const int stage = tile % kStages;
@@ -150,6 +169,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int r = 0; r < kRows; ++r) {
       const std::int64_t left = row_end[r] - j0;  // columns below `limit` are keys the row sees
       const int limit = left <= 0 ? 0 : (left >= kBwdN ? kBwdN : static_cast<int>(left));
+      [[maybe_unused]] int distance0 = 0;  // j - p of the tile's first key (value terms)
+      if constexpr (kValues)
+        distance0 = clamped_distance(j0, in.terms.q_offset + i0 + block_rows[r], static_cast<int>(in.terms.value_clip));
       CUTE_UNROLL
       for (int c = 0; c < size<1>(S); ++c) {
         const int col = get<1>(rcS(r, c));
@@ -167,7 +189,12 @@ __global__ void __launch_bounds__(kThreads, 1)
             if (in.drop.p > 0.0)
               z = drop_factor(in.drop, prob, keep_scale, weight_index(bh, i0 + get<0>(rcS(r, c)), j, in.tq, in.tk),
                               cache);
-          ds = prob * (dP(r, c) * z - delta[r]);
+          float dp = dP(r, c);
+          if constexpr (kValues) {
+            dp += values.dots[r].at(distance0 + col);
+            values.take(r, block_rows[r], distance0 + col, prob * z);
+          }
+          ds = prob * (dp * z - delta[r]);
           if constexpr (kExtras) {
             if (d_bucket_row[r]) {  // d(score term) = dS: into the bucket of (p, j)
               const std::int64_t n = terms::distance_bucket(p, j, in.terms.score_clip);
@@ -211,19 +238,24 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   }
+  if constexpr (kValues)
+    values.finish(sdO, block_rows,
+                  value_shares + (static_cast<std::int64_t>(blockIdx.x) * gridDim.y + blockIdx.y) * values.buckets * D, D);
 }
 
 // dK and dV of keys j0 .. j0 + 127 of head bh (bh = blockIdx.x, j0 = 128 blockIdx.y), walking the
 // query tiles that may see them (under causal masking, from the tile of the first query that
 // sees key j0). A block whose keys are all padding writes zeros and returns before any barrier
-// (the condition is the block's). kExtras as for dq_kernel.
-template <int D, bool kExtras>
+// (the condition is the block's). kExtras and kValues (u) as for dq_kernel.
+template <int D, bool kExtras, bool kValues = false>
 __global__ void __launch_bounds__(kThreads, 1)
     dkdv_kernel(const kernels::BackwardInputs<__nv_bfloat16> in,
-                __nv_bfloat16* __restrict__ dk,    // (B, H, Tk, D)
-                __nv_bfloat16* __restrict__ dv) {  // (B, H, Tk, D)
+                __nv_bfloat16* __restrict__ dk,  // (B, H, Tk, D)
+                __nv_bfloat16* __restrict__ dv,  // (B, H, Tk, D)
+                const float* __restrict__ u = nullptr) {
   using namespace cute;
   using T = BackwardTiles<D>;
+  static_assert(kExtras || !kValues, "value terms take the kExtras path");
   const float scale_log2 = in.scale * kLog2e;
   extern __shared__ char sm90_smem[];
   const BackwardSmem<D> smem{aligned_base(sm90_smem)};  // rows: K, V; walked: Q, dO
@@ -302,6 +334,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       const float delta = valid ? in.delta[bh * in.tq + i] : 0.0f;
       const std::int64_t end = valid ? kernels::visible_end(i, length, in.tq, in.tk, in.causal) : 0;
       const __nv_bfloat16* bucket_row = valid ? kernels::score_row(in.terms, bh, in.tq, i) : nullptr;
+      [[maybe_unused]] BucketDots dots;
+      if constexpr (kValues) dots.load(u, bh * in.tq + i, static_cast<int>(in.terms.value_clip), valid);
       CUTE_UNROLL
       for (int r = 0; r < kRows; ++r) {
         float prob = 0.0f, ds = 0.0f;
@@ -315,7 +349,12 @@ __global__ void __launch_bounds__(kThreads, 1)
           if constexpr (kExtras)
             if (in.drop.p > 0.0)
               z = drop_factor(in.drop, prob, keep_scale, weight_index(bh, i, key[r], in.tq, in.tk), cache);
-          ds = prob * (dPt(r, c) * z - delta);
+          float dp = dPt(r, c);
+          if constexpr (kValues) {
+            const std::int64_t distance = key[r] - (in.terms.q_offset + i);  // |distance| < Tk
+            dp += dots.at(static_cast<int>(distance));
+          }
+          ds = prob * (dp * z - delta);
           prob *= z;  // dV sums (P Z)^T dO
         }
         St(r, c) = prob;

@@ -1,5 +1,5 @@
 #pragma once
-// Relative positions' value terms in the Hopper forward: out_i = sum_j P_ij Z_ij (v_j + V_r(i,j)),
+// Relative positions' value terms in the Hopper kernels. Forward: out_i = sum_j P_ij Z_ij (v_j + V_r(i,j)),
 // V [2 clip + 1, D] the bucket values and r(i, j) the distance bucket (attnlab/plugin/
 // kernel_term_math.h). P V runs on the warpgroup MMA as without them; the bucket part is
 // sum_r W_ir V_r, W_ir the kept weight of query i's keys in bucket r, gathered over the walk:
@@ -9,10 +9,23 @@
 //   - the two clipped buckets (r = 0: j - p <= -clip, r = 2 clip: j - p >= clip) hold runs of
 //     keys: each thread sums their kept weights in two registers per row, rescaled with O by
 //     exp(m_old - m_new), added over the row's four threads at the end.
-// Include after flash_sm90_device.cuh.
+// Backward: dP_ij = (dout_i . (v_j + V_r)) Z_ij, so dP gains u_ir = dout_i . V_r (bucket_dots_kernel,
+// before the other kernels: u [rows, 2 clip + 1] in f32); both backward kernels add u at each
+// pair's bucket (an inner bucket's from global memory, the clipped ones' kept per row). The bucket
+// values' gradient is sum_i W_ir dout_i with W_ir = sum_{j in r} P_ij Z_ij: dq_kernel gathers W of
+// its 128 queries as the forward does (inner buckets in shared memory, clipped ones in registers)
+// and writes its block's share, sum over its queries of W_ir dout_i; the FMA path's
+// bucket_values_grad_kernel adds the shares up in block order (deterministic, no atomics).
 #include "flash_sm90_device.cuh"
 
 namespace attnlab::flash::cuda::sm90 {
+
+// j - p of a tile's first key, clamped so that j - p of the tile's keys (up to kBlockN of them)
+// stays in int and keeps its bucket: at most clip, at least -(kBlockN + clip).
+__device__ __forceinline__ int clamped_distance(std::int64_t j0, std::int64_t p, int clip) {
+  const std::int64_t d = j0 - p;
+  return d > clip ? clip : (d < -(kBlockN + clip) ? -(kBlockN + clip) : static_cast<int>(d));
+}
 
 // What one thread carries for the value terms of its kRows rows.
 template <int kRows>
@@ -30,11 +43,8 @@ struct ValueTerms {
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) clipped[r][0] = clipped[r][1] = 0.0f;
   }
-  // j - p of a key tile's first key, clamped so that j - p of the tile's keys stays in int and
-  // keeps its bucket: at most clip, at least -(kBlockN + clip).
   __device__ __forceinline__ int first_distance(std::int64_t j0, std::int64_t p) const {
-    const std::int64_t d = j0 - p;
-    return d > clip ? clip : (d < -(kBlockN + clip) ? -(kBlockN + clip) : static_cast<int>(d));
+    return clamped_distance(j0, p, clip);
   }
   // Key at distance d0 + col of row r (block row `row`), score s (log2 units), its weight w under
   // the running maximum and what dropout kept of it.
@@ -74,6 +84,107 @@ struct ValueTerms {
         CUTE_UNROLL
         for (int c = 0; c < cute::size<1>(O); ++c) O(r, c) += w * kernels::to_float(v[cute::get<1>(rcO(r, c))]);
       }
+    }
+  }
+};
+
+// u [rows, buckets] = dout [rows, D] . V^T (f32), a warp per row; rows are the B * H * Tq query
+// rows. Grid: kernels::delta_grid(rows) of kernels::kThreads threads.
+template <int D>
+__global__ void __launch_bounds__(kernels::kThreads)
+    bucket_dots_kernel(const __nv_bfloat16* __restrict__ dout,    // (rows, D)
+                       const __nv_bfloat16* __restrict__ values,  // (buckets, D)
+                       std::int64_t rows, int buckets,
+                       float* __restrict__ u) {                    // (rows, buckets)
+  static_assert(D % 32 == 0, "a lane holds D / 32 elements of the row");
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (kernels::kThreads / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;  // the same for every lane of the warp
+  float x[D / 32];
+  CUTE_UNROLL
+  for (int e = 0; e < D / 32; ++e) x[e] = kernels::to_float(dout[row * D + lane + 32 * e]);
+  for (int r = 0; r < buckets; ++r) {
+    float s = 0.0f;
+    CUTE_UNROLL
+    for (int e = 0; e < D / 32; ++e) s += x[e] * kernels::to_float(values[static_cast<std::int64_t>(r) * D + lane + 32 * e]);
+    CUTE_UNROLL
+    for (int o = 16; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (lane == 0) u[row * buckets + r] = s;
+  }
+}
+
+// A query's row of u with its two clipped entries at hand: the dP term of a key at distance
+// j - p. Null row (a query past Tq): never asked.
+struct BucketDots {
+  const float* row;
+  float low, high;
+  int clip;
+
+  __device__ __forceinline__ void load(const float* u, std::int64_t query_row, int value_clip, bool valid) {
+    const int buckets = 2 * value_clip + 1;
+    clip = value_clip;
+    row = valid ? u + query_row * buckets : nullptr;
+    low = valid ? row[0] : 0.0f;
+    high = valid ? row[buckets - 1] : 0.0f;
+  }
+  __device__ __forceinline__ float at(int distance) const {
+    return distance <= -clip ? low : (distance >= clip ? high : row[distance + clip]);
+  }
+};
+
+// What one thread of dq_kernel carries for the value terms of its kRows query rows: their u and
+// their weights W_ir (inner buckets in shared memory [kBlockM][buckets], zero where no key was
+// seen; the clipped ones summed in registers).
+template <int kRows>
+struct BackwardValueTerms {
+  BucketDots dots[kRows];
+  float* weights;
+  int buckets;
+  float clipped[kRows][2];
+
+  // Every thread calls it before the walk (its first barrier publishes the zeros). `rows[r]`: the
+  // block row of row r; valid[r]: below Tq.
+  __device__ __forceinline__ void start(float* smem, const float* u, std::int64_t value_clip, std::int64_t bh,
+                                        std::int64_t tq, std::int64_t i0, const int* rows) {
+    weights = smem;
+    buckets = static_cast<int>(2 * value_clip + 1);
+    for (int e = threadIdx.x; e < kBlockM * buckets; e += kThreads) weights[e] = 0.0f;
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      const std::int64_t i = i0 + rows[r];
+      dots[r].load(u, bh * tq + i, static_cast<int>(value_clip), i < tq);
+      clipped[r][0] = clipped[r][1] = 0.0f;
+    }
+  }
+  // The kept weight pz = P_ij Z_ij of row r (block row `row`) and a key at `distance`.
+  __device__ __forceinline__ void take(int r, int row, int distance, float pz) {
+    const int clip = dots[r].clip;
+    if (distance <= -clip) clipped[r][0] += pz;
+    else if (distance >= clip) clipped[r][1] += pz;
+    else weights[row * buckets + distance + clip] = pz;
+  }
+  // Writes the block's share of the bucket values' gradient, share[r, d] = sum over its queries of
+  // W_ir dout_id (f32, buckets x D), from dO's tile in shared memory (row, d). Every thread calls
+  // it (the row sums are warp shuffles); `rows` as for start().
+  template <class TileDO>
+  __device__ __forceinline__ void finish(const TileDO& sdO, const int* rows, float* __restrict__ share, int d) {
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      const float low = kernels::group_sum(clipped[r][0]), high = kernels::group_sum(clipped[r][1]);
+      if (threadIdx.x % 4 == 0) {
+        if (buckets == 1) weights[rows[r]] = low + high;  // under clip 0 both runs are the one bucket
+        else {
+          weights[rows[r] * buckets] = low;
+          weights[rows[r] * buckets + buckets - 1] = high;
+        }
+      }
+    }
+    __syncthreads();  // every weight is in
+    for (int e = threadIdx.x; e < buckets * d; e += kThreads) {
+      const int bucket = e / d, col = e % d;
+      float s = 0.0f;
+      for (int m = 0; m < kBlockM; ++m) s += weights[m * buckets + bucket] * static_cast<float>(sdO(m, col));
+      share[e] = s;
     }
   }
 };
