@@ -14,6 +14,7 @@
 #include "flash_sm90_forward_kernel.cuh"
 #include "support/flash_emulated_cases.h"
 #include "emulated_sm90_forward.h"
+#include "flash_sm90.h"
 
 namespace {
 
@@ -78,4 +79,30 @@ TEST_CASE("emulated Hopper forward matches the cpu path: relative positions' buc
                     25);
   // With dropout: a dropped weight drops its bucket value too.
   run_sm90_case<64>({.b = 1, .h = 2, .tq = 150, .tk = 170, .dropout = 0.2, .terms = true, .value_clip = 60}, 26);
+}
+
+TEST_CASE("the Hopper blocks with bucket values run where the device holds them") {
+  // The forward's block and the backward's dQ block hold a float per query and value bucket
+  // besides their tiles: on an H100 (227 KiB) clip 16 fits at both head sizes, clip 80 at d 64
+  // (forward 81 + 80.5 KiB, dQ 65 + 80.5) and at d 128 only in the backward (forward 161 + 80.5
+  // KiB, dQ 129 + 80.5); no block runs on an A100.
+  namespace fc = attnlab::flash::cuda;
+  static const std::uint16_t buffer[16] = {};
+  const fc::DeviceLimits h100{9, 0, 227 * 1024}, a100{8, 0, 163 * 1024};
+  fc::Problem wide;
+  wide.element = fc::Element::bf16;
+  wide.tq = 2;
+  wide.q = wide.k = wide.v = buffer;
+  wide.bucket_values = buffer;
+  for (std::int64_t d : {64, 128}) {
+    wide.dk = wide.dv = d;
+    wide.value_clip = 16;
+    CHECK(fc::sm90_forward_fits(h100, wide));
+    CHECK(fc::sm90_backward_fits(h100, wide));
+    CHECK_FALSE(fc::sm90_forward_fits(a100, wide));
+    CHECK_FALSE(fc::sm90_backward_fits(a100, wide));
+    wide.value_clip = 80;
+    CHECK(fc::sm90_forward_fits(h100, wide) == (d == 64));
+    CHECK(fc::sm90_backward_fits(h100, wide));
+  }
 }
