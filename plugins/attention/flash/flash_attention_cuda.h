@@ -51,6 +51,10 @@ struct TermGrads {
 };
 // Floats of TermGrads::value_shares that backward() needs for `p` (0 without bucket values).
 std::int64_t value_share_floats(const Problem& p);
+// The bucket values' gradient into terms.d_bucket_values (the problem's element type): the
+// `blocks` shares of 2 value_clip + 1 rows of dv floats at `shares` added in block order (none:
+// zeros). The FMA and Hopper backwards both end with it; 0 or the CUDA error code.
+int sum_value_shares(const Problem& p, const float* shares, std::int64_t blocks, void* d_bucket_values);
 
 // The head sizes of the tensor-core kernels: 64 and 128, for d_k and d_v alike.
 inline bool tc_head_dims(std::int64_t dk, std::int64_t dv) {

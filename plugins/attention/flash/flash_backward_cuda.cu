@@ -39,13 +39,9 @@ int launch_backward(const Problem& p, const void* dout, const float* lse, const 
     if (status != 0) return status;
   }
   if (!p.bucket_values) return 0;
-  // The bucket values' gradient: the dkdv blocks' shares added in block order (none: zeros).
-  const std::int64_t n = terms::bucket_count(p.value_clip) * p.dv;
-  const std::int64_t blocks = p.tk > 0 ? static_cast<std::int64_t>(g.x) * g.y : 0;
-  const std::int64_t grid = (n + kThreads - 1) / kThreads;
-  bucket_values_grad_kernel<T><<<static_cast<unsigned>(grid < 65535 ? grid : 65535), kThreads, 0, p.stream>>>(
-      terms.value_shares, blocks, n, static_cast<T*>(terms.d_bucket_values));
-  return static_cast<int>(cudaGetLastError());
+  // The bucket values' gradient: the dkdv blocks' shares.
+  return sum_value_shares(p, terms.value_shares, p.tk > 0 ? static_cast<std::int64_t>(g.x) * g.y : 0,
+                          terms.d_bucket_values);
 }
 
 template <int DK, int DV>
@@ -63,6 +59,17 @@ int launch_tc_backward(const Problem& p, const void* dout, const float* lse, con
 }
 
 }  // namespace
+
+int sum_value_shares(const Problem& p, const float* shares, std::int64_t blocks, void* d_bucket_values) {
+  const std::int64_t n = terms::bucket_count(p.value_clip) * p.dv;
+  const std::int64_t grid = (n + kThreads - 1) / kThreads;
+  return with_element(p.element, [&](auto element) {
+    using T = decltype(element);
+    bucket_values_grad_kernel<T><<<static_cast<unsigned>(grid < 65535 ? grid : 65535), kThreads, 0, p.stream>>>(
+        shares, blocks, n, static_cast<T*>(d_bucket_values));
+    return static_cast<int>(cudaGetLastError());
+  });
+}
 
 std::int64_t value_share_floats(const Problem& p) {
   if (!p.bucket_values) return 0;

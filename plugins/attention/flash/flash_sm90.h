@@ -53,12 +53,14 @@ inline bool sm90_takes_backward(const Problem& p, std::initializer_list<const vo
 inline std::size_t sm90_value_smem(const Problem& p) {
   return p.bucket_values ? std::size_t{128} * static_cast<std::size_t>(2 * p.value_clip + 1) * sizeof(float) : 0;
 }
+// The Hopper forward's and dQ kernel's blocks: one per head and tile of 128 queries.
+inline std::int64_t sm90_query_blocks(const Problem& p) { return p.batch * p.heads * ((p.tq + 127) / 128); }
 // Floats of TermGrads::value_shares the Hopper backward needs with bucket values: u = dout . V^T
 // per query and bucket, then each dQ block's share of their gradient (buckets x d); 0 without.
 inline std::int64_t sm90_value_scratch_floats(const Problem& p) {
   if (!p.bucket_values) return 0;
-  const std::int64_t buckets = 2 * p.value_clip + 1, blocks = p.batch * p.heads * ((p.tq + 127) / 128);
-  return p.batch * p.heads * p.tq * buckets + blocks * buckets * p.dv;
+  const std::int64_t buckets = 2 * p.value_clip + 1;
+  return p.batch * p.heads * p.tq * buckets + sm90_query_blocks(p) * buckets * p.dv;
 }
 // Whether a problem needs the kernels' kExtras variant (forward and backward alike): an additive
 // mask, score terms or dropout; without them the scores need only the causal and key-length limits.

@@ -1,11 +1,10 @@
 // Launchers of the Hopper flash backward (flash_sm90_backward_kernels.cuh), compiled for sm_90a
 // only, in their own translation unit (CuTe compiles slowly). backward() has run delta_kernel;
-// the bucket values' gradient is added up by the FMA path's bucket_values_grad_kernel.
+// the bucket values' gradient is added up by sum_value_shares, as in the FMA path.
 #include "flash_launch.cuh"
 // The launch header has included the CUDA API the kernels use.
 #include "flash_sm90.h"
 #include "flash_sm90_ops.cuh"
-#include "flash_backward_kernels.cuh"
 #include "flash_sm90_backward_kernels.cuh"
 
 namespace attnlab::flash::cuda {
@@ -50,11 +49,7 @@ int launch_sm90_value_backward(const Problem& p, const kernels::BackwardInputs<_
   int status = static_cast<int>(cudaGetLastError());
   if (status == 0) status = launch_sm90_backward<D, true, true>(p, in, dq, dk, dv, d_scores, u, shares);
   if (status != 0) return status;
-  const std::int64_t n = buckets * D, blocks = p.batch * p.heads * ((p.tq + sm90::kBlockM - 1) / sm90::kBlockM);
-  const std::int64_t grid = (n + kernels::kThreads - 1) / kernels::kThreads;
-  kernels::bucket_values_grad_kernel<Bf16><<<static_cast<unsigned>(grid < 65535 ? grid : 65535), kernels::kThreads, 0,
-                                             p.stream>>>(shares, blocks, n, static_cast<Bf16*>(terms.d_bucket_values));
-  return static_cast<int>(cudaGetLastError());
+  return sum_value_shares(p, shares, sm90_query_blocks(p), terms.d_bucket_values);
 }
 
 template <int D>

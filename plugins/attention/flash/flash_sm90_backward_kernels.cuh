@@ -171,7 +171,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int limit = left <= 0 ? 0 : (left >= kBwdN ? kBwdN : static_cast<int>(left));
       [[maybe_unused]] int distance0 = 0;  // j - p of the tile's first key (value terms)
       if constexpr (kValues)
-        distance0 = clamped_distance(j0, in.terms.q_offset + i0 + block_rows[r], static_cast<int>(in.terms.value_clip));
+        distance0 = clamped_distance(j0, in.terms.q_offset + i0 + block_rows[r], values.clip);
       CUTE_UNROLL
       for (int c = 0; c < size<1>(S); ++c) {
         const int col = get<1>(rcS(r, c));

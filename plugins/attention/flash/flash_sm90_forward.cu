@@ -14,7 +14,7 @@ int launch_sm90_forward(const Problem& p, void* out, float* lse) {
   using Bf16 = __nv_bfloat16;
   const dim3 grid(static_cast<unsigned>(p.batch * p.heads),
                   static_cast<unsigned>((p.tq + sm90::kBlockM - 1) / sm90::kBlockM));
-  static_assert(sm90::kBlockM == 128, "sm90_value_smem (flash_sm90.h) counts 128 queries per block");
+  static_assert(sm90::kBlockM == 128, "sm90_value_smem and sm90_query_blocks (flash_sm90.h) count 128 queries");
   auto kernel = p.bucket_values  ? sm90::forward_kernel<D, true, true>
                 : sm90_extras(p) ? sm90::forward_kernel<D, true, false>
                                  : sm90::forward_kernel<D, false, false>;

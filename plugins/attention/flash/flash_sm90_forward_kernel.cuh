@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       [[maybe_unused]] int distance0 = 0;  // j - p of the tile's first key (value terms)
       if constexpr (kValues) {
         values.rescale(r, alpha);  // before this tile's weights join
-        distance0 = values.first_distance(j0, in.terms.q_offset + i0 + get<0>(rcS(r, 0)));
+        distance0 = clamped_distance(j0, in.terms.q_offset + i0 + get<0>(rcS(r, 0)), values.clip);
       }
       CUTE_UNROLL
       for (int c = 0; c < size<1>(S); ++c) {

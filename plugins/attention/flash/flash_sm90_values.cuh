@@ -27,31 +27,54 @@ __device__ __forceinline__ int clamped_distance(std::int64_t j0, std::int64_t p,
   return d > clip ? clip : (d < -(kBlockN + clip) ? -(kBlockN + clip) : static_cast<int>(d));
 }
 
-// What one thread carries for the value terms of its kRows rows.
+// What one thread gathers per distance bucket of its kRows rows: an inner bucket's one entry in
+// shared memory [kBlockM rows][buckets] (`fill` where no key was seen), the two clipped buckets'
+// runs summed in registers. The forward and dq_kernel gather the value terms' weights with it.
 template <int kRows>
-struct ValueTerms {
-  float* inner;               // shared (kBlockM, buckets): the inner buckets' scores, -inf where unseen
-  int clip, buckets;          // value_clip, 2 clip + 1
-  float clipped[kRows][2];    // the clipped buckets' kept weights, under the running maximum
+struct BucketGather {
+  float* inner;             // shared (kBlockM, buckets)
+  int clip, buckets;        // value_clip, 2 clip + 1
+  float clipped[kRows][2];  // this thread's sums of the runs r = 0 and r = 2 clip
 
-  // Every thread of the block calls it before the walk (its first barrier publishes the -inf).
-  __device__ __forceinline__ void start(float* smem, std::int64_t value_clip) {
+  // Every thread of the block calls it before the walk (its first barrier publishes the fill).
+  __device__ __forceinline__ void start(float* smem, std::int64_t value_clip, float fill) {
     inner = smem;
     clip = static_cast<int>(value_clip);
     buckets = 2 * clip + 1;
-    for (int e = threadIdx.x; e < kBlockM * buckets; e += kThreads) inner[e] = -INFINITY;
+    for (int e = threadIdx.x; e < kBlockM * buckets; e += kThreads) inner[e] = fill;
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) clipped[r][0] = clipped[r][1] = 0.0f;
   }
-  __device__ __forceinline__ int first_distance(std::int64_t j0, std::int64_t p) const {
-    return clamped_distance(j0, p, clip);
+  // A key at `distance` (j - p) of row r (block row `row`): `run` joins a clipped bucket's sum,
+  // `entry` is stored as an inner bucket's.
+  __device__ __forceinline__ void take(int r, int row, int distance, float run, float entry) {
+    if (distance <= -clip) clipped[r][0] += run;
+    else if (distance >= clip) clipped[r][1] += run;
+    else inner[row * buckets + distance + clip] = entry;
   }
-  // Key at distance d0 + col of row r (block row `row`), score s (log2 units), its weight w under
-  // the running maximum and what dropout kept of it.
+  // Row r's two runs over its four threads (a warp shuffle: every thread calls it).
+  __device__ __forceinline__ void run_sums(int r, float& low, float& high) const {
+    low = kernels::group_sum(clipped[r][0]);
+    high = kernels::group_sum(clipped[r][1]);
+  }
+};
+
+// The forward's value terms: the inner buckets' scores (log2 units, -inf where unseen or dropped)
+// and the clipped buckets' kept weights under the running maximum.
+template <int kRows>
+struct ValueTerms : BucketGather<kRows> {
+  using Base = BucketGather<kRows>;
+  using Base::buckets;
+  using Base::clipped;
+  using Base::inner;
+
+  __device__ __forceinline__ void start(float* smem, std::int64_t value_clip) {
+    Base::start(smem, value_clip, -INFINITY);
+  }
+  // Score s (log2 units) of a key at `distance`, its weight w under the running maximum and what
+  // dropout kept of it.
   __device__ __forceinline__ void take(int r, int row, int distance, float s, float w, float kept) {
-    if (distance <= -clip) clipped[r][0] += kept;
-    else if (distance >= clip) clipped[r][1] += kept;
-    else inner[row * buckets + distance + clip] = (kept == 0.0f && w != 0.0f) ? -INFINITY : s;
+    Base::take(r, row, distance, kept, (kept == 0.0f && w != 0.0f) ? -INFINITY : s);
   }
   __device__ __forceinline__ void rescale(int r, float alpha) {
     clipped[r][0] *= alpha;
@@ -66,7 +89,8 @@ struct ValueTerms {
     __syncthreads();  // every inner score is in
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) {
-      const float left = kernels::group_sum(clipped[r][0]), right = kernels::group_sum(clipped[r][1]);
+      float left, right;
+      this->run_sums(r, left, right);
       if (!(l[r] > 0.0f)) continue;  // a row that sees no key gives 0
       const int row = cute::get<0>(rcO(r, 0));
       // Under clip 0 both runs are bucket 0, which is also the last.
@@ -136,33 +160,25 @@ struct BucketDots {
 // their weights W_ir (inner buckets in shared memory [kBlockM][buckets], zero where no key was
 // seen; the clipped ones summed in registers).
 template <int kRows>
-struct BackwardValueTerms {
+struct BackwardValueTerms : BucketGather<kRows> {
+  using Base = BucketGather<kRows>;
+  using Base::buckets;
+  using Base::inner;
   BucketDots dots[kRows];
-  float* weights;
-  int buckets;
-  float clipped[kRows][2];
 
   // Every thread calls it before the walk (its first barrier publishes the zeros). `rows[r]`: the
-  // block row of row r; valid[r]: below Tq.
+  // block row of row r.
   __device__ __forceinline__ void start(float* smem, const float* u, std::int64_t value_clip, std::int64_t bh,
                                         std::int64_t tq, std::int64_t i0, const int* rows) {
-    weights = smem;
-    buckets = static_cast<int>(2 * value_clip + 1);
-    for (int e = threadIdx.x; e < kBlockM * buckets; e += kThreads) weights[e] = 0.0f;
+    Base::start(smem, value_clip, 0.0f);
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) {
       const std::int64_t i = i0 + rows[r];
       dots[r].load(u, bh * tq + i, static_cast<int>(value_clip), i < tq);
-      clipped[r][0] = clipped[r][1] = 0.0f;
     }
   }
   // The kept weight pz = P_ij Z_ij of row r (block row `row`) and a key at `distance`.
-  __device__ __forceinline__ void take(int r, int row, int distance, float pz) {
-    const int clip = dots[r].clip;
-    if (distance <= -clip) clipped[r][0] += pz;
-    else if (distance >= clip) clipped[r][1] += pz;
-    else weights[row * buckets + distance + clip] = pz;
-  }
+  __device__ __forceinline__ void take(int r, int row, int distance, float pz) { Base::take(r, row, distance, pz, pz); }
   // Writes the block's share of the bucket values' gradient, share[r, d] = sum over its queries of
   // W_ir dout_id (f32, buckets x D), from dO's tile in shared memory (row, d). Every thread calls
   // it (the row sums are warp shuffles); `rows` as for start().
@@ -170,12 +186,13 @@ struct BackwardValueTerms {
   __device__ __forceinline__ void finish(const TileDO& sdO, const int* rows, float* __restrict__ share, int d) {
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) {
-      const float low = kernels::group_sum(clipped[r][0]), high = kernels::group_sum(clipped[r][1]);
+      float low, high;
+      this->run_sums(r, low, high);
       if (threadIdx.x % 4 == 0) {
-        if (buckets == 1) weights[rows[r]] = low + high;  // under clip 0 both runs are the one bucket
+        if (buckets == 1) inner[rows[r]] = low + high;  // under clip 0 both runs are the one bucket
         else {
-          weights[rows[r] * buckets] = low;
-          weights[rows[r] * buckets + buckets - 1] = high;
+          inner[rows[r] * buckets] = low;
+          inner[rows[r] * buckets + buckets - 1] = high;
         }
       }
     }
@@ -183,7 +200,7 @@ struct BackwardValueTerms {
     for (int e = threadIdx.x; e < buckets * d; e += kThreads) {
       const int bucket = e / d, col = e % d;
       float s = 0.0f;
-      for (int m = 0; m < kBlockM; ++m) s += weights[m * buckets + bucket] * static_cast<float>(sdO(m, col));
+      for (int m = 0; m < kBlockM; ++m) s += inner[m * buckets + bucket] * static_cast<float>(sdO(m, col));
       share[e] = s;
     }
   }
