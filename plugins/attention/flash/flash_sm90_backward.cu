@@ -26,8 +26,8 @@ int launch_sm90_backward(const Problem& p, const kernels::BackwardInputs<__nv_bf
   }
   const dim3 query_tiles(bh, static_cast<unsigned>((p.tq + sm90::kBlockM - 1) / sm90::kBlockM));
   const int status = launch(sm90::dq_kernel<D, kExtras, kValues>, query_tiles, sm90::kThreads,
-                            smem + sm90_value_smem(p), p.stream, in, static_cast<Bf16*>(dq), static_cast<Bf16*>(d_scores),
-                            u, shares);
+                            smem + sm90_value_smem(p), p.stream, in, static_cast<Bf16*>(dq),
+                            static_cast<Bf16*>(d_scores), u, shares);
   if (status != 0 || p.tk == 0) return status;
   const dim3 key_tiles(bh, static_cast<unsigned>((p.tk + sm90::kBlockM - 1) / sm90::kBlockM));
   return launch(sm90::dkdv_kernel<D, kExtras, kValues>, key_tiles, sm90::kThreads, smem, p.stream, in,

@@ -128,9 +128,10 @@ __global__ void __launch_bounds__(kernels::kThreads)
   CUTE_UNROLL
   for (int e = 0; e < D / 32; ++e) x[e] = kernels::to_float(dout[row * D + lane + 32 * e]);
   for (int r = 0; r < buckets; ++r) {
+    const __nv_bfloat16* v = values + static_cast<std::int64_t>(r) * D + lane;
     float s = 0.0f;
     CUTE_UNROLL
-    for (int e = 0; e < D / 32; ++e) s += x[e] * kernels::to_float(values[static_cast<std::int64_t>(r) * D + lane + 32 * e]);
+    for (int e = 0; e < D / 32; ++e) s += x[e] * kernels::to_float(v[32 * e]);
     CUTE_UNROLL
     for (int o = 16; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
     if (lane == 0) u[row * buckets + r] = s;
