@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
+  ccache                       # compiler cache: a second build of the same sources, in any clone, is quick
   libfmt-dev doctest-dev libbenchmark-dev
   libopenblas-openmp-dev
   libdnnl-dev                  # GEMMs on the host: oneDNN sgemm (f32), matmul (bf16, AVX512_BF16)
