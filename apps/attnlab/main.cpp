@@ -8,6 +8,7 @@
 #include "attnlab/build_info.h"
 #include "attnlab/commands.h"
 #include "attnlab/device.h"
+#include "attnlab/env.h"
 #include "attnlab/error.h"
 #include "attnlab/nmt/dist/communicator.h"
 #include "attnlab/version.h"
@@ -15,7 +16,25 @@
 
 namespace {
 
-int print_version() {
+// With --verbose: attnlab's environment variables that are set (attnlab/env.h), each with what it
+// does; a switch's text is checked by the one rule, so a misspelt value is an error here too.
+void print_environment() {
+  const auto set = attnlab::env::set_now(/*numerics_only=*/false);
+  if (set.empty()) {
+    fmt::print("environment: none of attnlab's {} variables is set\n", attnlab::env::variables().size());
+    return;
+  }
+  fmt::print("environment ({} of attnlab's {} variables set):\n", set.size(), attnlab::env::variables().size());
+  for (const auto& [name, text] : set) {
+    for (const attnlab::env::Variable& v : attnlab::env::variables()) {
+      if (v.name != name) continue;
+      if (v.kind == attnlab::env::Kind::flag) attnlab::env::flag(name);
+      fmt::print("  {}={}  ({}{})\n", name, text, v.what, v.numerics ? "; changes the numbers a run computes" : "");
+    }
+  }
+}
+
+int print_version(bool verbose) {
   fmt::print("attnlab {}\nbuild id: {}\ncuda: {}\n", ATTNLAB_VERSION_STRING, attnlab::core_build_id(),
              attnlab::cuda_built() ? fmt::format("built, {} device(s) visible; kernels for {}",
                                                  attnlab::cuda_device_count(), attnlab::cuda_architectures())
@@ -27,6 +46,7 @@ int print_version() {
     nccl = "no NCCL library found";
   }
   fmt::print("data parallel: {}; {}\n", attnlab::nmt::mpi_built() ? "MPI built" : "MPI not built", nccl);
+  if (verbose) print_environment();
   return 0;
 }
 
@@ -54,7 +74,9 @@ int main(int argc, char** argv) {
   root.footer("attnlab COMMAND --help: the options of one command");
   bool version = false;
   root.add_flag("--version", version, "print the version, build id, CUDA availability and data-parallel backends");
-  root.add_subcommand("version", "print the version, build id, CUDA availability and data-parallel backends");
+  bool verbose = false;
+  root.add_subcommand("version", "print the version, build id, CUDA availability and data-parallel backends")
+      ->add_flag("--verbose", verbose, "also the attnlab environment variables that are set, and what each does");
   CLI::App* data = root.add_subcommand(
       "data", "corpora: the built-in synthetic one, a run's batches for other implementations, batch shapes");
   data->require_subcommand(1);
@@ -87,7 +109,7 @@ int main(int argc, char** argv) {
   }
   const std::string where = command_path(root);
   try {
-    if (version || where == "version") return print_version();
+    if (version || where == "version") return print_version(verbose);
     for (const Command& c : commands)
       if (c.app->parsed()) return c.run();
     fmt::print(stderr, "{}", root.help());

@@ -3,7 +3,7 @@
 #include <unordered_map>
 
 #include "attnlab/ops/cast.h"
-#include "env_flag.h"
+#include "attnlab/env.h"
 #include "ops/cast_node.h"
 
 namespace attnlab {
@@ -31,11 +31,11 @@ struct Bf16Operands::State {
 };
 
 bool bf16_operands_on(Precision precision) {
-  return precision == Precision::bf16 && !detail::env_flag("ATTNLAB_NO_BF16_OPERANDS");
+  return precision == Precision::bf16 && !env::flag("ATTNLAB_NO_BF16_OPERANDS");
 }
 
 bool bf16_logits_on(Precision precision) {
-  return precision == Precision::bf16 && !detail::env_flag("ATTNLAB_NO_BF16_LOGITS");
+  return precision == Precision::bf16 && !env::flag("ATTNLAB_NO_BF16_LOGITS");
 }
 
 Bf16Operands::Bf16Operands() : state_(std::make_unique<State>()), outer_(t_scope) { t_scope = this; }

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "attnlab/error.h"
-#include "env_flag.h"
+#include "attnlab/env.h"
 
 namespace attnlab {
 namespace {
@@ -25,7 +25,7 @@ std::string human_bytes(std::size_t bytes) {
 
 }  // namespace
 
-bool caching_disabled_by_env() { return detail::env_flag("ATTNLAB_NO_CACHING_ALLOCATOR"); }
+bool caching_disabled_by_env() { return env::flag("ATTNLAB_NO_CACHING_ALLOCATOR"); }
 
 std::size_t CachingAllocator::round_size(std::size_t bytes) {
   if (bytes <= kSmallLimit) return bytes <= kSmallStep ? kSmallStep : (bytes + kSmallStep - 1) / kSmallStep * kSmallStep;

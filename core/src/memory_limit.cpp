@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "attnlab/env.h"
 #include "attnlab/error.h"
 
 namespace attnlab {
@@ -42,9 +43,8 @@ std::size_t parse_memory_size(std::string_view text, std::string_view what) {
 }
 
 std::size_t cuda_memory_limit_from_env() {
-  const char* v = std::getenv(kCudaMemoryLimitVariable);
-  if (v == nullptr || *v == '\0') return 0;
-  return parse_memory_size(v, kCudaMemoryLimitVariable);
+  const std::optional<std::string> v = env::value(kCudaMemoryLimitVariable);
+  return v ? parse_memory_size(*v, kCudaMemoryLimitVariable) : 0;
 }
 
 }  // namespace attnlab

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "attnlab/env.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -32,8 +34,7 @@ bool enabled() {
   State& s = state();
   std::lock_guard lock(s.mutex);
   if (!s.on) {
-    const char* env = std::getenv("ATTNLAB_PROFILE");
-    s.on = env && std::string_view(env) == "1";
+    s.on = env::flag("ATTNLAB_PROFILE");
   }
   return *s.on;
 }

@@ -3,7 +3,7 @@
 #include <atomic>
 
 #include "attnlab/error.h"
-#include "env_flag.h"
+#include "attnlab/env.h"
 
 #if ATTNLAB_HAVE_DNNL
 #include <map>
@@ -32,7 +32,7 @@ bool cpu_has_avx512_bf16() {
 }  // namespace
 
 std::string bf16_gemm_unavailable_reason() {
-  if (detail::env_flag("ATTNLAB_NO_HOST_BF16")) return "ATTNLAB_NO_HOST_BF16 is set";
+  if (env::flag("ATTNLAB_NO_HOST_BF16")) return "ATTNLAB_NO_HOST_BF16 is set";
 #if ATTNLAB_HAVE_DNNL
   if (!cpu_has_avx512_bf16()) return "this CPU has no AVX512_BF16 instructions";
   if (!onednn_runs_with(dnnl_cpu_isa_avx512_core_bf16)) return "oneDNN is held below AVX512_BF16 (DNNL_MAX_CPU_ISA)";

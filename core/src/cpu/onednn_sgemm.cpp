@@ -3,7 +3,7 @@
 #include <atomic>
 
 #include "attnlab/error.h"
-#include "env_flag.h"
+#include "attnlab/env.h"
 
 #if ATTNLAB_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
@@ -19,7 +19,7 @@ std::atomic<std::uint64_t> g_calls{0};
 }  // namespace
 
 std::string onednn_sgemm_disabled_reason() {
-  if (detail::env_flag("ATTNLAB_NO_ONEDNN_SGEMM")) return "ATTNLAB_NO_ONEDNN_SGEMM is set";
+  if (env::flag("ATTNLAB_NO_ONEDNN_SGEMM")) return "ATTNLAB_NO_ONEDNN_SGEMM is set";
 #if ATTNLAB_HAVE_DNNL
   // With SSE4.1 or AVX alone oneDNN's sgemm ran at 0.5-0.7x OpenBLAS's; from AVX2 on, 1.3-2.6x.
   if (!onednn_runs_with(dnnl_cpu_isa_avx2)) return "oneDNN runs below AVX2 here (slower than OpenBLAS)";

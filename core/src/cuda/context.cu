@@ -16,7 +16,7 @@
 #include "cuda/context.h"
 #include "cuda/launch.h"
 #include "cuda/runtime.h"
-#include "env_flag.h"
+#include "attnlab/env.h"
 
 namespace attnlab::cuda {
 namespace {
@@ -41,7 +41,7 @@ Registry& registry() {
 
 // ATTNLAB_TRACE_HOST_WAITS on: every host wait prints where it came from.
 bool trace_host_waits() {
-  static const bool on = detail::env_flag("ATTNLAB_TRACE_HOST_WAITS");
+  static const bool on = env::flag("ATTNLAB_TRACE_HOST_WAITS");
   return on;
 }
 

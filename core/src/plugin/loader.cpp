@@ -11,6 +11,7 @@
 #include <boost/dll/shared_library.hpp>
 
 #include "attnlab/build_info.h"
+#include "attnlab/env.h"
 #include "attnlab/error.h"
 #include "attnlab/plugin/plugin_api.h"
 
@@ -43,8 +44,8 @@ void PluginLoader::add_search_path(const fs::path& folder) { extra_paths_.push_b
 
 std::vector<fs::path> PluginLoader::search_path() const {
   std::vector<fs::path> out = extra_paths_;
-  if (const char* env = std::getenv("ATTNLAB_PLUGIN_PATH")) {
-    std::stringstream ss(env);
+  if (const std::optional<std::string> folders = env::value("ATTNLAB_PLUGIN_PATH")) {
+    std::stringstream ss(*folders);
     std::string item;
     while (std::getline(ss, item, ':'))
       if (!item.empty()) out.emplace_back(item);

@@ -10,6 +10,7 @@
 #include <boost/dll/shared_library.hpp>
 #include <fmt/core.h>
 
+#include "attnlab/env.h"
 #include "attnlab/error.h"
 #include "backends.h"
 
@@ -27,8 +28,7 @@ constexpr int kNcclFloat32 = 7, kNcclBfloat16 = 9, kNcclSum = 0;
 class NcclLibrary {
  public:
   NcclLibrary() {
-    const char* override_path = std::getenv("ATTNLAB_NCCL_LIBRARY");
-    path_ = override_path != nullptr && *override_path != '\0' ? override_path : "libnccl.so.2";
+    path_ = env::value("ATTNLAB_NCCL_LIBRARY").value_or("libnccl.so.2");
     std::error_code error;
     library_.load(path_, boost::dll::load_mode::search_system_folders, error);
     if (error)

@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "attnlab/env.h"
 #include "attnlab/error.h"
 
 namespace attnlab::nmt {
@@ -22,9 +23,9 @@ constexpr NamedErrno kInjectable[] = {
 }  // namespace
 
 std::optional<int> injected_write_error(const std::filesystem::path& target, std::size_t bytes_after) {
-  const char* spec = std::getenv("ATTNLAB_FAULT_WRITE");
-  if (spec == nullptr || *spec == '\0') return std::nullopt;
-  const std::string_view text(spec);
+  const std::optional<std::string> spec = env::value("ATTNLAB_FAULT_WRITE");
+  if (!spec) return std::nullopt;
+  const std::string_view text(*spec);
   const std::size_t colon = text.find(':');
   ATTNLAB_CHECK(colon != std::string_view::npos && colon > 0,
                 "ATTNLAB_FAULT_WRITE='{}': expected PATTERN:ERROR[:BYTES], e.g. step-00000080:ENOSPC", text);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/build_info.h"
+#include "attnlab/env.h"
 #include "attnlab/nmt/data/prepared_data.h"
 #include "attnlab/nmt/io/atomic_file.h"
 #include "attnlab/nmt/io/file_util.h"
@@ -96,6 +97,9 @@ std::string build_manifest(const ExperimentConfig& config, const std::string& re
                     {"gpus", gpus},
                     {"threads", num_threads()},
                     {"openmp_wait", openmp_wait()}};
+  // The environment's switches that change what a run computes (attnlab/env.h), as set.
+  doc["environment"] = json::object();
+  for (const auto& [name, text] : env::set_now(/*numerics_only=*/true)) doc["environment"][name] = text;
   doc["config"] = resolved;
   return doc.dump(2) + "\n";
 }

@@ -10,18 +10,16 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "attnlab/env.h"
 #include "flash_attention_cuda.h"
 
 namespace attnlab::flash::cuda {
 
 // Whether this build compiled the Hopper kernel (CUTLASS found).
 bool sm90_built();
-// Whether ATTNLAB_FLASH_SM90=1 asks for it (read once).
+// Whether the switch ATTNLAB_FLASH_SM90 asks for it (read once, attnlab/env.h).
 inline bool sm90_opted_in() {
-  static const bool on = [] {
-    const char* v = std::getenv("ATTNLAB_FLASH_SM90");
-    return v && std::strcmp(v, "1") == 0;
-  }();
+  static const bool on = env::flag("ATTNLAB_FLASH_SM90");
   return on;
 }
 // Dynamic shared memory of the forward's block, and of the backward's two (one size), at head

@@ -1,0 +1,76 @@
+#include "attnlab/env.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdlib>
+
+#include "attnlab/error.h"
+
+namespace attnlab::env {
+namespace {
+
+constexpr Variable kVariables[] = {
+    {"ATTNLAB_NO_BF16_OPERANDS", Kind::flag, true, "bf16 training casts GEMM operands at each use instead of once per step"},
+    {"ATTNLAB_NO_BF16_LOGITS", Kind::flag, true, "bf16 training computes the output projection's logits in f32"},
+    {"ATTNLAB_NO_HOST_BF16", Kind::flag, true, "bf16 GEMMs on the host widen to f32 instead of oneDNN's bf16 matmul"},
+    {"ATTNLAB_NO_ONEDNN_SGEMM", Kind::flag, true, "f32 GEMMs on the host go to OpenBLAS instead of oneDNN"},
+    {"ATTNLAB_FLASH_SM90", Kind::flag, true, "flash takes its Hopper (sm_90a) kernels where they serve a problem"},
+    {"ATTNLAB_NO_CACHING_ALLOCATOR", Kind::flag, false, "every tensor's memory straight from malloc (no host cache)"},
+    {"ATTNLAB_TRACE_HOST_WAITS", Kind::flag, false, "every host wait for a CUDA device prints where it came from"},
+    {"ATTNLAB_PROFILE", Kind::flag, false, "times every op and prints the profile"},
+    {"ATTNLAB_CUDA_MEMORY_LIMIT", Kind::value, false, "caps what each CUDA device's allocator hands out (e.g. 8GiB)"},
+    {"ATTNLAB_PLUGIN_PATH", Kind::value, false, "folders searched for plugins before the installed ones (':'-separated)"},
+    {"ATTNLAB_NCCL_LIBRARY", Kind::value, false, "the libnccl.so that data-parallel training on CUDA loads"},
+    {"ATTNLAB_FAULT_WRITE", Kind::value, false, "tests: a write error injected (PATTERN:ERROR[:BYTES])"},
+};
+
+const Variable& find(std::string_view name, Kind kind) {
+  const auto* it = std::find_if(std::begin(kVariables), std::end(kVariables),
+                                [&](const Variable& v) { return v.name == name; });
+  ATTNLAB_CHECK(it != std::end(kVariables), "env: {} is not in attnlab's table of variables (core/src/env.cpp)", name);
+  ATTNLAB_CHECK(it->kind == kind, "env: {} is a {}, not a {}", name, it->kind == Kind::flag ? "switch" : "value",
+                kind == Kind::flag ? "switch" : "value");
+  return *it;
+}
+
+const char* raw(const Variable& v) { return std::getenv(std::string(v.name).c_str()); }
+
+std::string lowered(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+}  // namespace
+
+std::span<const Variable> variables() { return kVariables; }
+
+bool flag(std::string_view name) {
+  const char* text = raw(find(name, Kind::flag));
+  if (text == nullptr) return false;
+  static constexpr std::array<std::string_view, 4> kOn = {"1", "true", "yes", "on"};
+  static constexpr std::array<std::string_view, 5> kOff = {"", "0", "false", "no", "off"};
+  const std::string word = lowered(text);
+  if (std::find(kOn.begin(), kOn.end(), word) != kOn.end()) return true;
+  if (std::find(kOff.begin(), kOff.end(), word) != kOff.end()) return false;
+  throw Error(fmt::format("{}='{}': a switch is on for 1, true, yes or on and off for 0, false, no, off or empty",
+                          name, text));
+}
+
+std::optional<std::string> value(std::string_view name) {
+  const char* text = raw(find(name, Kind::value));
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  return std::string(text);
+}
+
+std::vector<std::pair<std::string, std::string>> set_now(bool numerics_only) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Variable& v : kVariables) {
+    if (numerics_only && !v.numerics) continue;
+    if (const char* text = raw(v)) out.emplace_back(std::string(v.name), text);
+  }
+  return out;
+}
+
+}  // namespace attnlab::env
