@@ -1,29 +1,27 @@
 #include "attnlab/nmt/suite/suite_runner.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
+#include <algorithm>
 #include <filesystem>
 #include <functional>
-#include <map>
 
 #include "attnlab/error.h"
-#include "attnlab/threads.h"
 #include "attnlab/nmt/checkpoint/average.h"
 #include "attnlab/nmt/data/corpus.h"
 #include "attnlab/nmt/eval/evaluation.h"
 #include "attnlab/nmt/io/folder_lock.h"
 #include "attnlab/nmt/data/prepared_data.h"
-#include "attnlab/nmt/suite/machine_share.h"
 #include "attnlab/nmt/suite/suite_results.h"
 #include "attnlab/nmt/train/trainer.h"
 #include "attnlab/nmt/train/training_summary.h"
+#include "suite_run.h"
+
+// run_suite: which rows, which of them need training, then the rows trained one after another in
+// this process (run_rows_serially, here) or several at once in child processes (row_pool.cpp).
 
 namespace attnlab::nmt {
 namespace {
 
 namespace fs = std::filesystem;
-
 
 }  // namespace
 
@@ -77,166 +75,108 @@ RowResult run_row(const Suite& suite, const SuiteRow& row, const Registry& regis
   return r;
 }
 
-SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const SuiteRunOptions& o) {
-  auto log = [&](const std::string& line) {
-    if (o.log) o.log(line);
-    else fmt::print(stderr, "{}\n", line);
-  };
-  fs::create_directories(suite.run_dir);
-  // Which rows: all, or those named (unknown names are an error listing the suite's rows).
-  std::vector<const SuiteRow*> selected;
-  for (const std::string& name : o.rows) {
+void SuiteRun::save_state() const { write_suite_state((fs::path(suite.run_dir) / "suite.json").string(), state); }
+
+void SuiteRun::set_status(const SuiteRow& row, RowStatus status, const std::string& error) {
+  if (SuiteRowState* entry = state.find(row.name, row.seed)) entry->status = status, entry->error = error;
+  save_state();
+}
+
+namespace {
+
+// The rows named in `names` in the suite's order, all of them when it is empty; an unknown name is
+// an error that lists the suite's rows.
+std::vector<const SuiteRow*> select_rows(const Suite& suite, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
     bool found = false;
     for (const auto& row : suite.rows) found = found || row.name == name;
     if (!found) {
-      std::vector<std::string> names;
-      for (const auto& row : suite.rows) names.push_back(row.name);
-      throw Error(fmt::format("suite {} has no row '{}' (rows: {})", suite.name, name, fmt::join(names, ", ")));
+      std::vector<std::string> known;
+      for (const auto& row : suite.rows) known.push_back(row.name);
+      throw Error(fmt::format("suite {} has no row '{}' (rows: {})", suite.name, name, fmt::join(known, ", ")));
     }
   }
+  std::vector<const SuiteRow*> selected;
   for (const auto& row : suite.rows)
-    if (o.rows.empty() || std::find(o.rows.begin(), o.rows.end(), row.name) != o.rows.end()) selected.push_back(&row);
+    if (names.empty() || std::find(names.begin(), names.end(), row.name) != names.end()) selected.push_back(&row);
+  return selected;
+}
 
-  // The state of this expansion of the suite; a row whose result exists is done, whatever an
-  // earlier suite.json said.
-  SuiteState state = make_suite_state(suite);
-  auto save_state = [&] { write_suite_state((fs::path(suite.run_dir) / "suite.json").string(), state); };
-  auto set_status = [&](const SuiteRow& row, RowStatus status, const std::string& error) {
-    if (SuiteRowState* entry = state.find(row.name, row.seed)) entry->status = status, entry->error = error;
-    save_state();
-  };
-  save_state();
-
-  SuiteRunSummary summary;
+// The selected rows that need training; the others are logged and counted with the reason.
+std::vector<const SuiteRow*> rows_to_train(SuiteRun& run, const std::vector<const SuiteRow*>& selected) {
   std::vector<const SuiteRow*> todo;
   for (const SuiteRow* row : selected) {
     if (!row->skipped.empty()) {
-      log(fmt::format("{} (seed {}): skipped (unsupported = \"skip\"): {}", row->name, row->seed, row->skipped));
-      ++summary.unsupported;
+      run.log(fmt::format("{} (seed {}): skipped (unsupported = \"skip\"): {}", row->name, row->seed, row->skipped));
+      ++run.summary.unsupported;
     } else if (!row->same_as.empty()) {
-      log(fmt::format("{} (seed {}): the same run as {} ({}), trained once", row->name, row->seed, row->same_as,
-                      row->config.run_dir));
-      ++summary.same;
+      run.log(fmt::format("{} (seed {}): the same run as {} ({}), trained once", row->name, row->seed, row->same_as,
+                          row->config.run_dir));
+      ++run.summary.same;
     } else if (fs::exists(fs::path(row->config.run_dir) / "result.json")) {
-      log(fmt::format("{} (seed {}): finished earlier, skipped ({})", row->name, row->seed, row->config.run_dir));
-      set_status(*row, RowStatus::kDone, "");
-      ++summary.skipped;
+      // A row whose result exists is done, whatever an earlier suite.json said.
+      run.log(fmt::format("{} (seed {}): finished earlier, skipped ({})", row->name, row->seed, row->config.run_dir));
+      run.set_status(*row, RowStatus::kDone, "");
+      ++run.summary.skipped;
     } else if (auto holder = FolderLock::holder(row->config.run_dir)) {
       // Trained by another process (a scheduler's task, another `attnlab run`): not a second writer.
-      log(fmt::format("{} (seed {}): running in another process (pid {} on {}), skipped", row->name, row->seed,
-                      holder->pid, holder->host));
-      ++summary.skipped;
+      run.log(fmt::format("{} (seed {}): running in another process (pid {} on {}), skipped", row->name, row->seed,
+                          holder->pid, holder->host));
+      ++run.summary.skipped;
     } else {
       todo.push_back(row);
     }
   }
+  return todo;
+}
 
-  // A row that is the same run as another: done when that run is.
-  auto settle_same_runs = [&] {
-    for (const SuiteRow* row : selected)
-      if (!row->same_as.empty() && fs::exists(fs::path(row->config.run_dir) / "result.json"))
-        set_status(*row, RowStatus::kDone, "");
-  };
-
-  if (o.jobs <= 1) {
-    for (const SuiteRow* row : todo) {
-      log(fmt::format("== {} (seed {}) -> {}", row->name, row->seed, row->config.run_dir));
-      set_status(*row, RowStatus::kPending, "");
-      try {
-        run_row(suite, *row, registry, o.progress, log);
-        set_status(*row, RowStatus::kDone, "");
-        ++summary.done;
-      } catch (const RowInterrupted& e) {
-        set_status(*row, RowStatus::kPending, "");
-        log(fmt::format("{}; run the same command again to resume", e.what()));
-        summary.interrupted = true;
-        settle_same_runs();
-        return summary;
-      } catch (const std::exception& e) {
-        set_status(*row, RowStatus::kFailed, e.what());
-        log(fmt::format("{} (seed {}) failed: {}", row->name, row->seed, e.what()));
-        ++summary.failed;
-      }
-    }
-    settle_same_runs();
-    return summary;
-  }
-
-  // Several rows at once: one child process per row (`attnlab run SUITE --row NAME@SEED`), at
-  // most `jobs` alive, job slot k with its share of the machine (or on devices[k % devices.size()]).
-  ATTNLAB_CHECK(!o.program.empty(), "run_suite: jobs > 1 needs the attnlab program path");
-  const MachinePlan plan =
-      divide_machine(o.cores > 0 ? o.cores : allotted_cpus(), o.gpu_count >= 0 ? o.gpu_count : cuda_device_count(),
-                     o.jobs, o.gpus_per_row, o.threads_per_row);
-  log(plan.describe());
-  std::map<pid_t, std::pair<const SuiteRow*, std::size_t>> children;
-  std::vector<bool> slot_busy(static_cast<std::size_t>(o.jobs), false);
-  std::size_t next = 0;
-  // After an interruption (Ctrl-C reaches the whole process group) no further row starts: the
-  // running ones stop at their next step and the suite resumes from there.
-  const auto rows_to_start = [&] { return next < todo.size() && !summary.interrupted && !stop_requested(); };
-  while (rows_to_start() || !children.empty()) {
-    while (rows_to_start() && static_cast<std::int64_t>(children.size()) < o.jobs) {
-      std::size_t slot = 0;
-      while (slot_busy[slot]) ++slot;
-      const SuiteRow* row = todo[next++];
-      RowResources share = row_resources(row->config, plan.slots[slot]);
-      if (!o.devices.empty()) share.device = o.devices[slot % o.devices.size()], share.visible_gpus.clear();
-      std::vector<std::string> argv = {o.program, "run", suite.source_file, "--row", row_key(*row), "--quiet",
-                                       "--threads", std::to_string(share.threads)};
-      if (share.device != row->config.device) argv.insert(argv.end(), {"--device", share.device});
-      const std::string threads = std::to_string(share.threads);
-      fs::create_directories(row->config.run_dir);
-      const std::string log_path = (fs::path(row->config.run_dir) / "run.log").string();
-      const pid_t pid = ::fork();
-      ATTNLAB_CHECK(pid >= 0, "run_suite: fork failed");
-      if (pid == 0) {
-        std::vector<char*> args;
-        for (auto& a : argv) args.push_back(a.data());
-        args.push_back(nullptr);
-        if (std::FILE* f = std::freopen(log_path.c_str(), "a", stderr); f == nullptr) ::_exit(126);
-        // OpenMP and OpenBLAS size their pools from these before the row sets its threads.
-        ::setenv("OMP_NUM_THREADS", threads.c_str(), 1);
-        ::setenv("OPENBLAS_NUM_THREADS", threads.c_str(), 1);
-        if (!share.visible_gpus.empty()) ::setenv("CUDA_VISIBLE_DEVICES", share.visible_gpus.c_str(), 1);
-        unblock_stop_signals();  // this process has them blocked (install_stop_signal_handlers)
-        ::execv(o.program.c_str(), args.data());
-        ::_exit(127);
-      }
-      slot_busy[slot] = true;
-      children[pid] = {row, slot};
-      set_status(*row, RowStatus::kPending, "");
-      log(fmt::format("== {} (seed {}) started on {}{}, {} thread(s) -> {} (log: {})", row->name, row->seed,
-                      share.device,
-                      share.visible_gpus.empty() ? std::string() : " (GPUs " + share.visible_gpus + ")",
-                      share.threads, row->config.run_dir, log_path));
-    }
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid < 0) break;
-    auto it = children.find(pid);
-    if (it == children.end()) continue;
-    const auto [row, slot] = it->second;
-    children.erase(it);
-    slot_busy[slot] = false;
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (code == 0 && fs::exists(fs::path(row->config.run_dir) / "result.json")) {
-      set_status(*row, RowStatus::kDone, "");
-      ++summary.done;
-      log(fmt::format("{} (seed {}): done", row->name, row->seed));
-    } else if (code == 130) {
-      set_status(*row, RowStatus::kPending, "");
-      summary.interrupted = true;
-    } else {
-      set_status(*row, RowStatus::kFailed, fmt::format("exit status {} (see {}/run.log)", code, row->config.run_dir));
-      ++summary.failed;
-      log(fmt::format("{} (seed {}) failed with exit status {}; see {}/run.log", row->name, row->seed, code,
-                      row->config.run_dir));
+// Trains the rows one after another in this process (jobs <= 1). A failed row is recorded and the
+// next one starts; an interrupted row (Ctrl-C) ends the run, to resume from it next time.
+void run_rows_serially(SuiteRun& run, const std::vector<const SuiteRow*>& todo, const Registry& registry) {
+  for (const SuiteRow* row : todo) {
+    run.log(fmt::format("== {} (seed {}) -> {}", row->name, row->seed, row->config.run_dir));
+    run.set_status(*row, RowStatus::kPending, "");
+    try {
+      run_row(run.suite, *row, registry, run.options.progress, run.log);
+      run.set_status(*row, RowStatus::kDone, "");
+      ++run.summary.done;
+    } catch (const RowInterrupted& e) {
+      run.set_status(*row, RowStatus::kPending, "");
+      run.log(fmt::format("{}; run the same command again to resume", e.what()));
+      run.summary.interrupted = true;
+      return;
+    } catch (const std::exception& e) {
+      run.set_status(*row, RowStatus::kFailed, e.what());
+      run.log(fmt::format("{} (seed {}) failed: {}", row->name, row->seed, e.what()));
+      ++run.summary.failed;
     }
   }
-  if (next < todo.size() && stop_requested()) summary.interrupted = true;  // rows left unstarted
-  settle_same_runs();
-  return summary;
+}
+
+// A row that is the same run as another: done when that run is.
+void settle_same_runs(SuiteRun& run, const std::vector<const SuiteRow*>& selected) {
+  for (const SuiteRow* row : selected)
+    if (!row->same_as.empty() && fs::exists(fs::path(row->config.run_dir) / "result.json"))
+      run.set_status(*row, RowStatus::kDone, "");
+}
+
+}  // namespace
+
+SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const SuiteRunOptions& o) {
+  SuiteRun run{suite, o,
+               [&o](const std::string& line) {
+                 if (o.log) o.log(line);
+                 else fmt::print(stderr, "{}\n", line);
+               },
+               make_suite_state(suite), {}};
+  fs::create_directories(suite.run_dir);
+  const std::vector<const SuiteRow*> selected = select_rows(suite, o.rows);
+  run.save_state();
+  const std::vector<const SuiteRow*> todo = rows_to_train(run, selected);
+  if (o.jobs <= 1) run_rows_serially(run, todo, registry);
+  else run_rows_in_parallel(run, todo);
+  settle_same_runs(run, selected);
+  return run.summary;
 }
 
 }  // namespace attnlab::nmt

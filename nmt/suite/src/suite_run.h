@@ -1,0 +1,31 @@
+#pragma once
+// What the two ways run_suite trains its rows share: one after another in this process
+// (suite_runner.cpp) or several at once in child processes (row_pool.cpp). Both record every
+// row's status in suite.json as it changes and count the rows into the summary run_suite returns.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "attnlab/nmt/suite/suite.h"
+#include "attnlab/nmt/suite/suite_results.h"
+#include "attnlab/nmt/suite/suite_runner.h"
+
+namespace attnlab::nmt {
+
+struct SuiteRun {
+  const Suite& suite;
+  const SuiteRunOptions& options;
+  std::function<void(const std::string&)> log;  // options.log, or stderr when it has none
+  SuiteState state;
+  SuiteRunSummary summary;
+
+  // suite.json is written at every change, so that a run stopped at any point leaves it current.
+  void save_state() const;
+  void set_status(const SuiteRow& row, RowStatus status, const std::string& error);
+};
+
+// Trains the rows of `todo` in child processes, options.jobs at once, until all have ended or an
+// interruption (Ctrl-C, a child that exits 130) lets no further row start.
+void run_rows_in_parallel(SuiteRun& run, const std::vector<const SuiteRow*>& todo);
+
+}  // namespace attnlab::nmt
