@@ -73,7 +73,7 @@ int data_batches(const std::string& file, std::int64_t steps, const std::string&
   const auto& t = config.training;
   // The parameters AdamW decays, by the trainer's rule.
   std::vector<std::string> decayed;
-  if (t.optimizer == "adamw" && t.weight_decay > 0) {
+  if (nmt::decays_weights(t.optimizer) && t.weight_decay > 0) {
     const auto params = model.named_parameters();
     const std::vector<bool> mask = nmt::weight_decay_mask(params, t.weight_decay_exclude);
     for (std::size_t i = 0; i < params.size(); ++i)
@@ -99,16 +99,16 @@ int data_batches(const std::string& file, std::int64_t steps, const std::string&
       {"ffn_dropout", mc.dropout.ffn},
       {"layer_norm_eps", mc.layer_norm_eps},
       {"plugins", {mc.attention.name, mc.positional.name, mc.ffn.name, mc.dropout_plugin.name, mc.norm.name}},
-      {"norm_position", mc.norm_position},
+      {"norm_position", nmt::kNormPositions.name(mc.norm_position)},
       {"label_smoothing", t.label_smoothing},
       {"rdrop", t.rdrop},
       {"warmup_steps", t.warmup_steps},
       {"lr_scale", t.lr_scale},
-      {"schedule", t.schedule},
+      {"schedule", nmt::kLrScheduleKinds.name(t.schedule)},
       {"lr", t.lr},
       {"min_lr", t.min_lr},
       {"max_steps", t.max_steps},
-      {"optimizer", t.optimizer},
+      {"optimizer", nmt::kOptimizers.name(t.optimizer)},
       {"weight_decay", t.weight_decay},
       {"weight_decay_parameters", decayed},
       {"clip_norm", t.clip_norm},

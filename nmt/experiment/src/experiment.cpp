@@ -6,8 +6,6 @@
 #include <fstream>
 #include <sstream>
 
-#include <fmt/ranges.h>
-
 #include "attnlab/config/plugin_options.h"
 #include "attnlab/config/table_reader.h"
 #include "attnlab/device.h"
@@ -39,11 +37,12 @@ void check_non_negative(TableReader& t, const std::string& key, std::int64_t val
   if (value < 0) throw Error(fmt::format("{}: {}: must be >= 0, got {}", t.position(key), t.path(key), value));
 }
 
-void check_choice(TableReader& t, const std::string& key, const std::string& value,
-                  const std::vector<std::string>& choices) {
-  if (std::find(choices.begin(), choices.end(), value) == choices.end())
-    throw Error(fmt::format("{}: {}: expected one of {}, got \"{}\"", t.position(key), t.path(key),
-                            fmt::join(choices, ", "), value));
+// The choice `key` names (`fallback` without it), by the table's names; an error lists them.
+template <typename E, std::size_t N>
+E read_choice(TableReader& t, const std::string& key, E fallback, const NameTable<E, N>& table) {
+  const std::string name = t.get_string(key, std::string(table.name(fallback)));
+  if (auto value = table.find(name)) return *value;
+  throw Error(fmt::format("{}: {}: {}", t.position(key), t.path(key), table.unknown(name)));
 }
 
 void check_real_non_negative(TableReader& t, const std::string& key, double value) {
@@ -161,8 +160,7 @@ void read_model(TableReader& t, TransformerConfig& m) {
   m.ffn = read_plugin(t, "ffn", m.ffn.name);
   m.dropout_plugin = read_plugin(t, "dropout_plugin", m.dropout_plugin.name);
   m.norm = read_plugin(t, "norm", m.norm.name);
-  m.norm_position = t.get_string("norm_position", m.norm_position);
-  check_choice(t, "norm_position", m.norm_position, {"post", "pre", "deepnorm"});
+  m.norm_position = read_choice(t, "norm_position", m.norm_position, kNormPositions);
   t.finish();
 }
 
@@ -175,12 +173,10 @@ void read_training(TableReader& t, TrainingConfig& c) {
   c.max_seconds = t.get_real("max_seconds", c.max_seconds);
   c.warmup_steps = t.get_int("warmup_steps", c.warmup_steps);
   c.lr_scale = t.get_real("lr_scale", c.lr_scale);
-  c.schedule = t.get_string("schedule", c.schedule);
-  check_choice(t, "schedule", c.schedule, lr_schedule_kinds());
+  c.schedule = read_choice(t, "schedule", c.schedule, kLrScheduleKinds);
   c.lr = t.get_real("lr", c.lr);
   c.min_lr = t.get_real("min_lr", c.min_lr);
-  c.optimizer = t.get_string("optimizer", c.optimizer);
-  check_choice(t, "optimizer", c.optimizer, {"adam", "adamw"});
+  c.optimizer = read_choice(t, "optimizer", c.optimizer, kOptimizers);
   c.weight_decay = t.get_real("weight_decay", c.weight_decay);
   if (t.has("weight_decay_exclude")) c.weight_decay_exclude = t.get_strings("weight_decay_exclude");
   c.clip_norm = t.get_real("clip_norm", c.clip_norm);
@@ -188,12 +184,12 @@ void read_training(TableReader& t, TrainingConfig& c) {
   if (c.lr > 0 && c.lr_scale != 1.0)
     throw Error(fmt::format("{}: training.lr: set either lr (the peak rate, {}) or lr_scale (the paper's formula, {}), "
                             "not both", t.position("lr"), c.lr, c.lr_scale));
-  if (c.weight_decay > 0 && c.optimizer != "adamw")
+  if (c.weight_decay > 0 && !decays_weights(c.optimizer))
     throw Error(fmt::format("{}: training.weight_decay: {} needs optimizer = \"adamw\" (Adam has no weight decay)",
                             t.position("weight_decay"), c.weight_decay));
-  if (c.min_lr > 0 && c.schedule != "cosine" && c.schedule != "linear")
+  if (c.min_lr > 0 && !decays_to_min_lr(c.schedule))
     throw Error(fmt::format("{}: training.min_lr: only the \"cosine\" and \"linear\" schedules decay to it, not \"{}\"",
-                            t.position("min_lr"), c.schedule));
+                            t.position("min_lr"), kLrScheduleKinds.name(c.schedule)));
   c.adam_beta1 = t.get_real("adam_beta1", c.adam_beta1);
   c.adam_beta2 = t.get_real("adam_beta2", c.adam_beta2);
   c.adam_eps = t.get_real("adam_eps", c.adam_eps);
@@ -234,11 +230,6 @@ void read_eval(TableReader& e, EvalConfig& v) {
 }
 
 }  // namespace
-
-const std::vector<std::string>& lr_schedule_kinds() {
-  static const std::vector<std::string> kinds = {"inverse_sqrt", "cosine", "linear", "constant"};
-  return kinds;
-}
 
 toml::table parse_toml_text(const std::string& text, const std::string& source_name) {
   try {

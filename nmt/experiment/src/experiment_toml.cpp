@@ -75,7 +75,7 @@ std::string to_toml(const ExperimentConfig& c, bool include_eval) {
                                    {"positional", plugin_table(m.positional)},
                                    {"ffn", plugin_table(m.ffn)},
                                    {"dropout_plugin", plugin_table(m.dropout_plugin)},
-                                   {"norm_position", m.norm_position},
+                                   {"norm_position", std::string(kNormPositions.name(m.norm_position))},
                                    {"norm", plugin_table(m.norm)}});
   const auto& t = c.training;
   toml::array exclude;
@@ -86,10 +86,10 @@ std::string to_toml(const ExperimentConfig& c, bool include_eval) {
                                       {"max_seconds", t.max_seconds},
                                       {"warmup_steps", t.warmup_steps},
                                       {"lr_scale", t.lr_scale},
-                                      {"schedule", t.schedule},
+                                      {"schedule", std::string(kLrScheduleKinds.name(t.schedule))},
                                       {"lr", t.lr},
                                       {"min_lr", t.min_lr},
-                                      {"optimizer", t.optimizer},
+                                      {"optimizer", std::string(kOptimizers.name(t.optimizer))},
                                       {"weight_decay", t.weight_decay},
                                       {"weight_decay_exclude", exclude},
                                       {"clip_norm", t.clip_norm},

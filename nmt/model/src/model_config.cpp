@@ -44,8 +44,12 @@ std::int64_t expected_parameter_count(const TransformerConfig& c) {
   const std::int64_t norm = c.norm.name == "rms_norm" ? d : 2 * d;  // gain (and bias for layer_norm)
   const std::int64_t encoder = c.encoder_layers * (attention + ffn + 2 * norm);
   const std::int64_t decoder = c.decoder_layers * (2 * attention + ffn + 3 * norm);
-  const std::int64_t stack_norms = c.norm_position == "pre" ? (c.encoder_layers > 0 ? 2 : 1) : 0;
-  return c.vocab_size * d + encoder + decoder + stack_norms * norm;
+  return c.vocab_size * d + encoder + decoder + stack_norm_count(c) * norm;
+}
+
+std::int64_t stack_norm_count(const TransformerConfig& c) {
+  if (c.norm_position != NormPosition::pre) return 0;
+  return c.encoder_layers > 0 ? 2 : 1;
 }
 
 }  // namespace attnlab::nmt

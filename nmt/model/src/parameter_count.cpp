@@ -29,11 +29,9 @@ ParameterCount count_parameters(const TransformerConfig& config, const Registry&
   BuildContext norm_ctx = with(PluginFamily::norm, config.norm);
   norm_ctx.norm_eps = config.layer_norm_eps;
   p.norm = registry.make_norm(config.norm.name, norm_ctx)->parameter_count();
-  // Pre-norm adds one norm at the top of each stack (of the encoder only when it has layers).
-  const std::int64_t stack_norms = config.norm_position == "pre" ? (config.encoder_layers > 0 ? 2 : 1) : 0;
   p.total = p.embedding + config.encoder_layers * (p.attention + p.attention_positions + p.ffn + 2 * p.norm) +
             config.decoder_layers * (2 * p.attention + p.attention_positions + p.ffn + 3 * p.norm) +
-            2 * p.positional + stack_norms * p.norm;
+            2 * p.positional + stack_norm_count(config) * p.norm;
   return p;
 }
 

@@ -43,19 +43,24 @@ Generator* fused_stream(const BuildContext& ctx, const TransformerConfig& config
 }
 
 ResidualForm residual_form(const TransformerConfig& config, bool decoder) {
-  if (config.norm_position != "deepnorm") return {.pre_norm = config.norm_position == "pre", .alpha = 1.0};
+  switch (config.norm_position) {
+    case NormPosition::post: return {.pre_norm = false};
+    case NormPosition::pre: return {.pre_norm = true};
+    case NormPosition::deepnorm: break;
+  }
   const DeepNormScales s = deepnorm_scales(config.encoder_layers, config.decoder_layers);
-  return {.pre_norm = false, .alpha = decoder ? s.decoder_alpha : s.encoder_alpha};
+  return {.pre_norm = false,
+          .alpha = decoder ? s.decoder_alpha : s.encoder_alpha,
+          .beta = decoder ? s.decoder_beta : s.encoder_beta};
 }
 
 // DeepNorm's initialisation: the parameters of `module` whose names `chosen` accepts (matrices
-// only), multiplied by beta in place. It draws nothing, so a DeepNorm model's weights are those of
-// the same post-norm model, scaled.
+// only), multiplied by form.beta in place. It draws nothing, so a DeepNorm model's weights are
+// those of the same post-norm model, scaled.
 template <typename Chosen>
-void scale_initial_weights(const TransformerConfig& config, bool decoder, Module& module, Chosen&& chosen) {
-  if (config.norm_position != "deepnorm") return;
-  const DeepNormScales s = deepnorm_scales(config.encoder_layers, config.decoder_layers);
-  const double beta = decoder ? s.decoder_beta : s.encoder_beta;
+void scale_initial_weights(const ResidualForm& form, Module& module, Chosen&& chosen) {
+  if (form.beta == 1.0) return;
+  const double beta = form.beta;
   NoGradGuard no_grad;
   for (auto& [name, p] : module.named_parameters()) {
     if (p.rank() < 2 || !chosen(std::string_view(name))) continue;
@@ -150,8 +155,8 @@ EncoderLayer::EncoderLayer(const BuildContext& ctx, const TransformerConfig& con
   norm2_ = register_module("norm2", make_norm(ctx, config));
   form_ = residual_form(config, false);
   fused_rng_ = fused_stream(ctx, config, *norm1_);
-  scale_initial_weights(config, false, *self_attn_, value_or_output_projection);
-  scale_initial_weights(config, false, *ffn_, [](std::string_view) { return true; });
+  scale_initial_weights(form_, *self_attn_, value_or_output_projection);
+  scale_initial_weights(form_, *ffn_, [](std::string_view) { return true; });
 }
 
 Tensor EncoderLayer::attend(const Tensor& in, const Tensor& src_mask) {
@@ -186,9 +191,9 @@ DecoderLayer::DecoderLayer(const BuildContext& ctx, const TransformerConfig& con
   norm3_ = register_module("norm3", make_norm(ctx, config));
   form_ = residual_form(config, true);
   fused_rng_ = fused_stream(ctx, config, *norm1_);
-  scale_initial_weights(config, true, *self_attn_, value_or_output_projection);
-  scale_initial_weights(config, true, *cross_attn_, value_or_output_projection);
-  scale_initial_weights(config, true, *ffn_, [](std::string_view) { return true; });
+  scale_initial_weights(form_, *self_attn_, value_or_output_projection);
+  scale_initial_weights(form_, *cross_attn_, value_or_output_projection);
+  scale_initial_weights(form_, *ffn_, [](std::string_view) { return true; });
 }
 
 Tensor DecoderLayer::attend_self(const Tensor& in, DecoderLayerState* state) {
@@ -243,9 +248,6 @@ Transformer::Transformer(const TransformerConfig& config, const Registry& regist
   ATTNLAB_CHECK(config.vocab_size > 0 && config.encoder_layers >= 0 && config.decoder_layers > 0,
                 "transformer: vocab_size {} must be > 0, encoder_layers {} >= 0, decoder_layers {} > 0",
                 config.vocab_size, config.encoder_layers, config.decoder_layers);
-  ATTNLAB_CHECK(config.norm_position == "post" || config.norm_position == "pre" || config.norm_position == "deepnorm",
-                "transformer: norm_position must be \"post\", \"pre\" or \"deepnorm\", got \"{}\"",
-                config.norm_position);
   TransformerConfig layers = config;  // what the layers build: the resolved attention plugin
   layers.attention = attention_.choice;
   BuildContext ctx;
@@ -276,7 +278,7 @@ Transformer::Transformer(const TransformerConfig& config, const Registry& regist
   for (std::int64_t i = 0; i < config.decoder_layers; ++i)
     decoder_.push_back(register_module(fmt::format("decoder.layers.{}", i),
                                        std::make_shared<DecoderLayer>(ctx, layers, *tgt_positional_)));
-  if (config.norm_position == "pre") {
+  if (config.norm_position == NormPosition::pre) {
     if (config.encoder_layers > 0) encoder_norm_ = register_module("encoder.norm", make_norm(ctx, config));
     decoder_norm_ = register_module("decoder.norm", make_norm(ctx, config));
   }

@@ -167,7 +167,7 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
                     comm->size() * tc.accumulate * tc.batch_tokens));
   nlohmann::json start_entry = {
       {"kind", "start"}, {"step", state.step()}, {"parameters", result.parameters}, {"resumed", state.step() > 0}};
-  if (tc.optimizer == "adamw") start_entry["weight_decay_parameters"] = state.decayed_parameters();
+  if (decays_weights(tc.optimizer)) start_entry["weight_decay_parameters"] = state.decayed_parameters();
   metrics.write(start_entry);
 
   SavePolicy policy(tc.checkpoint_every, tc.checkpoint_every_seconds);

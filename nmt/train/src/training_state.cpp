@@ -37,11 +37,11 @@ AdamSettings adam_settings(const TrainingConfig& tc) {
   return {.beta1 = tc.adam_beta1,
           .beta2 = tc.adam_beta2,
           .eps = tc.adam_eps,
-          .weight_decay = tc.optimizer == "adamw" ? tc.weight_decay : 0.0};
+          .weight_decay = decays_weights(tc.optimizer) ? tc.weight_decay : 0.0};
 }
 
 std::vector<bool> decay_mask(const TrainingConfig& tc, const NamedTensors& parameters) {
-  if (tc.optimizer != "adamw" || tc.weight_decay <= 0) return std::vector<bool>(parameters.size(), false);
+  if (!decays_weights(tc.optimizer) || tc.weight_decay <= 0) return std::vector<bool>(parameters.size(), false);
   return weight_decay_mask(parameters, tc.weight_decay_exclude);
 }
 
@@ -163,9 +163,9 @@ std::vector<std::string> TrainingState::decayed_parameters() const {
 
 std::string TrainingState::optimizer_line() const {
   const TrainingConfig& tc = training_;
-  std::string line = fmt::format("optimizer: {} (betas {}, {}; eps {})", tc.optimizer, tc.adam_beta1, tc.adam_beta2,
-                                 tc.adam_eps);
-  if (tc.optimizer == "adamw") {
+  std::string line = fmt::format("optimizer: {} (betas {}, {}; eps {})", kOptimizers.name(tc.optimizer),
+                                 tc.adam_beta1, tc.adam_beta2, tc.adam_eps);
+  if (decays_weights(tc.optimizer)) {
     const auto decayed = decayed_parameters();
     line += fmt::format(", weight decay {} on {} of {} parameters (rank >= 2{}; the metrics' start entry names them)",
                         tc.weight_decay, decayed.size(), decayed_.size(),
@@ -173,8 +173,9 @@ std::string TrainingState::optimizer_line() const {
                             ? std::string()
                             : fmt::format(", names without {}", fmt::join(tc.weight_decay_exclude, ", ")));
   }
-  line += fmt::format("; schedule {}, peak {:.3e} at step {}", tc.schedule, peak_lr(schedule_), tc.warmup_steps);
-  if (tc.schedule == "cosine" || tc.schedule == "linear")
+  line += fmt::format("; schedule {}, peak {:.3e} at step {}", kLrScheduleKinds.name(tc.schedule), peak_lr(schedule_),
+                      tc.warmup_steps);
+  if (decays_to_min_lr(tc.schedule))
     line += fmt::format(" down to {:.3e} at step {}", tc.min_lr, tc.max_steps);
   line += tc.clip_norm > 0 ? fmt::format("; gradient norm clipped to {}", tc.clip_norm) : "; no clipping";
   return line;

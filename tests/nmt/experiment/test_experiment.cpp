@@ -85,10 +85,10 @@ TEST_CASE("the optimizer, schedule and clipping keys are read and their mistakes
                                               "min_lr = 1e-5\noptimizer = \"adamw\"\nweight_decay = 0.01\n"
                                               "weight_decay_exclude = [\"embedding\"]\nclip_norm = 1.0\n",
                                               "o.toml");
-  CHECK(c.training.schedule == "cosine");
+  CHECK(c.training.schedule == LrScheduleKind::cosine);
   CHECK(c.training.lr == 0.002);
   CHECK(c.training.min_lr == 1e-5);
-  CHECK(c.training.optimizer == "adamw");
+  CHECK(c.training.optimizer == Optimizer::adamw);
   CHECK(c.training.weight_decay == 0.01);
   CHECK(c.training.weight_decay_exclude == std::vector<std::string>{"embedding"});
   CHECK(c.training.clip_norm == 1.0);
@@ -163,14 +163,14 @@ TEST_CASE("pad_to_multiple is read, written back only when on, and its mistakes 
 TEST_CASE("the norm and its placement are read, written back and their mistakes named") {
   const ExperimentConfig c = parse_experiment(
       "[data.synthetic]\n[model]\nnorm_position = \"pre\"\n[model.norm]\nname = \"rms_norm\"\n", "n.toml");
-  CHECK(c.model.norm_position == "pre");
+  CHECK(c.model.norm_position == NormPosition::pre);
   CHECK(c.model.norm.name == "rms_norm");
   const ExperimentConfig back = parse_experiment(to_toml(c), "resolved.toml");
-  CHECK(back.model.norm_position == "pre");
+  CHECK(back.model.norm_position == NormPosition::pre);
   CHECK(back.model.norm.name == "rms_norm");
-  CHECK(parse_experiment("[data.synthetic]\n", "d.toml").model.norm_position == "post");  // the paper
+  CHECK(parse_experiment("[data.synthetic]\n", "d.toml").model.norm_position == NormPosition::post);  // the paper
   CHECK(parse_experiment("[data.synthetic]\n[model]\nnorm_position = \"deepnorm\"\n", "n.toml").model.norm_position ==
-        "deepnorm");
+        NormPosition::deepnorm);
   CHECK_THROWS_WITH_AS(parse_experiment("[data.synthetic]\n[model]\nnorm_position = \"middle\"\n", "n.toml"),
                        doctest::Contains("n.toml:3:17: model.norm_position: expected one of post, pre, deepnorm, got \"middle\""),
                        Error);

@@ -28,7 +28,7 @@ struct Run {
 // Trains a small model with every dropout site active for a few Adam steps on random batches.
 Run train_steps(bool fused, const std::string& norm_position, const std::string& norm) {
   TransformerConfig c = nmt::testing::tiny_config(13);
-  c.norm_position = norm_position;
+  c.norm_position = kNormPositions.parse(norm_position);
   c.norm.name = norm;
   c.encoder_layers = 2;
   c.decoder_layers = 2;

@@ -24,7 +24,7 @@ TransformerConfig with_norm(const std::string& position, const std::string& norm
   TransformerConfig c = tiny_config(13);
   c.encoder_layers = encoder_layers;
   c.decoder_layers = 2;
-  c.norm_position = position;
+  c.norm_position = kNormPositions.parse(position);
   c.norm.name = norm;
   return c;
 }
@@ -156,9 +156,8 @@ TEST_CASE("DeepNorm initialises the value and output projections and the feed-fo
   CHECK(scaled == 2 * 4 + 2 * 6);
 }
 
-TEST_CASE("an unknown norm position is refused by the model") {
-  Generator init(1), drop(2);
-  CHECK_THROWS_WITH_AS(Transformer(with_norm("sandwich", "layer_norm"), plugins(), init, drop),
-                       doctest::Contains("norm_position must be \"post\", \"pre\" or \"deepnorm\", got \"sandwich\""),
-                       Error);
+TEST_CASE("an unknown norm position is refused, naming the valid ones") {
+  CHECK(kNormPositions.name(NormPosition::deepnorm) == "deepnorm");
+  CHECK_THROWS_WITH_AS(with_norm("sandwich", "layer_norm"),
+                       doctest::Contains("expected one of post, pre, deepnorm, got \"sandwich\""), Error);
 }

@@ -209,9 +209,9 @@ TEST_CASE("a resumed run is bit-identical under AdamW, every schedule and gradie
     INFO(v.schedule, " ", v.optimizer);
     const auto config = [&](const std::string& run) {
       ExperimentConfig c = tiny_experiment(root, run);
-      c.training.schedule = v.schedule;
+      c.training.schedule = kLrScheduleKinds.parse(v.schedule);
       c.training.lr = 0.003;
-      c.training.optimizer = v.optimizer;
+      c.training.optimizer = kOptimizers.parse(v.optimizer);
       c.training.weight_decay = v.weight_decay;
       c.training.clip_norm = v.clip_norm;
       return c;
@@ -266,7 +266,7 @@ TEST_CASE("a run folder of another configuration is refused") {
                        Error);
   // A model trained post-norm is refused by the same run configured pre-norm, naming both.
   c.model.dims.d_ff = 32;
-  c.model.norm_position = "pre";
+  c.model.norm_position = NormPosition::pre;
   try {
     train(c, nmt::testing::plugins(), quiet);
     FAIL("a pre-norm run resumed a post-norm one");

@@ -28,6 +28,7 @@
 
 #include <toml++/toml.h>
 
+#include "attnlab/nmt/experiment/training_choices.h"
 #include "attnlab/nmt/model/model_config.h"
 
 namespace attnlab::nmt {
@@ -63,14 +64,14 @@ struct TrainingConfig {
   double max_seconds = 0.0;           // 0: no time budget
   std::int64_t warmup_steps = 4000;
   double lr_scale = 1.0;              // multiplies d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
-  // The learning-rate schedule (nmt/train/lr_schedule.h): "inverse_sqrt" (the paper), "cosine",
-  // "linear" or "constant"; lr > 0 sets its peak instead of lr_scale; min_lr ends the decays.
-  std::string schedule = "inverse_sqrt";
+  // The learning-rate schedule (nmt/train/lr_schedule.h): inverse_sqrt (the paper), cosine,
+  // linear or constant; lr > 0 sets its peak instead of lr_scale; min_lr ends the decays.
+  LrScheduleKind schedule = LrScheduleKind::inverse_sqrt;
   double lr = 0.0;
   double min_lr = 0.0;
-  // "adam" (the paper) or "adamw": decoupled weight decay on the parameters of rank >= 2 whose
+  // adam (the paper) or adamw: decoupled weight decay on the parameters of rank >= 2 whose
   // names contain none of weight_decay_exclude (never biases and norm gains).
-  std::string optimizer = "adam";
+  Optimizer optimizer = Optimizer::adam;
   double weight_decay = 0.0;
   std::vector<std::string> weight_decay_exclude;
   double clip_norm = 0.0;  // the gradients' global L2 norm is clipped to this; 0: off
@@ -89,10 +90,6 @@ struct TrainingConfig {
   // "fp32", "tf32" or "bf16".
   std::string precision = "fp32";
 };
-
-// The learning-rate schedules that [training] schedule accepts, the paper's first
-// (nmt/train/lr_schedule.h computes them): inverse_sqrt, cosine, linear, constant.
-const std::vector<std::string>& lr_schedule_kinds();
 
 // How a trained model is evaluated: beam search settings and the BLEU mode (docs/evaluation.md).
 struct EvalConfig {

@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "attnlab/nmt/model/norm_position.h"
 #include "attnlab/plugin/context.h"
 #include "attnlab/plugin/options.h"
 
@@ -35,10 +36,10 @@ struct TransformerConfig {
   PluginChoice ffn{"relu", {}, {}};
   PluginChoice dropout_plugin{"standard", {}, {}};
   // The norm of the residual blocks (a plugin: "layer_norm", the paper's, or "rms_norm") and where
-  // it sits: "post" (the paper: LayerNorm(x + Dropout(Sublayer(x)))) or "pre"
-  // (x + Dropout(Sublayer(Norm(x))), and one more norm at the top of each stack).
+  // it sits (norm_position.h): post (the paper: LayerNorm(x + Dropout(Sublayer(x)))), pre
+  // (x + Dropout(Sublayer(Norm(x))), and one more norm at the top of each stack) or deepnorm.
   PluginChoice norm{"layer_norm", {}, {}};
-  std::string norm_position = "post";
+  NormPosition norm_position = NormPosition::post;
   // Fused kernels where they change nothing but speed: with the built-in "standard" dropout
   // plugin and a norm the core's fused kernel computes (layer_norm), each post-norm sub-layer
   // LayerNorm(x + Dropout(y)) is one dropout_add_layer_norm call that draws the same dropout
@@ -63,6 +64,10 @@ AttentionResolution resolve_attention(const TransformerConfig& config, const Reg
 
 // The paper's base model (Table 3, first row) with vocabulary size `vocab`.
 TransformerConfig paper_base_config(std::int64_t vocab = 37000);
+
+// The norms at the top of the stacks: pre-norm adds one to each stack (to the encoder only when it
+// has layers); the others none.
+std::int64_t stack_norm_count(const TransformerConfig& config);
 
 // Parameters of a configuration without building it (embedding, encoder, decoder), for the
 // built-in plugins' layouts; the built model's parameter_count() is the authority.

@@ -34,11 +34,14 @@ struct DeepNormScales {
 };
 DeepNormScales deepnorm_scales(std::int64_t encoder_layers, std::int64_t decoder_layers);
 
-// How a layer's residual blocks are built: pre-norm or not, and the residual scale (DeepNorm's
-// alpha; 1 for the paper's post-norm).
+// How a layer's residual blocks are built, from config.norm_position: pre-norm or not, the
+// residual scale (DeepNorm's alpha; 1 for the paper's post-norm) and the scale of the initial
+// weights of the value and output projections and the feed-forward matrices (DeepNorm's beta; 1:
+// the weights as drawn).
 struct ResidualForm {
   bool pre_norm = false;
   double alpha = 1.0;
+  double beta = 1.0;
 };
 
 class EncoderLayer : public Module {

@@ -8,12 +8,13 @@
 // lr_scale * d_model^-0.5 * warmup_steps^-0.5, so that one lr_scale means the same peak under
 // every schedule. Each is a function of the step alone: a resumed run continues it exactly.
 #include <cstdint>
-#include <string>
+
+#include "attnlab/nmt/experiment/training_choices.h"
 
 namespace attnlab::nmt {
 
 struct LrSchedule {
-  std::string kind = "inverse_sqrt";
+  LrScheduleKind kind = LrScheduleKind::inverse_sqrt;
   std::int64_t warmup_steps = 4000;
   std::int64_t max_steps = 100000;  // where "cosine" and "linear" reach min_lr
   std::int64_t d_model = 512;
@@ -26,8 +27,8 @@ struct LrSchedule {
 double peak_lr(const LrSchedule& schedule);
 
 // The learning rate of optimizer step `step` (1-based); "inverse_sqrt" without `lr` is exactly
-// transformer_lr (optimizer.h). Throws an Error naming the schedule for an unknown kind, a step
-// < 1 or warmup_steps < 1. After max_steps, "cosine" and "linear" stay at min_lr.
+// transformer_lr (optimizer.h). Throws an Error naming the schedule for a step < 1 or
+// warmup_steps < 1. After max_steps, "cosine" and "linear" stay at min_lr.
 double learning_rate(const LrSchedule& schedule, std::int64_t step);
 
 }  // namespace attnlab::nmt
