@@ -1,8 +1,8 @@
 #pragma once
 // A host emulation of the small part of the CUDA device API that kernels written against
 // flash_device.cuh use, so that their device code runs, and is checked against the CPU reference,
-// on machines without a GPU: every CUDA thread of a block is a std::thread, __syncthreads() is a
-// std::barrier over the block, __shfl_xor_sync an exchange through a per-warp barrier, and
+// on machines without a GPU: every CUDA thread of a block is a fiber (cuda_host_threads.h),
+// __syncthreads() a barrier over the block, __shfl_xor_sync an exchange through a per-warp barrier, and
 // __nv_bfloat16 rounds to nearest even as the device does. Index arithmetic, shared-memory
 // layout, barrier placement, row-group reductions and bf16 rounding are exercised; timing,
 // memory coalescing and bank conflicts are not.
