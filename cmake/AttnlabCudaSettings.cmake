@@ -16,4 +16,8 @@ macro(attnlab_cuda_after_language)
   endif()
   set(CMAKE_CUDA_STANDARD 20)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  # System include folders as `-isystem PATH` (nvcc takes both spellings), not CMake's default
+  # `-isystem=PATH`, which ccache does not read as a path: CUTLASS's folder then stays absolute in
+  # the hash and another clone's build misses the cache (cmake/AttnlabCcache.cmake).
+  set(CMAKE_INCLUDE_SYSTEM_FLAG_CUDA "-isystem ")
 endmacro()

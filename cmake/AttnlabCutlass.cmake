@@ -30,7 +30,8 @@ else()
   endif()
   if(EXISTS "${ATTNLAB_CUTLASS_DIR}/include/cute/tensor.hpp")
     set(ATTNLAB_WITH_CUTLASS ON)
-    set(ATTNLAB_CUTLASS_INCLUDE_DIR "${ATTNLAB_CUTLASS_DIR}/include")
+    # Without "..": ccache makes the folder relative to the build's (cmake/AttnlabCcache.cmake).
+    get_filename_component(ATTNLAB_CUTLASS_INCLUDE_DIR "${ATTNLAB_CUTLASS_DIR}/include" ABSOLUTE)
     message(STATUS "attnlab: ${attnlab_cutlass_feature}: CuTe from ${ATTNLAB_CUTLASS_DIR}")
   else()
     attnlab_optional_off("${attnlab_cutlass_feature}" "no CUTLASS in ${ATTNLAB_CUTLASS_DIR}"
