@@ -35,7 +35,8 @@ TEST_CASE("the paper's schedule without lr is transformer_lr to the bit, with lr
 }
 
 TEST_CASE("every schedule warms up linearly to its peak") {
-  for (const auto& [kind, name] : kLrScheduleKinds) {
+  for (const auto& entry : kLrScheduleKinds) {
+    const auto name = entry.second;  // not a structured binding: clang 14's lambdas cannot capture one
     CAPTURE(name);
     const LrSchedule s = schedule(name);
     CHECK(learning_rate(s, 1) == doctest::Approx(0.0001));
