@@ -3,8 +3,6 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
-#include <list>
-#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -12,52 +10,35 @@
 
 #include "attnlab/env.h"
 #include "attnlab/error.h"
+#include "support/env_scope.h"
 
 using namespace attnlab;
 
-namespace {
-
-// Sets (or unsets, with nullptr) a variable for one scope, then puts back what was there.
-class ScopedVariable {
- public:
-  ScopedVariable(std::string name, const char* text) : name_(std::move(name)) {
-    if (const char* before = std::getenv(name_.c_str())) saved_ = before;
-    if (text) ::setenv(name_.c_str(), text, 1);
-    else ::unsetenv(name_.c_str());
-  }
-  ~ScopedVariable() {
-    if (saved_) ::setenv(name_.c_str(), saved_->c_str(), 1);
-    else ::unsetenv(name_.c_str());
-  }
-  ScopedVariable(const ScopedVariable&) = delete;
-  ScopedVariable& operator=(const ScopedVariable&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> saved_;
-};
-
-}  // namespace
+using attnlab::testing::EnvScope;
 
 TEST_CASE("a switch is on for 1, true, yes and on, off when unset or 0, false, no, off or empty, in any case") {
   for (const char* on : {"1", "true", "TRUE", "Yes", "on", "ON"}) {
     CAPTURE(on);
-    ScopedVariable v("ATTNLAB_PROFILE", on);
+    EnvScope v;
+    v.set("ATTNLAB_PROFILE", on);
     CHECK(env::flag("ATTNLAB_PROFILE"));
   }
   for (const char* off : {"", "0", "false", "False", "no", "NO", "off"}) {
     CAPTURE(off);
-    ScopedVariable v("ATTNLAB_PROFILE", off);
+    EnvScope v;
+    v.set("ATTNLAB_PROFILE", off);
     CHECK_FALSE(env::flag("ATTNLAB_PROFILE"));
   }
-  ScopedVariable unset("ATTNLAB_PROFILE", nullptr);
+  EnvScope unset;
+  unset.set("ATTNLAB_PROFILE", nullptr);
   CHECK_FALSE(env::flag("ATTNLAB_PROFILE"));
 }
 
 TEST_CASE("a switch set to another text is an error naming the variable, the text and the spellings") {
   for (const char* bad : {"2", "maybe", " 1", "enabled"}) {
     CAPTURE(bad);
-    ScopedVariable v("ATTNLAB_NO_BF16_LOGITS", bad);
+    EnvScope v;
+    v.set("ATTNLAB_NO_BF16_LOGITS", bad);
     const std::string expected =
         std::string("ATTNLAB_NO_BF16_LOGITS='") + bad + "': a switch is on for 1, true, yes or on and off for 0, false, no, off";
     CHECK_THROWS_WITH_AS(env::flag("ATTNLAB_NO_BF16_LOGITS"), doctest::Contains(expected.c_str()), Error);
@@ -66,14 +47,17 @@ TEST_CASE("a switch set to another text is an error naming the variable, the tex
 
 TEST_CASE("a value is its text, absent when unset or empty") {
   {
-    ScopedVariable v("ATTNLAB_PLUGIN_PATH", "/a:/b");
+    EnvScope v;
+    v.set("ATTNLAB_PLUGIN_PATH", "/a:/b");
     CHECK(env::value("ATTNLAB_PLUGIN_PATH") == std::optional<std::string>("/a:/b"));
   }
   {
-    ScopedVariable v("ATTNLAB_PLUGIN_PATH", "");
+    EnvScope v;
+    v.set("ATTNLAB_PLUGIN_PATH", "");
     CHECK_FALSE(env::value("ATTNLAB_PLUGIN_PATH").has_value());
   }
-  ScopedVariable v("ATTNLAB_PLUGIN_PATH", nullptr);
+  EnvScope v;
+  v.set("ATTNLAB_PLUGIN_PATH", nullptr);
   CHECK_FALSE(env::value("ATTNLAB_PLUGIN_PATH").has_value());
 }
 
@@ -98,12 +82,12 @@ TEST_CASE("the table names each variable once, with what it does") {
 }
 
 TEST_CASE("the variables set are listed in the table's order, the numerics ones alone on request") {
-  std::list<ScopedVariable> cleared;
-  for (const env::Variable& v : env::variables()) cleared.emplace_back(std::string(v.name), nullptr);
+  EnvScope scope;
+  for (const env::Variable& v : env::variables()) scope.set(std::string(v.name).c_str(), nullptr);
   CHECK(env::set_now(false).empty());
-  ScopedVariable profile("ATTNLAB_PROFILE", "1");
-  ScopedVariable operands("ATTNLAB_NO_BF16_OPERANDS", "0");  // set to an off spelling: still listed
-  ScopedVariable sm90("ATTNLAB_FLASH_SM90", "yes");
+  scope.set("ATTNLAB_PROFILE", "1");
+  scope.set("ATTNLAB_NO_BF16_OPERANDS", "0");  // set to an off spelling: still listed
+  scope.set("ATTNLAB_FLASH_SM90", "yes");
   using Pairs = std::vector<std::pair<std::string, std::string>>;
   CHECK(env::set_now(true) == Pairs{{"ATTNLAB_NO_BF16_OPERANDS", "0"}, {"ATTNLAB_FLASH_SM90", "yes"}});
   CHECK(env::set_now(false) ==

@@ -20,6 +20,7 @@
 #include "attnlab/ops.h"
 #include "copy_task.h"
 #include "nmt_testing.h"
+#include "support/env_scope.h"
 
 using namespace attnlab;
 using namespace attnlab::nmt;
@@ -60,7 +61,8 @@ TEST_CASE("a tiny transformer learns to copy sequences to near-zero loss" * doct
 TEST_CASE("an interrupted and resumed run ends with bit-identical weights") {
   // A switch that changes the numbers (of flash's Hopper kernels only: none here) is recorded in
   // the manifest.
-  ::setenv("ATTNLAB_FLASH_SM90", "1", 1);
+  attnlab::testing::EnvScope environment;
+  environment.set("ATTNLAB_FLASH_SM90", "1");
   const fs::path root = fs::temp_directory_path() / fmt::format("attnlab-resume-{}", ::getpid());
   fs::remove_all(root);
   TrainOptions quiet;
@@ -104,7 +106,6 @@ TEST_CASE("an interrupted and resumed run ends with bit-identical weights") {
   CHECK(manifest["machine"]["description"].get<std::string>().find("threads") != std::string::npos);
   CHECK(manifest_differences(read(root / "full/manifest.json"), manifest.dump()).empty());
   CHECK(manifest["environment"] == nlohmann::json{{"ATTNLAB_FLASH_SM90", "1"}});
-  ::unsetenv("ATTNLAB_FLASH_SM90");
   fs::remove_all(root);
 }
 
