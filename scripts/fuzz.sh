@@ -35,8 +35,11 @@ if [[ ! -f $asan_build_dir/build.ninja ]]; then
   sanitizer_configure
 fi
 mkdir -p "$asan_build_dir/fuzz"
-if ! cmake --build "$asan_build_dir" --target "fuzz_$name" >"$asan_build_dir/fuzz/build.log" 2>&1; then
-  cat "$asan_build_dir/fuzz/build.log"
+# ATTNLAB_FUZZ_PREBUILT=1: the caller built the harnesses (scripts/sanitize.sh, which runs several
+# at once in one tree, where two build tools must not run side by side).
+if [[ ${ATTNLAB_FUZZ_PREBUILT:-0} != 1 ]] &&
+   ! cmake --build "$asan_build_dir" --target "fuzz_$name" >"$asan_build_dir/fuzz/build-$name.log" 2>&1; then
+  cat "$asan_build_dir/fuzz/build-$name.log"
   echo "fuzz: building fuzz_$name failed" >&2
   exit 1
 fi

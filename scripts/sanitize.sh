@@ -8,6 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/sanitizer_env.sh
+source scripts/ctest_costs.sh
 fuzz_seconds=${ATTNLAB_FUZZ_SECONDS:-60}
 jobs=${ATTNLAB_JOBS:-$(nproc)}
 
@@ -22,15 +23,32 @@ t1=$SECONDS
 # tests' too. Nor the long-process ones (whole runs killed and resumed: tests/CMakeLists.txt),
 # whose checkpoint and resume code the in-process resume tests run here, nor the build ones,
 # which configure other trees and run no code of ours. The plain build's job runs them all.
+ctest_costs_restore "$asan_build_dir" sanitize
 ctest --test-dir "$asan_build_dir" --output-on-failure -j "$jobs" \
   -LE '^(training-outcome|long-process|build)$'
+ctest_costs_save "$asan_build_dir" sanitize
 t2=$SECONDS
 
-# Every fuzzer runs, so that one job reports every finding.
+# Every fuzzer runs, so that one job reports every finding; $jobs at once (each libFuzzer process
+# is one thread, and each still gets its $fuzz_seconds), their reports printed in order.
 failed=()
-for harness in fuzz/corpus/*/; do
-  name=$(basename "$harness")
-  bash scripts/fuzz.sh "$name" "$fuzz_seconds" --fresh || failed+=("$name")
+names=()
+for harness in fuzz/corpus/*/; do names+=("$(basename "$harness")"); done
+mkdir -p "$asan_build_dir/fuzz"
+for ((first = 0; first < ${#names[@]}; first += jobs)); do
+  batch=("${names[@]:first:jobs}")
+  pids=()
+  for name in "${batch[@]}"; do
+    ATTNLAB_FUZZ_PREBUILT=1 bash scripts/fuzz.sh "$name" "$fuzz_seconds" --fresh \
+      >"$asan_build_dir/fuzz/$name.report" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!batch[@]}"; do
+    status=0
+    wait "${pids[$i]}" || status=$?
+    cat "$asan_build_dir/fuzz/${batch[$i]}.report"
+    ((status == 0)) || failed+=("${batch[$i]}")
+  done
 done
 t3=$SECONDS
 echo "sanitize: configure + build $((t1 - t0)) s, tests $((t2 - t1)) s, fuzzers $((t3 - t2)) s"
