@@ -8,7 +8,7 @@
 #include <mutex>
 #include <vector>
 
-#include "caching_allocator.h"
+#include "memory/caching_allocator.h"
 
 namespace attnlab::testing {
 

@@ -10,8 +10,8 @@
 
 #include "attnlab/error.h"
 #include "attnlab/tensor.h"
-#include "caching_allocator.h"
 #include "fake_allocator_backend.h"
+#include "memory/caching_allocator.h"
 
 using namespace attnlab;
 using attnlab::testing::FakeBackend;

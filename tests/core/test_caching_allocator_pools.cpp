@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "attnlab/error.h"
-#include "caching_allocator.h"
+#include "memory/caching_allocator.h"
 #include "fake_allocator_backend.h"
 
 using namespace attnlab;

@@ -7,7 +7,7 @@
 
 #include "attnlab/device.h"
 #include "attnlab/error.h"
-#include "cuda_architectures.h"
+#include "device/cuda_architectures.h"
 
 using namespace attnlab;
 

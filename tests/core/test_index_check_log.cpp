@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "attnlab/error.h"
-#include "index_check.h"
-#include "index_check_log.h"
+#include "device/index_check.h"
+#include "device/index_check_log.h"
 
 using namespace attnlab;
 namespace ic = attnlab::index_check;

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "attnlab/error.h"
-#include "memory_limit.h"
+#include "memory/memory_limit.h"
 
 using namespace attnlab;
 

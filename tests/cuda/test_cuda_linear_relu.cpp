@@ -10,7 +10,7 @@
 #include "attnlab/attnlab.h"
 #include "attnlab/allocator.h"
 #include "attnlab/precision.h"
-#include "caching_allocator.h"
+#include "memory/caching_allocator.h"
 #include "support/cuda_testing.h"
 #include "support/tensor_testing.h"
 

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "index_check_log.h"
+#include "device/index_check_log.h"
 
 struct CUstream_st;      // cudaStream_t = CUstream_st*
 struct cublasContext;    // cublasHandle_t = cublasContext*

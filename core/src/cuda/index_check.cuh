@@ -4,7 +4,7 @@
 // that the host emulation of the tests runs kernels that use it.
 #include <cstdint>
 
-#include "index_check.h"
+#include "device/index_check.h"
 
 namespace attnlab::cuda {
 

@@ -7,12 +7,12 @@
 #include <mutex>
 #include <string>
 
-#include "caching_allocator.h"
-#include "memory_limit.h"
 #include "cuda/check.cuh"
 #include "cuda/context.h"
 #include "cuda/runtime.h"
 #include "cuda/scratch.h"
+#include "memory/caching_allocator.h"
+#include "memory/memory_limit.h"
 
 namespace attnlab::cuda {
 namespace {

@@ -1,7 +1,7 @@
 // cross_entropy_*_cuda: unpack the tensors and call the launchers of cross_entropy_cuda.cu (CUDA
 // builds only).
-#include "index_check.h"
-#include "index_check_log.h"
+#include "device/index_check.h"
+#include "device/index_check_log.h"
 #include "ops/cross_entropy_cuda.h"
 #include "ops/cross_entropy_kernels.h"
 #include "ops/op_util.h"

@@ -7,7 +7,7 @@
 #include "cuda/check.cuh"
 #include "ops/dropout_add_layer_norm_cuda.h"
 #include "ops/layer_norm_row.cuh"
-#include "philox.h"
+#include "random/philox.h"
 
 namespace attnlab::detail::cuda_dropout_add_layer_norm {
 namespace {

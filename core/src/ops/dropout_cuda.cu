@@ -2,7 +2,7 @@
 // host, so it is bit-identical to the CPU's. One thread per Philox block of four elements.
 #include "cuda/elementwise.h"
 #include "cuda/kernel_util.cuh"
-#include "philox.h"
+#include "random/philox.h"
 
 namespace attnlab::cuda {
 namespace {

@@ -6,8 +6,8 @@
 
 #include "cuda/elementwise.h"
 #include "cuda/launch.h"
-#include "index_check.h"
-#include "index_check_log.h"
+#include "device/index_check.h"
+#include "device/index_check_log.h"
 #include "ops/activation_kernels.h"
 #include "ops/adam_kernels.h"
 #include "ops/binary_kernels.h"

@@ -1,7 +1,7 @@
 // gradient_clip_cuda: reserves the call's check word and unpacks the tensors for the launcher of
 // gradient_clip_cuda.cu (CUDA builds only).
 #include "cuda/elementwise.h"
-#include "index_check_log.h"
+#include "device/index_check_log.h"
 #include "ops/gradient_clip_cuda.h"
 #include "ops/gradient_clip_kernels.h"
 

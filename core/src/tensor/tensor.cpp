@@ -5,7 +5,7 @@
 #include "attnlab/autograd.h"
 #include "cuda/runtime.h"
 #include "dispatch.h"
-#include "transfer.h"
+#include "tensor/transfer.h"
 
 namespace attnlab {
 

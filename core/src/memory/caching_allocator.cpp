@@ -1,4 +1,4 @@
-#include "caching_allocator.h"
+#include "memory/caching_allocator.h"
 
 #include <bit>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "cuda_architectures.h"
+#include "device/cuda_architectures.h"
 
 #include <charconv>
 #include <vector>

@@ -5,9 +5,9 @@
 #include <cstdlib>
 
 #include "attnlab/error.h"
-#include "caching_allocator.h"
 #include "cuda/runtime.h"
 #include "dispatch.h"
+#include "memory/caching_allocator.h"
 
 namespace attnlab {
 namespace {

@@ -28,7 +28,7 @@ constexpr Variable kVariables[] = {
 const Variable& find(std::string_view name, Kind kind) {
   const auto* it = std::find_if(std::begin(kVariables), std::end(kVariables),
                                 [&](const Variable& v) { return v.name == name; });
-  ATTNLAB_CHECK(it != std::end(kVariables), "env: {} is not in attnlab's table of variables (core/src/env.cpp)", name);
+  ATTNLAB_CHECK(it != std::end(kVariables), "env: {} is not in attnlab's table of variables (core/src/base/env.cpp)", name);
   ATTNLAB_CHECK(it->kind == kind, "env: {} is a {}, not a {}", name, it->kind == Kind::flag ? "switch" : "value",
                 kind == Kind::flag ? "switch" : "value");
   return *it;

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "attnlab/seed_slot.h"
-#include "philox.h"
+#include "random/philox.h"
 
 namespace attnlab {
 

@@ -1,4 +1,4 @@
-#include "memory_limit.h"
+#include "memory/memory_limit.h"
 
 #include <array>
 #include <charconv>

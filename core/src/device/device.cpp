@@ -6,11 +6,11 @@
 
 #include "attnlab/build_info.h"
 #include "attnlab/error.h"
-#include "cuda_architectures.h"
 #include "cuda/launch.h"
 #include "cuda/runtime.h"
+#include "device/cuda_architectures.h"
 #include "dispatch.h"
-#include "memory_limit.h"
+#include "memory/memory_limit.h"
 
 namespace attnlab {
 

@@ -1,9 +1,9 @@
-#include "index_check_log.h"
+#include "device/index_check_log.h"
 
 #include <fmt/format.h>
 
 #include "attnlab/error.h"
-#include "index_check.h"
+#include "device/index_check.h"
 
 namespace attnlab {
 namespace {

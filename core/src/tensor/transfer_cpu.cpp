@@ -2,7 +2,7 @@
 
 #include "cpu/convert_bf16.h"
 #include "cpu/parallel.h"
-#include "transfer.h"
+#include "tensor/transfer.h"
 
 namespace attnlab::detail {
 namespace {
