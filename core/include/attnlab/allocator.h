@@ -1,6 +1,6 @@
 #pragma once
 // Per-device memory. Each device has one allocator; tensors own their storage through Storage.
-// A CUDA device's allocator caches freed blocks (see core/src/caching_allocator.h); the host's
+// A CUDA device's allocator caches freed blocks (see core/src/memory/caching_allocator.h); the host's
 // hands memory straight to and from the C library.
 #include <cstddef>
 #include <cstdint>
