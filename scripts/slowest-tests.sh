@@ -10,7 +10,7 @@ count=${2:-25}
 [[ -d $source ]] && source=$source/Testing/Temporary/CTestCostData.txt
 [[ -s $source ]] || { echo "slowest-tests: no cost data at $source (run ctest first)" >&2; exit 2; }
 # Lines "NAME RUNS SECONDS" (a name may hold spaces) until the "---" before the failed tests.
-awk '$0 == "---" {exit} {print $NF "\t" $0}' "$source" | sort -t $'\t' -k1,1 -g -r |
+awk '$0 == "---" {exit} $(NF - 1) != "0" {print $NF "\t" $0}' "$source" | sort -t $'\t' -k1,1 -g -r |
   awk -F '\t' -v count="$count" '{total += $1; n++}
     n <= count {name = $2; sub(/ [0-9]+ [0-9.e+-]+$/, "", name); printf "%8.1f s  %s\n", $1, name}
     END {printf "%8.1f s  in all, %d tests (seconds of one core)\n", total, n}'
