@@ -1,8 +1,9 @@
 #include "attnlab/env.h"
 
+#include <strings.h>
+
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cstddef>
 #include <cstdlib>
 
@@ -50,12 +51,14 @@ const Variable& find(std::string_view name, Kind kind) {
   return *it;
 }
 
-const char* raw(const Variable& v) { return std::getenv(std::string(v.name).c_str()); }
+// The table's names are string literals, so their view ends at a NUL: getenv takes it as it is,
+// without a copy (flag() is asked on every GEMM, by onednn_sgemm_enabled and bf16_gemm_available).
+const char* raw(const Variable& v) { return std::getenv(v.name.data()); }
 
-std::string lowered(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
+// Whether `text` is one of `words`, in any case.
+template <std::size_t N>
+bool one_of(const char* text, const std::array<const char*, N>& words) {
+  return std::any_of(words.begin(), words.end(), [&](const char* w) { return strcasecmp(text, w) == 0; });
 }
 
 }  // namespace
@@ -65,11 +68,10 @@ std::span<const Variable> variables() { return kVariables; }
 bool flag(std::string_view name) {
   const char* text = raw(find(name, Kind::flag));
   if (text == nullptr) return false;
-  static constexpr std::array<std::string_view, 4> kOn = {"1", "true", "yes", "on"};
-  static constexpr std::array<std::string_view, 5> kOff = {"", "0", "false", "no", "off"};
-  const std::string word = lowered(text);
-  if (std::find(kOn.begin(), kOn.end(), word) != kOn.end()) return true;
-  if (std::find(kOff.begin(), kOff.end(), word) != kOff.end()) return false;
+  static constexpr std::array<const char*, 4> kOn = {"1", "true", "yes", "on"};
+  static constexpr std::array<const char*, 5> kOff = {"", "0", "false", "no", "off"};
+  if (one_of(text, kOn)) return true;
+  if (one_of(text, kOff)) return false;
   throw Error(fmt::format("{}='{}': a switch is on for 1, true, yes or on and off for 0, false, no, off or empty",
                           name, text));
 }
