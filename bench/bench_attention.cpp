@@ -32,6 +32,7 @@
 #include "attnlab/init.h"
 #include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/loader.h"
+#include "attnlab/precision.h"
 
 namespace {
 
@@ -234,6 +235,9 @@ int main(int argc, char** argv) {
         std::shared_ptr<Attention> module = registry.make_attention(name, ctx);
         module->eval();
         if (positions) positions->eval();
+        // bf16 tensors run under bf16 precision, as in a bf16 model: the positional terms' products
+        // (relative's q . a^K) are core matmuls, which give bf16 outputs only there.
+        const PrecisionGuard precision(dtype == DType::bf16 ? Precision::bf16 : compute_precision());
         bench_plugin(*module, label, dtype, d, o, positions.get());
       } catch (const Error& e) {
         fmt::print("# skip {} d={}: {}\n", name, d, e.what());

@@ -1,7 +1,8 @@
 // Whole training on cuda:0 against the CPU: one full step of a small Transformer in f32 (loss,
 // every parameter's gradient, the weights after Adam), and the loss curves of a small model over
 // 300 steps, GPU bf16 (and tf32) against CPU fp32, and flash with ALiBi and relative positions
-// against scaled_dot in bf16. Skipped without a CUDA device.
+// against scaled_dot in bf16. Skipped without a CUDA device, except the check that the flash
+// test's model is one flash serves on CUDA.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -114,14 +115,35 @@ TEST_CASE("cuda loss curves of 300 steps in bf16 and tf32 agree with the cpu in 
   }
 }
 
+namespace {
+
+// The copy task of the flash curve test: two heads of 16 (flash's smallest head size on CUDA).
+nmt::testing::CopyTaskRun flash_curve_run(const char* positional) {
+  return {.device = kGpu, .precision = Precision::bf16, .steps = 300, .heads = 2, .dropout = 0.1,
+          .positional = positional};
+}
+
+}  // namespace
+
+TEST_CASE("the flash curve test's models are ones flash serves on cuda, with no fallback") {
+  // Needs no device: the plugins' declared capabilities decide, as when the model is built.
+  for (const char* positional : {"alibi", "relative"}) {
+    CAPTURE(positional);
+    TransformerConfig c = nmt::testing::copy_task_config(flash_curve_run(positional));
+    c.attention.name = "flash";
+    const nmt::AttentionResolution r = nmt::resolve_attention(c, nmt::testing::plugins(), kGpu, DType::f32);
+    CHECK(r.choice.name == "flash");
+    CHECK(r.notice.empty());
+  }
+}
+
 TEST_CASE("cuda loss curves of flash with alibi and relative positions follow scaled_dot in bf16") {
   SKIP_WITHOUT_CUDA();
   // Both on cuda:0 in bf16 (flash's terms on its FMA kernels, scaled_dot's through core ops): the
   // same window as against the CPU above.
   for (const char* positional : {"alibi", "relative"}) {
     CAPTURE(positional);
-    const nmt::testing::CopyTaskRun run{
-        .device = kGpu, .precision = Precision::bf16, .steps = 300, .dropout = 0.1, .positional = positional};
+    const nmt::testing::CopyTaskRun run = flash_curve_run(positional);
     const auto [reference, fused] = nmt::testing::train_copy_task_twice(run, "flash");
     using nmt::testing::mean_of;
     MESSAGE("copy task with " << positional << ", last 10 steps: scaled_dot " << mean_of(reference, 290, 300)

@@ -40,14 +40,20 @@ AttentionCurves train_copy_task_twice(CopyTaskRun run, const std::string& attent
   return c;
 }
 
-CopyTaskCurves train_copy_task_curves(const CopyTaskRun& run) {
-  const std::int64_t vocab = 12, bos = 2, eos = 3, len = run.len, batch = run.batch;
-  TransformerConfig c = tiny_config(vocab);
-  c.dims = {.d_model = 32, .n_heads = 4, .d_k = 8, .d_v = 8, .d_ff = 64, .max_length = 16};
+TransformerConfig copy_task_config(const CopyTaskRun& run) {
+  TransformerConfig c = tiny_config(12);
+  const std::int64_t d_head = 32 / run.heads;
+  c.dims = {.d_model = 32, .n_heads = run.heads, .d_k = d_head, .d_v = d_head, .d_ff = 64, .max_length = 16};
   c.dropout = {.residual = run.dropout, .embedding = run.dropout, .attention = 0.0, .ffn = 0.0};
   c.attention.name = run.attention;
   c.positional.name = run.positional;
   c.positional.options = run.positional_options;
+  return c;
+}
+
+CopyTaskCurves train_copy_task_curves(const CopyTaskRun& run) {
+  const std::int64_t vocab = 12, bos = 2, eos = 3, len = run.len, batch = run.batch;
+  const TransformerConfig c = copy_task_config(run);
   Generator init(run.init_seed), drop(run.dropout_seed);
   Transformer model(c, plugins(), init, drop, DType::f32, run.device);
   model.train();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attnlab/device.h"
+#include "attnlab/nmt/model/model_config.h"
 #include "attnlab/plugin/options.h"
 #include "attnlab/precision.h"
 
@@ -20,6 +21,7 @@ struct CopyTaskRun {
   std::int64_t steps = 100;
   std::int64_t batch = 32;  // sentences per batch
   std::int64_t len = 6;     // tokens per source sentence (the target adds EOS)
+  std::int64_t heads = 4;   // of d_model 32: d_k = d_v = 32 / heads (flash on CUDA takes 16 and up)
   double dropout = 0.0;
   double label_smoothing = 0.1;
   std::int64_t warmup_steps = 100;
@@ -30,6 +32,9 @@ struct CopyTaskRun {
   std::string positional = "sinusoidal";
   std::map<std::string, OptionValue> positional_options{};
 };
+
+// The model `run` trains (on run.device, built in f32 whatever run.precision).
+TransformerConfig copy_task_config(const CopyTaskRun& run);
 
 // The mean (label-smoothed) loss per target token of every step, in order.
 std::vector<double> train_copy_task(const CopyTaskRun& run);

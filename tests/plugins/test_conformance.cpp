@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "attnlab/ops.h"
 #include "attnlab/plugin/attention_support.h"
@@ -196,4 +197,53 @@ TEST_CASE("the conformance comparisons name the worst element past the tolerance
   CHECK(m.find("tolerance 0.1") != std::string::npos);
   CHECK(conformance::compare(got, Tensor::from_vector<double>({2, 2}, {0.0, 10.0, 0.0, 0.0}), 1.0, "out")
             .find("shapes differ") != std::string::npos);
+}
+
+namespace {
+
+// scaled_dot that refuses causal calls with fewer queries than keys and a key padding mask.
+class RefusesPaddedOffset final : public Attention {
+ public:
+  explicit RefusesPaddedOffset(std::shared_ptr<Attention> inner) : inner_(register_module("inner", std::move(inner))) {}
+  Tensor forward(const AttentionInputs& in) override {
+    ATTNLAB_CHECK(!(in.causal && in.key_padding_mask.defined() && in.query.dim(1) > 1 &&
+                    in.query.dim(1) < in.key.dim(1)),
+                  "refuses_offset: causal queries over a longer padded key sequence are not supported");
+    return inner_->forward(in);
+  }
+
+ private:
+  std::shared_ptr<Attention> inner_;
+};
+
+// The result of the kit's check `name` for attention plugin `plugin` against scaled_dot.
+std::optional<bool> reference_check(Registry& registry, const std::string& plugin, const std::string& name) {
+  ConformanceOptions options;
+  options.reference = "scaled_dot";
+  for (const auto& c : run_conformance(registry, PluginFamily::attention, plugin, options).checks)
+    if (c.name == name) return c.passed;
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("a plugin that declares causal queries over longer padded keys unsupported must refuse them") {
+  Registry registry;  // the in-tree plugins and two more, apart from the registry the other tests share
+  PluginLoader loader(registry);
+  loader.add_search_path(ATTNLAB_TEST_PLUGIN_DIR);
+  loader.load_all();
+  PluginInfo info = registry.find(PluginFamily::attention, "scaled_dot");
+  info.capabilities.devices = {{.device = DeviceKind::cpu, .causal_longer_padded_keys = false}};
+  info.name = "answers_offset";
+  registry.add_attention(info, [&](const BuildContext& ctx) { return registry.make_attention("scaled_dot", ctx); });
+  info.name = "refuses_offset";
+  registry.add_attention(info, [&](const BuildContext& ctx) -> std::shared_ptr<Attention> {
+    return std::make_shared<RefusesPaddedOffset>(registry.make_attention("scaled_dot", ctx));
+  });
+  const std::string check = "refuses causal queries over a longer padded key sequence, as it declares";
+  CHECK(reference_check(registry, "refuses_offset", check) == std::optional<bool>(true));
+  CHECK(reference_check(registry, "answers_offset", check) == std::optional<bool>(false));
+  // A plugin that serves the case is compared on it.
+  CHECK(reference_check(registry, "flash", "outputs and gradients match reference scaled_dot: causal queries over a "
+                                           "longer padded key sequence") == std::optional<bool>(true));
 }

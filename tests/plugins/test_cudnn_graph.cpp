@@ -405,6 +405,16 @@ TEST_CASE("cudnn causal calls map to a mask or to none") {
   CHECK_THROWS_WITH_AS(causal_mask_needed(true, 9, 2), doctest::Contains("9 queries over 2 keys"), Error);
 }
 
+TEST_CASE("cudnn refuses a bottom-right causal mask in a call with key padding") {
+  CHECK_NOTHROW(check_causal_padding(true, false, 3, 7));  // no padding
+  CHECK_NOTHROW(check_causal_padding(true, true, 7, 7));   // top-left, as in decoder self-attention
+  CHECK_NOTHROW(check_causal_padding(false, true, 3, 7));  // a decoding step (no mask) or cross-attention
+  CHECK_THROWS_WITH_AS(check_causal_padding(true, true, 13, 29),
+                       doctest::Contains("causal queries over a longer padded key sequence (13 queries over 29 keys "
+                                         "with a key padding mask) are not supported"),
+                       Error);
+}
+
 TEST_CASE("cudnn bottom-right causal masks need cudnn 9.6 for lengths that are not multiples of 64") {
   CHECK_NOTHROW(check_causal_alignment(true, 3, 7, 90600));
   CHECK_NOTHROW(check_causal_alignment(true, 7, 7, 90000));    // top-left: every cuDNN 9

@@ -68,6 +68,7 @@ TEST_CASE("cudnn attention declares what it serves") {
   CHECK(cuda->head_dims.back() == 128);
   CHECK(cuda->padding_mask);
   CHECK(cuda->causal);
+  CHECK_FALSE(cuda->causal_longer_padded_keys);  // cuDNN's values are wrong there: refused, not served
   CHECK(cuda->incremental);
   CHECK_FALSE(cuda->attention_dropout);
   CHECK(cuda->compute_dtype == DType::bf16);  // the conformance kit then takes bf16's tolerance for f32 tensors
@@ -83,6 +84,14 @@ TEST_CASE("cudnn attention declares what it serves") {
                                                    {.attention_dropout = true});
   CHECK(dropout_row.has_value());
   CHECK_FALSE(check_attention_support(info, Device::cuda(0), DType::bf16, 64, 32).has_value());
+  // The Transformer does not ask for causal queries over a longer padded key sequence; a model
+  // that did is refused (or sent to its fallback), and `attnlab plugins` says what is missing.
+  const auto offset_row = check_attention_support(info, Device::cuda(0), DType::bf16, 64, 64,
+                                                  {.causal_longer_padded_keys = true});
+  REQUIRE(offset_row.has_value());
+  CHECK(offset_row->find("does not support causal queries over a longer padded key sequence on cuda") !=
+        std::string::npos);
+  CHECK(describe_attention_support(*cuda).find("causal (not over a longer padded key sequence)") != std::string::npos);
   CHECK_FALSE(check_attention_support(info, Device::cuda(0), DType::f32, 128, 8).has_value());
 }
 

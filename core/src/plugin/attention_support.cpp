@@ -25,7 +25,8 @@ std::string describe_attention_support(const AttentionDeviceSupport& s) {
   for (DType t : s.dtypes) dtypes.push_back(dtype_name(t));
   std::vector<std::string_view> features;
   if (s.padding_mask) features.push_back("padding mask");
-  if (s.causal) features.push_back("causal");
+  if (s.causal)
+    features.push_back(s.causal_longer_padded_keys ? "causal" : "causal (not over a longer padded key sequence)");
   if (s.incremental) features.push_back("incremental");
   if (s.attention_dropout) features.push_back("attention dropout");
   return fmt::format("{}; head sizes {}; {}; positions: {}{}", dtypes.empty() ? std::string("no dtype") : fmt::format("{}", fmt::join(dtypes, ", ")),
@@ -52,6 +53,8 @@ std::optional<std::string> check_attention_support(const PluginInfo& info, Devic
   }
   if (needs.padding_mask && !s->padding_mask) missing.push_back("padding masks");
   if (needs.causal && !s->causal) missing.push_back("causal masking");
+  if (needs.causal_longer_padded_keys && s->causal && !s->causal_longer_padded_keys)
+    missing.push_back("causal queries over a longer padded key sequence");
   if (needs.incremental && !s->incremental) missing.push_back("incremental decoding");
   if (needs.attention_dropout && !s->attention_dropout) missing.push_back("attention dropout");
   if (const PositionHooks gap = needs.positions.missing_from(s->positions); gap.any())

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "attnlab/autograd.h"
+#include "attnlab/error.h"
 #include "attnlab/ops.h"
 #include "plugin/conformance_support.h"
 
@@ -103,9 +104,25 @@ void check_attention_reference(const Registry& registry, const std::string& name
                                 // bottom-right, as when a cache holds earlier positions).
                                 {"causal queries over a longer key sequence", false, false, true},
                                 {"causal queries over a longer padded key sequence", false, true, true}};
-  for (const Scenario& s : scenarios)
+  const AttentionDeviceSupport* support =
+      registry.find(PluginFamily::attention, name).capabilities.on(options.device.kind);
+  for (const Scenario& s : scenarios) {
+    // A plugin that declares the case unsupported must refuse it with an Error, never answer it.
+    const bool longer_padded = !s.self && s.mask && s.causal;
+    if (longer_padded && support && !support->causal_longer_padded_keys) {
+      run_check(report, fmt::format("refuses {}, as it declares", s.name), [&]() -> std::string {
+        try {
+          compare_scenario(registry, name, options, setup, s);
+        } catch (const Error&) {
+          return {};
+        }
+        return "it answered a call that its capabilities say it does not serve";
+      });
+      continue;
+    }
     run_check(report, fmt::format("outputs and gradients match reference {}: {}", ref, s.name),
               [&] { return compare_scenario(registry, name, options, setup, s); });
+  }
 }
 
 }  // namespace attnlab::conformance

@@ -22,12 +22,14 @@ constexpr std::string_view kCudaOnly = "cudnn attention runs on CUDA devices onl
 // around each call (so f32 models compute their attention in bf16); head sizes multiples of 8 up
 // to 128; padding masks (as per-batch key lengths: a suffix of each row), causal masking (Tq < Tk
 // takes the bottom-right diagonal: cuDNN 9.6 or lengths that are multiples of 64, else a clear
-// error at the call), one query step against the KV cache; no attention dropout.
+// error at the call; not together with a padding mask, refused at the call), one query step
+// against the KV cache; no attention dropout.
 AttentionCapabilities cudnn_capabilities() {
   AttentionDeviceSupport cuda{.device = DeviceKind::cuda, .dtypes = {DType::bf16, DType::f32}};
   for (std::int64_t d = 8; d <= 128; d += 8) cuda.head_dims.push_back(d);
   cuda.padding_mask = true;
   cuda.causal = true;
+  cuda.causal_longer_padded_keys = false;  // refused at the call (check_causal_padding)
   cuda.incremental = true;
   cuda.attention_dropout = false;
   cuda.compute_dtype = DType::bf16;

@@ -53,6 +53,14 @@ bool causal_mask_needed(bool causal, std::int64_t s_q, std::int64_t s_kv) {
   return true;
 }
 
+void check_causal_padding(bool causal_mask, bool padding, std::int64_t s_q, std::int64_t s_kv) {
+  ATTNLAB_CHECK(!causal_mask || !padding || s_q == s_kv,
+                "attention cudnn: causal queries over a longer padded key sequence ({} queries over {} keys with a key "
+                "padding mask) are not supported: cuDNN's fused attention does not align the diagonal as query i "
+                "sees keys j <= i + {} for them; use scaled_dot or flash",
+                s_q, s_kv, s_kv - s_q);
+}
+
 void check_causal_alignment(bool causal_mask, std::int64_t s_q, std::int64_t s_kv, std::size_t cudnn_version) {
   if (!causal_mask || s_q == s_kv || cudnn_version >= 90600) return;
   ATTNLAB_CHECK(s_q % 64 == 0 && s_kv % 64 == 0,

@@ -33,6 +33,13 @@ std::string describe_mask_problem(std::uint64_t code);
 // for causal calls with Tq > Tk, whose first queries would see no key.
 bool causal_mask_needed(bool causal, std::int64_t s_q, std::int64_t s_kv);
 
+// Throws an Error for a causal mask with Tq < Tk in a call with a key padding mask. The graphs
+// express that case (the CPU interpretation of them in the tests computes the core's rule), but
+// cuDNN's fused engine gives other values for it on the GPU: with key lengths it appears to align
+// the diagonal to each row's length rather than to Tk - Tq. The plugin declares the case
+// unsupported (AttentionDeviceSupport::causal_longer_padded_keys) and refuses it here.
+void check_causal_padding(bool causal_mask, bool padding, std::int64_t s_q, std::int64_t s_kv);
+
 // Throws an Error when the cuDNN at run time (e.g. 90501 for 9.5.1) cannot serve the causal mask:
 // before 9.6.0 the bottom-right diagonal (Tq < Tk) needs lengths that are multiples of 64.
 void check_causal_alignment(bool causal_mask, std::int64_t s_q, std::int64_t s_kv, std::size_t cudnn_version);

@@ -115,6 +115,7 @@ Tensor fused_attention(const std::shared_ptr<CudnnSdpa>& session, const CoreCall
                   c.key_padding_mask.str(), p.batch, p.s_kv, device.str());
     p.padding = true;
   }
+  check_causal_padding(p.causal, p.padding, p.s_q, p.s_kv);
   p.training = grad_enabled() && any_requires_grad({&q, &k, &v});
   check_problem(p);
 

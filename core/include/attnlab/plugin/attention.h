@@ -66,6 +66,11 @@ struct AttentionDeviceSupport {
   std::vector<std::int64_t> head_dims;
   bool padding_mask = true;       // AttentionInputs::key_padding_mask
   bool causal = true;             // AttentionInputs::causal
+  // Causal queries over a longer key sequence (Tq < Tk, more than one query: query i sees keys
+  // j <= i + Tk - Tq) in the same call as a key padding mask. The Transformer never makes such a
+  // call (its decoder self-attention has Tq == Tk, or one query against its cache); cudnn cannot
+  // serve it and refuses it at the call.
+  bool causal_longer_padded_keys = true;
   bool incremental = true;        // AttentionInputs::cache (one query step against the KV cache)
   bool attention_dropout = true;  // BuildContext::dropout.attention > 0
   // The dtype the plugin computes in whatever its tensors' dtype, when that is coarser (cudnn:

@@ -19,6 +19,9 @@ struct AttentionNeeds {
   bool causal = true;
   bool incremental = true;
   bool attention_dropout = false;
+  // Causal queries over a longer padded key sequence (AttentionDeviceSupport's field of that
+  // name): not asked by the Transformer, whose causal calls have no padding mask.
+  bool causal_longer_padded_keys = false;
   // The hooks of the positional plugin `positional` inside self-attention (its PluginInfo's).
   PositionHooks positions{};
   std::string positional;
