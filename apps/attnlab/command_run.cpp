@@ -5,6 +5,7 @@
 #include <climits>
 #include <filesystem>
 #include <memory>
+#include <set>
 
 #include <fmt/core.h>
 
@@ -27,7 +28,7 @@ std::string self_path() {
 
 // attnlab run SUITE --slurm: the rows that need work as one job array.
 int submit_slurm(const std::string& file, const std::vector<std::string>& rows, const nmt::SlurmSettings& flags,
-                 const CLI::App& app, bool dry_run) {
+                 const CLI::App& app, bool dry_run, bool no_prune) {
   nmt::Suite suite = nmt::load_suite(file);
   load_suite_plugins(suite);
   nmt::SlurmSubmitOptions o;
@@ -52,6 +53,7 @@ int submit_slurm(const std::string& file, const std::vector<std::string>& rows, 
   o.program = self_path();
   o.workdir = std::filesystem::current_path().string();
   o.dry_run = dry_run;
+  o.no_prune = no_prune;
   const nmt::SlurmSubmission s = nmt::submit_to_slurm(suite, o);
   for (const auto& d : s.rows)
     fmt::print(stderr, "{} (seed {}): {}\n", d.row->name, d.row->seed, d.reason.empty() ? "submitted" : d.reason);
@@ -72,12 +74,34 @@ struct RunFlags {
   std::string file, only_row, device;
   std::int64_t threads = 0;  // the child's share of the cores (--jobs)
   nmt::SuiteRunOptions options;
-  bool slurm = false, dry_run = false;
+  bool slurm = false, dry_run = false, take_promoted = false;
   nmt::SlurmSettings slurm_flags;  // the command line's Slurm settings, over [suite.slurm]
   CLI::App* app = nullptr;
 };
 
 int run_suite_command(RunFlags& f);
+
+// A Slurm task of a search, once its own row is done or held: every row the search has promoted
+// and no process trains (the task that records a result may promote rows whose own tasks have
+// ended), one after another until none is left. 130 when interrupted.
+int train_promoted_rows(const nmt::Suite& suite, const Registry& registry, const nmt::RowRunOptions& options) {
+  std::vector<const nmt::SuiteRow*> rows;
+  for (const auto& row : suite.rows) rows.push_back(&row);
+  std::set<std::string> passed_over;
+  while (const nmt::SuiteRow* row = nmt::next_search_row(suite, rows, passed_over, true)) {
+    fmt::print(stderr, "== promoted row {} (seed {}) -> {}\n", row->name, row->seed, row->config.run_dir);
+    try {
+      nmt::run_row(suite, *row, registry, options);
+    } catch (const nmt::RowInterrupted& e) {
+      fmt::print(stderr, "{}\n", e.what());
+      return 130;
+    } catch (const std::exception& e) {  // another process took it, or it failed (recorded in search.json)
+      fmt::print(stderr, "{} (seed {}): {}\n", row->name, row->seed, e.what());
+      passed_over.insert(nmt::row_key(*row));
+    }
+  }
+  return 0;
+}
 
 }  // namespace
 
@@ -107,9 +131,14 @@ Command run_command(CLI::App& root) {
       ->check(whole_number(1, 1 << 16))
       ->type_name("N");
   app->add_flag("--quiet", [o = &f->options](std::int64_t) { o->progress = false; }, "no progress lines");
+  app->add_flag("--no-prune", f->options.no_prune,
+                "under the suite's [search]: train the rows to their end whatever the search decided (with --rows, "
+                "to finish a stopped row from its checkpoint)");
   // One row in a child process (--jobs, Slurm tasks): not for people.
   app->add_option("--row", f->only_row, "")->group("");
   app->add_option("--threads", f->threads, "")->check(whole_number(1, 1 << 16))->group("");
+  // A Slurm task of a search: after its row, the rows the search promoted that no process trains.
+  app->add_flag("--take-promoted", f->take_promoted, "")->group("");
   add_device_option(*app, f->device, "")->group("");
   // Slurm: the command line over [suite.slurm].
   auto* slurm = app->add_flag("--slurm", f->slurm, "submit as a Slurm job array (options below override [suite.slurm])");
@@ -140,7 +169,7 @@ int run_suite_command(RunFlags& f) {
   const std::string& only_row = f.only_row;
   const std::string& device = f.device;
   nmt::SuiteRunOptions& options = f.options;
-  if (f.slurm) return submit_slurm(file, options.rows, f.slurm_flags, *f.app, f.dry_run);
+  if (f.slurm) return submit_slurm(file, options.rows, f.slurm_flags, *f.app, f.dry_run, options.no_prune);
   for (const auto& d : options.devices) check_device_available(Device::parse(d));
   if (!device.empty()) check_device_available(Device::parse(device));
   nmt::Suite suite = nmt::load_suite(file);
@@ -166,11 +195,13 @@ int run_suite_command(RunFlags& f) {
       if (f.threads > 0) row.config.threads = f.threads;  // its share under --jobs (the folder stays)
       // Why the row failed, for `attnlab status` (no parent records it under a scheduler).
       const std::string error_file = row.config.run_dir + "/row-error.txt";
+      // The trainer's log lines go to stderr: the row's run.log under --jobs and Slurm.
+      const nmt::RowRunOptions row_options{options.progress, [](const std::string& line) {
+                                             fmt::print(stderr, "{}\n", line);
+                                           },
+                                           options.no_prune};
       try {
-        // The trainer's log lines go to stderr: the row's run.log under --jobs and Slurm.
-        nmt::run_row(suite, row, registry, options.progress, [](const std::string& line) {
-          fmt::print(stderr, "{}\n", line);
-        });
+        nmt::run_row(suite, row, registry, row_options);
       } catch (const nmt::RowInterrupted& e) {
         fmt::print(stderr, "{}\n", e.what());
         return 130;
@@ -181,6 +212,7 @@ int run_suite_command(RunFlags& f) {
         throw;
       }
       std::filesystem::remove(error_file);
+      if (f.take_promoted && suite.search) return train_promoted_rows(suite, registry, row_options);
       return 0;
     }
     throw Error(fmt::format("suite {} has no row {}", suite.name, only_row));

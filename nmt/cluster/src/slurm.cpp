@@ -15,6 +15,7 @@
 #include "attnlab/nmt/cluster/process.h"
 #include "attnlab/nmt/io/file_util.h"
 #include "attnlab/nmt/io/folder_lock.h"
+#include "attnlab/nmt/suite/search_state.h"
 #include "attnlab/nmt/suite/suite_results.h"
 
 namespace attnlab::nmt {
@@ -117,7 +118,10 @@ std::string sbatch_script(const Suite& suite, const std::vector<const SuiteRow*>
   text += "mkdir -p \"$dir\"\n";
   text += "echo \"== Slurm task ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID} on $(hostname): row $row\" >>\"$dir/run.log\"\n";
   text += "exec " + shell_quote(options.program) + " run " + shell_quote(fs::absolute(suite.source_file).string()) +
-          " --row \"$row\" --quiet >>\"$dir/run.log\" 2>&1\n";
+          " --row \"$row\" --quiet" +
+          // A search's task goes on with the rows promoted after their own tasks ended.
+          std::string(suite.search ? (options.no_prune ? " --no-prune" : " --take-promoted") : "") +
+          " >>\"$dir/run.log\" 2>&1\n";
   return text;
 }
 
@@ -151,6 +155,9 @@ SlurmSubmission submit_to_slurm(const Suite& suite, const SlurmSubmitOptions& op
   if (!options.dry_run) lock.emplace(FolderLock::acquire(suite.run_dir, "suite folder"));
   const auto queued = queued_slurm_tasks(suite.name, suite.run_dir).value_or(std::map<std::string, SlurmTask>{});
 
+  // Under a search, a row the rule holds at a rung has nothing to do (unless --no-prune).
+  std::optional<SearchState> search;
+  if (suite.search && !options.no_prune) search = read_search_state(search_state_path(suite));
   std::vector<const SuiteRow*> todo;
   for (const SuiteRow& row : suite.rows) {
     if (!options.rows.empty() && std::find(options.rows.begin(), options.rows.end(), row.name) == options.rows.end())
@@ -165,6 +172,10 @@ SlurmSubmission submit_to_slurm(const Suite& suite, const SlurmSubmitOptions& op
                              it->second.id);
     else if (auto holder = FolderLock::holder(row.config.run_dir))
       d.reason = fmt::format("running (pid {} on {})", holder->pid, holder->host);
+    else if (const SearchRowState* r = search ? search->find(row_key(row)) : nullptr;
+             r && r->dir == folder && r->reached() > r->allowed && !r->no_prune)
+      d.reason = fmt::format("{} at rung {} by the search",
+                             search_standing_name(search->standing(row_key(row), false)), r->allowed);
     else todo.push_back(&row);
     submission.rows.push_back(d);
   }

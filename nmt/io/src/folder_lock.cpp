@@ -60,13 +60,22 @@ struct flock whole_file(short type) {
 
 }  // namespace
 
-FolderLock FolderLock::acquire(const std::string& folder, const std::string& what) {
+FolderLock FolderLock::acquire(const std::string& folder, const std::string& what) { return take(folder, what, false); }
+
+FolderLock FolderLock::acquire_waiting(const std::string& folder, const std::string& what) {
+  return take(folder, what, true);
+}
+
+FolderLock FolderLock::take(const std::string& folder, const std::string& what, bool wait) {
   fs::create_directories(folder);
   const std::string path = lock_path(folder);
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   ATTNLAB_CHECK(fd >= 0, "cannot open the lock file {}: {}", path, std::strerror(errno));
   struct flock lock = whole_file(F_WRLCK);
-  if (::fcntl(fd, F_OFD_SETLK, &lock) != 0) {
+  int rc = 0;
+  while ((rc = ::fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &lock)) != 0 && wait && errno == EINTR) {
+  }
+  if (rc != 0) {
     const int error = errno;
     ::close(fd);
     if (error != EACCES && error != EAGAIN) throw Error(fmt::format("cannot lock {}: {}", path, std::strerror(error)));

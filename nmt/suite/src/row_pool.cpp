@@ -2,6 +2,7 @@
 // at most `jobs` alive, job slot k with its share of the machine (or on devices[k % devices.size()]).
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,7 @@ RowCommand row_command(const SuiteRun& run, const SuiteRow& row, const RowResour
   command.argv = {run.options.program, "run", run.suite.source_file, "--row", row_key(row), "--quiet",
                   "--threads", std::to_string(share.threads)};
   if (share.device != row.config.device) command.argv.insert(command.argv.end(), {"--device", share.device});
+  if (run.options.no_prune) command.argv.push_back("--no-prune");
   command.log_path = (fs::path(row.config.run_dir) / "run.log").string();
   command.threads = share.threads;
   command.visible_gpus = share.visible_gpus;
@@ -59,6 +61,12 @@ class RowPool {
 
   bool full() const { return children_.size() >= slot_busy_.size(); }
   bool empty() const { return children_.empty(); }
+  // The rows not to start now: those running here and those that failed in this run.
+  std::set<std::string> passed_over() const {
+    std::set<std::string> keys = failed_;
+    for (const auto& [pid, child] : children_) keys.insert(row_key(*child.row));
+    return keys;
+  }
 
   // Starts the row's child in the first free slot; the pool must not be full.
   void start(const SuiteRow& row) {
@@ -97,6 +105,9 @@ class RowPool {
       run_.set_status(row, RowStatus::kDone, "");
       ++run_.summary.done;
       run_.log(fmt::format("{} (seed {}): done", row.name, row.seed));
+    } else if (code == 0 && run_.suite.search) {  // held at a rung by the search (its run.log says which)
+      run_.set_status(row, RowStatus::kPending, "");
+      run_.log(fmt::format("{} (seed {}): held at a rung by the search", row.name, row.seed));
     } else if (code == 130) {
       run_.set_status(row, RowStatus::kPending, "");
       run_.summary.interrupted = true;
@@ -104,6 +115,7 @@ class RowPool {
       run_.set_status(row, RowStatus::kFailed,
                       fmt::format("exit status {} (see {}/run.log)", code, row.config.run_dir));
       ++run_.summary.failed;
+      failed_.insert(row_key(row));
       run_.log(fmt::format("{} (seed {}) failed with exit status {}; see {}/run.log", row.name, row.seed, code,
                            row.config.run_dir));
     }
@@ -117,6 +129,7 @@ class RowPool {
   const MachinePlan plan_;
   std::map<pid_t, Child> children_;
   std::vector<bool> slot_busy_;
+  std::set<std::string> failed_;
 };
 
 }  // namespace
@@ -127,14 +140,30 @@ void run_rows_in_parallel(SuiteRun& run, const std::vector<const SuiteRow*>& tod
   run.log(plan.describe());
   RowPool pool(run, plan);
   std::size_t next = 0;
+  // Under a search the next row is asked for each time a slot frees (next_search_row): a row
+  // promoted by a child's result is started then.
+  const bool search = run.suite.search && !run.options.no_prune;
+  const auto pick = [&]() -> const SuiteRow* {
+    if (search) return next_search_row(run.suite, todo, pool.passed_over(), false);
+    return next < todo.size() ? todo[next++] : nullptr;
+  };
   // After an interruption (Ctrl-C reaches the whole process group) no further row starts: the
   // running ones stop at their next step and the suite resumes from there.
-  const auto rows_to_start = [&] { return next < todo.size() && !run.summary.interrupted && !stop_requested(); };
-  while (rows_to_start() || !pool.empty()) {
-    while (rows_to_start() && !pool.full()) pool.start(*todo[next++]);
-    if (!pool.wait()) break;
+  const auto may_start = [&] { return !run.summary.interrupted && !stop_requested(); };
+  bool left = false;  // a row could not start because of an interruption
+  for (;;) {
+    while (!pool.full()) {
+      if (!may_start()) {
+        left = search || next < todo.size();
+        break;
+      }
+      const SuiteRow* row = pick();
+      if (!row) break;
+      pool.start(*row);
+    }
+    if (pool.empty() || !pool.wait()) break;
   }
-  if (next < todo.size() && stop_requested()) run.summary.interrupted = true;  // rows left unstarted
+  if (left && stop_requested()) run.summary.interrupted = true;  // rows left unstarted
 }
 
 }  // namespace attnlab::nmt

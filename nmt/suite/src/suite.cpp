@@ -18,6 +18,7 @@
 #include "attnlab/config/plugin_options.h"
 #include "attnlab/config/table_reader.h"
 #include "attnlab/error.h"
+#include "search_toml.h"
 #include "suite_toml.h"
 
 namespace attnlab::nmt {
@@ -116,6 +117,10 @@ class SuiteReader {
       if (auto slurm = s->table("slurm")) suite.slurm = read_slurm(*slurm);
       s->finish();
     }
+    if (auto t = root.table("search")) {
+      search_ = read_search_table(*t);
+      suite.search = search_->spec;
+    }
     if (!suite.run_dir.empty() && !fs::path(suite.run_dir).is_absolute() && !dir_.empty())
       suite.run_dir = (dir_ / suite.run_dir).lexically_normal().string();
     if (suite.run_dir.empty()) suite.run_dir = (fs::path("runs") / suite.name).string();
@@ -137,6 +142,7 @@ class SuiteReader {
     for (const RowPlan& plan : plans)
       for (std::uint64_t seed : plan.seeds.value_or(seeds))
         suite.rows.push_back(resolve(suite, plan, seed, plan.unsupported.empty() ? default_unsupported : plan.unsupported));
+    if (search_) check_search(*search_, suite);
     mark_identical_rows(suite);
     return suite;
   }
@@ -439,6 +445,7 @@ class SuiteReader {
                               plan.position));
     }
     row.config.seed = seed;
+    if (search_) apply_search_steps(*search_, row);
     row.config.name = fmt::format("{}-{}", suite.name, row.name);
     if (!has_cache_dir) row.config.data.cache_dir = (fs::path(suite.run_dir) / ".cache").string();
     row.hash = hash_row(row.config, seed);  // the run folder follows from it (mark_identical_rows)
@@ -450,6 +457,7 @@ class SuiteReader {
   std::string base_file_, base_path_, base_text_;
   fs::path base_rel_;
   Variables vars_;
+  std::optional<SearchTable> search_;
 };
 
 }  // namespace

@@ -8,7 +8,9 @@
 
 #include "attnlab/nmt/suite/suite.h"
 #include "attnlab/nmt/suite/suite_results.h"
+#include "attnlab/nmt/eval/evaluation.h"
 #include "attnlab/nmt/suite/suite_runner.h"
+#include "attnlab/nmt/train/trainer.h"
 
 namespace attnlab::nmt {
 
@@ -23,6 +25,18 @@ struct SuiteRun {
   void save_state() const;
   void set_status(const SuiteRow& row, RowStatus status, const std::string& error);
 };
+
+// The dev set's evaluation of a row's model from `checkpoint` (a run folder or checkpoint file).
+Evaluation evaluate_row_on_dev(const SuiteRow& row, const std::string& checkpoint, const Registry& registry);
+
+// Trains a row to its end (unless `trained_already` says how its training ended), evaluates it on
+// the dev set and writes result.json. The caller holds the row's folder lock.
+RowResult finish_row(const SuiteRow& row, const Registry& registry, const RowRunOptions& options,
+                     const TrainResult* trained_already);
+
+// run_row under the suite's search (search_row.cpp); the caller holds the row's folder lock.
+RowOutcome run_search_row(const Suite& suite, const SuiteRow& row, const Registry& registry,
+                          const RowRunOptions& options);
 
 // Trains the rows of `todo` in child processes, options.jobs at once, until all have ended or an
 // interruption (Ctrl-C, a child that exits 130) lets no further row start.

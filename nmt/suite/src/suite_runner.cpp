@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <set>
 
 #include "attnlab/error.h"
 #include "attnlab/nmt/checkpoint/average.h"
@@ -25,24 +26,8 @@ namespace fs = std::filesystem;
 
 }  // namespace
 
-RowResult run_row(const Suite& suite, const SuiteRow& row, const Registry& registry, bool progress,
-                  const std::function<void(const std::string&)>& log) {
+Evaluation evaluate_row_on_dev(const SuiteRow& row, const std::string& checkpoint, const Registry& registry) {
   const ExperimentConfig& c = row.config;
-  // The row's folder is this process's from training to result.json.
-  const FolderLock lock = FolderLock::acquire(c.run_dir, fmt::format("row {} (seed {}): run folder", row.name, row.seed));
-  TrainOptions options;
-  options.run_dir_locked = true;
-  options.progress = progress;
-  if (log && !progress) options.log = log;
-  const TrainResult trained = train(c, registry, options);
-  if (trained.interrupted) throw RowInterrupted(fmt::format("row {} interrupted at step {}", row.name, trained.steps));
-
-  std::string checkpoint = c.run_dir;
-  if (c.eval.average_last > 1) {
-    const auto n = static_cast<std::size_t>(c.eval.average_last);
-    checkpoint = average_last_path(c.run_dir, n).string();
-    average_last(c.run_dir, n, checkpoint);
-  }
   LoadedModel model = load_model(checkpoint, registry, Device::parse(c.device));
   std::string source = c.data.dev_source, reference = c.data.dev_target;
   if (c.data.synthetic) {
@@ -50,7 +35,32 @@ RowResult run_row(const Suite& suite, const SuiteRow& row, const Registry& regis
     reference = synthetic_corpus_dir(c) + "/dev.tgt";
   }
   ATTNLAB_CHECK(!source.empty(), "row {}: the experiment has no dev set to evaluate on (data.dev_source)", row.name);
-  const Evaluation e = evaluate_model(model, source, reference, c.eval);
+  return evaluate_model(model, source, reference, c.eval);
+}
+
+RowResult finish_row(const SuiteRow& row, const Registry& registry, const RowRunOptions& o,
+                     const TrainResult* trained_already) {
+  const ExperimentConfig& c = row.config;
+  TrainResult trained;
+  if (trained_already) {
+    trained = *trained_already;
+  } else {
+    TrainOptions options;
+    options.run_dir_locked = true;
+    options.progress = o.progress;
+    if (o.log && !o.progress) options.log = o.log;
+    trained = train(c, registry, options);
+    if (trained.interrupted)
+      throw RowInterrupted(fmt::format("row {} interrupted at step {}", row.name, trained.steps));
+  }
+
+  std::string checkpoint = c.run_dir;
+  if (c.eval.average_last > 1) {
+    const auto n = static_cast<std::size_t>(c.eval.average_last);
+    checkpoint = average_last_path(c.run_dir, n).string();
+    average_last(c.run_dir, n, checkpoint);
+  }
+  const Evaluation e = evaluate_row_on_dev(row, checkpoint, registry);
   write_lines((fs::path(c.run_dir) / "dev.hyp").string(), e.hypotheses);
 
   RowResult r;
@@ -69,10 +79,17 @@ RowResult run_row(const Suite& suite, const SuiteRow& row, const Registry& regis
   r.beam = c.eval.beam;
   r.alpha = c.eval.alpha;
   write_row_result((fs::path(c.run_dir) / "result.json").string(), r);
-  if (log) log(fmt::format("{} (seed {}): dev ppl {:.3f}, BLEU {:.2f} ({}), {} parameters, {} steps", row.name, row.seed,
-                           r.dev_ppl, r.bleu, r.bleu_mode, r.parameters, r.steps));
-  (void)suite;
+  if (o.log) o.log(fmt::format("{} (seed {}): dev ppl {:.3f}, BLEU {:.2f} ({}), {} parameters, {} steps", row.name,
+                               row.seed, r.dev_ppl, r.bleu, r.bleu_mode, r.parameters, r.steps));
   return r;
+}
+
+RowOutcome run_row(const Suite& suite, const SuiteRow& row, const Registry& registry, const RowRunOptions& o) {
+  // The row's folder is this process's from training to result.json.
+  const FolderLock lock =
+      FolderLock::acquire(row.config.run_dir, fmt::format("row {} (seed {}): run folder", row.name, row.seed));
+  if (suite.search) return run_search_row(suite, row, registry, o);
+  return {finish_row(row, registry, o, nullptr), -1};
 }
 
 void SuiteRun::save_state() const { write_suite_state((fs::path(suite.run_dir) / "suite.json").string(), state); }
@@ -137,7 +154,7 @@ void run_rows_serially(SuiteRun& run, const std::vector<const SuiteRow*>& todo, 
     run.log(fmt::format("== {} (seed {}) -> {}", row->name, row->seed, row->config.run_dir));
     run.set_status(*row, RowStatus::kPending, "");
     try {
-      run_row(run.suite, *row, registry, run.options.progress, run.log);
+      run_row(run.suite, *row, registry, {run.options.progress, run.log, run.options.no_prune});
       run.set_status(*row, RowStatus::kDone, "");
       ++run.summary.done;
     } catch (const RowInterrupted& e) {
@@ -149,6 +166,38 @@ void run_rows_serially(SuiteRun& run, const std::vector<const SuiteRow*>& todo, 
       run.set_status(*row, RowStatus::kFailed, e.what());
       run.log(fmt::format("{} (seed {}) failed: {}", row->name, row->seed, e.what()));
       ++run.summary.failed;
+    }
+  }
+}
+
+// The rows of a search trained one after another in ASHA's order (next_search_row): each to the
+// rung it may reach and on while promoted; rows promoted by later results are taken up again.
+void run_search_serially(SuiteRun& run, const std::vector<const SuiteRow*>& todo, const Registry& registry) {
+  std::set<std::string> passed_over;  // rows that failed in this run, or that another process has
+  while (const SuiteRow* row = next_search_row(run.suite, todo, passed_over, false)) {
+    run.log(fmt::format("== {} (seed {}) -> {}", row->name, row->seed, row->config.run_dir));
+    try {
+      const RowOutcome out = run_row(run.suite, *row, registry, {run.options.progress, run.log, false});
+      if (out.result) {
+        run.set_status(*row, RowStatus::kDone, "");
+        ++run.summary.done;
+      } else {
+        run.set_status(*row, RowStatus::kPending, "");
+        run.log(fmt::format("{} (seed {}): held at rung {} by the search", row->name, row->seed, out.held_at_rung));
+      }
+    } catch (const RowInterrupted& e) {
+      run.set_status(*row, RowStatus::kPending, "");
+      run.log(fmt::format("{}; run the same command again to resume", e.what()));
+      run.summary.interrupted = true;
+      return;
+    } catch (const FolderInUse& e) {
+      run.log(fmt::format("{} (seed {}): {}", row->name, row->seed, e.what()));
+      passed_over.insert(row_key(*row));
+    } catch (const std::exception& e) {
+      run.set_status(*row, RowStatus::kFailed, e.what());
+      run.log(fmt::format("{} (seed {}) failed: {}", row->name, row->seed, e.what()));
+      ++run.summary.failed;
+      passed_over.insert(row_key(*row));
     }
   }
 }
@@ -173,7 +222,8 @@ SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const Su
   const std::vector<const SuiteRow*> selected = select_rows(suite, o.rows);
   run.save_state();
   const std::vector<const SuiteRow*> todo = rows_to_train(run, selected);
-  if (o.jobs <= 1) run_rows_serially(run, todo, registry);
+  const bool search = suite.search && !o.no_prune;
+  if (o.jobs <= 1) search ? run_search_serially(run, todo, registry) : run_rows_serially(run, todo, registry);
   else run_rows_in_parallel(run, todo);
   settle_same_runs(run, selected);
   return run.summary;

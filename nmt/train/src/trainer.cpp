@@ -192,7 +192,12 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
   model.train();
   // The training loop: one optimizer step, then what is due after it. The ranks stop together:
   // a signal or the time limit on any rank stops all of them before the same step.
+  const std::int64_t pause = options.pause_at_step;
   while (state.step() < tc.max_steps) {
+    if (pause > 0 && state.step() >= pause) {  // at the rung already (a restarted process)
+      result.paused = true;
+      break;
+    }
     double stop[2] = {stop_requested() ? 1.0 : 0.0,
                       tc.max_seconds > 0 && detail::seconds_since(start) >= tc.max_seconds ? 1.0 : 0.0};
     comm->allreduce_sum(stop);

@@ -24,6 +24,7 @@ struct SlurmSubmitOptions {
   std::string program;             // the attnlab executable the tasks run
   std::string workdir;             // where the tasks start (the suite's relative paths hold there)
   bool dry_run = false;            // print the script, submit nothing
+  bool no_prune = false;           // a search's rows trained to their end (run --no-prune)
 };
 
 // One row of the suite and what submission decided for it.

@@ -28,6 +28,9 @@ class FolderLock {
   // Takes the lock of `folder` (created if needed) or throws an Error at once naming the folder
   // and the holder's pid and host. `what` names the folder in the message ("run folder").
   static FolderLock acquire(const std::string& folder, const std::string& what);
+  // The same, waiting for the holder to release it instead of throwing: for short critical
+  // sections that several processes take in turn (a search's decisions).
+  static FolderLock acquire_waiting(const std::string& folder, const std::string& what);
   // Who holds the lock of `folder` now, without taking it; nullopt when nobody does.
   static std::optional<LockHolder> holder(const std::string& folder);
 
@@ -38,6 +41,7 @@ class FolderLock {
 
  private:
   explicit FolderLock(int fd) : fd_(fd) {}
+  static FolderLock take(const std::string& folder, const std::string& what, bool wait);
   int fd_ = -1;
 };
 

@@ -8,6 +8,7 @@
 //   [vars]    strings substituted as ${name} in every string value (and from the environment)
 //   [base]    experiment tables ([base.model], [base.training], ...) applied over the base file
 //   [rows.<name>]  dotted overrides ("model.heads" = 1) and optional paper = { ppl, bleu, params }
+//   [search]  method = "halving", metric, eta, first_rung, max_steps: successive halving (search.h)
 //   [grids.<name>] axes = [ { "model.heads" = [1, 4], "model.d_k" = [128, 32] }, {...} ]
 //                  keys inside one axis are tied (zipped); axes are crossed.
 // docs/experiments.md documents the format.
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "attnlab/nmt/experiment/experiment.h"
+#include "attnlab/nmt/suite/search.h"
 
 namespace attnlab::nmt {
 
@@ -69,6 +71,7 @@ struct Suite {
   std::string run_dir;            // default runs/<name>; rows live in <run_dir>/<row>-s<seed>-<hash>
   std::string reference;          // e.g. "Vaswani et al. 2017, Table 3"
   SlurmSettings slurm;            // [suite.slurm]
+  std::optional<SearchSpec> search;  // [search]: rows pruned by successive halving (search.h)
   std::vector<SuiteRow> rows;     // base first, then rows in file order, then grid rows
 };
 

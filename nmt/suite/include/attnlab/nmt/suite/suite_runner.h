@@ -4,6 +4,8 @@
 // skipped, a changed row gets a new hash and is trained afresh, a failing row is recorded and the
 // suite goes on.
 #include <functional>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,7 @@ struct SuiteRunOptions {
   std::string program;               // the attnlab executable, for child processes (jobs > 1)
   std::function<void(const std::string&)> log;
   bool progress = true;
+  bool no_prune = false;             // a search's rows trained to the end whatever the rule says
 };
 
 struct SuiteRunSummary {
@@ -42,9 +45,29 @@ class RowInterrupted : public Error {
   using Error::Error;
 };
 
-// Trains and evaluates one row in its folder (result.json written last). Throws on failure.
-RowResult run_row(const Suite& suite, const SuiteRow& row, const Registry& registry, bool progress,
-                  const std::function<void(const std::string&)>& log);
+struct RowRunOptions {
+  bool progress = true;
+  std::function<void(const std::string&)> log;
+  bool no_prune = false;  // under a search: train to the end from where the row stands (--no-prune)
+};
+
+// What became of a row: its result when it finished, else the rung where the search holds it.
+struct RowOutcome {
+  std::optional<RowResult> result;
+  std::int64_t held_at_rung = -1;
+};
+
+// Trains and evaluates one row in its folder (result.json written last). Under a search (without
+// no_prune) it trains to the rung it may reach, is ranked there (search_state.h), and goes on
+// while the rule promotes it; a row held at a rung returns without a result. Throws on failure.
+RowOutcome run_row(const Suite& suite, const SuiteRow& row, const Registry& registry, const RowRunOptions& options);
+
+// Under a search: the row a worker trains next among `rows` (ASHA's order): a promoted row, the
+// highest rung first, then in suite order; else, unless `promoted_only`, a row that has not
+// started. Never a finished row, one held at its rung, one in `passed_over` (keys NAME@SEED) or
+// one whose folder another process holds. nullptr when there is none.
+const SuiteRow* next_search_row(const Suite& suite, const std::vector<const SuiteRow*>& rows,
+                                const std::set<std::string>& passed_over, bool promoted_only);
 
 SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const SuiteRunOptions& options);
 

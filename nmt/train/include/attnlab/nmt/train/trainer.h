@@ -27,6 +27,9 @@ struct TrainOptions {
   bool progress = true;            // a progress line on stderr
   // Stop after this step as if interrupted right after it (tests); 0: run to the end.
   std::int64_t stop_after_step = 0;
+  // Stop once this step is done, with a checkpoint of it saved (a search's rung): training the
+  // same folder again continues exactly as if it had not stopped. 0: train to max_steps.
+  std::int64_t pause_at_step = 0;
   // Called with every line the trainer prints (defaults to stderr when progress is on).
   std::function<void(const std::string&)> log;
   // The caller already holds the run folder's lock (FolderLock); otherwise train() takes it and
@@ -45,6 +48,7 @@ struct TrainResult {
   std::int64_t parameters = 0;
   bool interrupted = false;            // stopped by a signal or stop_after_step
   bool early_stopped = false;
+  bool paused = false;                 // stopped at TrainOptions::pause_at_step
   std::string last_checkpoint;
 };
 

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Successive halving over a 3 x 3 grid (9 runs: its point equal to the base row is that row;
+# rungs 10, 30, 90 steps, eta 3) on the tiny synthetic suite:
+#  1. run serially: every row is measured at rung 0, at most a third of the exhaustive grid's
+#     steps are trained, at least one row finishes, every row ends finished or stopped;
+#  2. the same suite killed (kill -9) in the middle and run again ends with the same decisions,
+#     byte for byte (search.json), and the same finished rows;
+#  3. with --jobs 2 it ends in the same kinds of states;
+#  4. a stopped row is finished later with --rows NAME --no-prune, from its rung's checkpoint.
+# usage: suite_search.sh ATTNLAB_PROGRAM
+source "$(dirname "$0")/scratch.sh"
+suite() {
+  printf '[suite]\nname = "search"\nrun_dir = "%s"\n' "$1"
+  printf '[base.experiment]\nthreads = 1\n'
+  tiny_suite_base
+  cat <<'TOML'
+[base.training]
+batch_tokens = 500
+max_steps = 90
+warmup_steps = 10
+eval_every = 10
+checkpoint_every = 10
+checkpoint_every_seconds = 0
+keep_checkpoints = 2
+[base.eval]
+beam = 1
+[search]
+method = "halving"
+metric = "dev_ppl"
+eta = 3
+first_rung = 10
+[grids.g]
+axes = [ { "training.lr_scale" = [0.25, 1.0, 4.0] }, { "model.d_ff" = [16, 64, 128] } ]
+TOML
+}
+suite runs/a >a.toml
+suite runs/b >b.toml
+suite runs/c >c.toml
+
+# standings FOLDER: one "key standing" line per row, from search.json and the rows' result.json.
+standings() {
+  python3 - "$1" <<'PY'
+import json, os, sys, glob
+s = json.load(open(os.path.join(sys.argv[1], "search.json")))
+last = len(s["rungs"]) - 1
+for r in s["rows"]:
+    done = os.path.exists(os.path.join(sys.argv[1], r["dir"], "result.json"))
+    reached = len(r["metrics"])
+    state = "finished" if done else "failed" if r["failed"] else "held" if reached > r["allowed"] else "open"
+    print(r["key"], state, reached)
+PY
+}
+
+# 1. serially
+"$attnlab" run a.toml --quiet >a.log 2>&1 || { cat a.log; exit 1; }
+standings runs/a >a.txt
+cat a.txt
+[ "$(wc -l <a.txt)" -eq 9 ] || { echo "not every row is in the search (9: the grid point equal to base is base)"; exit 1; }
+! grep -q " open " a.txt || { echo "a row was left between rungs"; exit 1; }
+! grep -q " failed " a.txt || { echo "a row failed"; cat a.log; exit 1; }
+finished=$(grep -c " finished " a.txt || true)
+[ "$finished" -ge 1 ] || { echo "no row finished"; exit 1; }
+steps=$(python3 -c "
+import json; s = json.load(open('runs/a/search.json'))
+print(sum(s['rungs'][len(r['metrics']) - 1] for r in s['rows']))")
+echo "steps trained: $steps of $((9 * 90)) for the exhaustive grid; $finished row(s) finished"
+[ "$steps" -le $((9 * 90 / 3)) ] || { echo "the search trained more than a third of the grid's steps"; exit 1; }
+grep -q "promoted to rung 1" a.log || { echo "no promotion was logged"; cat a.log; exit 1; }
+
+# 2. killed in the middle (the decision of some rows written, others not), then run again
+"$attnlab" run b.toml --quiet >b1.log 2>&1 &
+pid=$!
+while ! python3 -c "
+import json,sys; s = json.load(open('runs/b/search.json')); sys.exit(sum(len(r['metrics']) for r in s['rows']) < 5)" 2>/dev/null; do
+  kill -0 $pid 2>/dev/null || { echo "the search ended before it could be killed"; cat b1.log; exit 1; }
+  sleep 0.05
+done
+kill -9 $pid
+wait $pid 2>/dev/null || true
+"$attnlab" run b.toml --quiet >b2.log 2>&1 || { cat b2.log; exit 1; }
+# The rows' folders differ (their hashes include the run folder's cache); all else is the same.
+grep -v '"dir":' runs/a/search.json >a.json
+grep -v '"dir":' runs/b/search.json >b.json
+cmp a.json b.json || { echo "the resumed search decided otherwise"; diff a.json b.json; exit 1; }
+standings runs/b | cmp - a.txt || { echo "the resumed search ended in other states"; exit 1; }
+
+# 3. two rows at once
+"$attnlab" run c.toml --jobs 2 --quiet >c.log 2>&1 || { cat c.log; exit 1; }
+standings runs/c >c.txt
+! grep -Eq " (open|failed) " c.txt || { echo "--jobs 2 left a row open or failed"; cat c.txt c.log; exit 1; }
+grep -q " finished " c.txt || { echo "--jobs 2: no row finished"; exit 1; }
+
+# 4. a stopped row finished later, from its checkpoint
+stopped=$(awk '$2 == "held" {print $1; exit}' a.txt)
+name=${stopped%@*}
+"$attnlab" run a.toml --rows "$name" --no-prune --quiet >d.log 2>&1 || { cat d.log; exit 1; }
+dir=$(python3 -c "
+import json; s = json.load(open('runs/a/search.json'))
+print([r['dir'] for r in s['rows'] if r['key'] == '$stopped'][0])")
+[ -e "runs/a/$dir/result.json" ] || { echo "the stopped row $stopped did not finish"; cat d.log; exit 1; }
+grep -q '"steps": 90' "runs/a/$dir/result.json" || { echo "the finished row did not train to 90 steps"; exit 1; }
+grep -q '"resumed":true' "runs/a/$dir/metrics.jsonl" || { echo "the finished row did not resume"; exit 1; }
+echo "search: a third of the grid's steps, the same decisions after kill -9, --jobs 2 and --no-prune work"

@@ -1,0 +1,230 @@
+// Successive halving over a suite's rows (attnlab/nmt/suite/search.h, search_state.h): the rungs,
+// the promotion rule against rankings worked out by hand (ties, rows arriving late, a row that
+// fails, a rung that closes), the decisions across a save and a reload, and the [search] table's
+// errors with file:line:column.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "attnlab/error.h"
+#include "attnlab/nmt/suite/search.h"
+#include "attnlab/nmt/suite/search_state.h"
+#include "attnlab/nmt/suite/suite.h"
+
+using namespace attnlab;
+using namespace attnlab::nmt;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Keys = std::vector<std::string>;
+using Rows = std::vector<std::size_t>;
+
+SearchState state_of(std::vector<std::string> keys, std::vector<std::int64_t> rungs, std::int64_t eta = 3,
+                     SearchMetric metric = SearchMetric::dev_ppl) {
+  SearchState s;
+  s.metric = metric;
+  s.eta = eta;
+  s.rungs = std::move(rungs);
+  for (auto& k : keys) s.rows.push_back({k, k + "-dir", {}, 0, false, "", false});
+  return s;
+}
+
+std::string standing(const SearchState& s, const std::string& key) {
+  return std::string(search_standing_name(s.standing(key, false)));
+}
+
+doctest::Contains contains(const std::string& text) { return doctest::Contains(text.c_str()); }
+
+}  // namespace
+
+TEST_CASE("search rungs grow by eta from the first rung and end at max_steps") {
+  CHECK(search_rungs({.eta = 3, .first_rung = 20, .max_steps = 540}) == std::vector<std::int64_t>{20, 60, 180, 540});
+  CHECK(search_rungs({.eta = 3, .first_rung = 100, .max_steps = 1000}) == std::vector<std::int64_t>{100, 300, 900, 1000});
+  CHECK(search_rungs({.eta = 2, .first_rung = 250, .max_steps = 1000}) == std::vector<std::int64_t>{250, 500, 1000});
+  CHECK(search_rungs({.eta = 4, .first_rung = 999, .max_steps = 1000}) == std::vector<std::int64_t>{999, 1000});
+  CHECK_THROWS_AS(search_rungs({.eta = 3, .first_rung = 0, .max_steps = 10}), Error);
+  CHECK_THROWS_AS(search_rungs({.eta = 1, .first_rung = 5, .max_steps = 10}), Error);
+}
+
+TEST_CASE("the halving rule promotes the best floor(n / eta) rows, ties to the earlier row") {
+  // Nine rows at a rung, perplexities by hand: ranks 4 (3.0), 7 (3.1), 1 and 2 tied (3.5), ...
+  const std::vector<RungEntry> nine = {{0, 5.0, false}, {1, 3.5, false}, {2, 3.5, false},
+                                       {3, 9.0, false}, {4, 3.0, false}, {5, 4.0, false},
+                                       {6, 6.0, false}, {7, 3.1, false}, {8, 7.0, false}};
+  CHECK(promotions_at_rung(nine, 3, false, false) == Rows{1, 4, 7});  // 4, 7, then 1 before 2 (suite order)
+  CHECK(promotions_at_rung(nine, 4, false, false) == Rows{4, 7});
+  // BLEU: the highest go on.
+  CHECK(promotions_at_rung(nine, 3, true, false) == Rows{3, 6, 8});
+  // Already promoted rows are not promoted again; the others of the best three are.
+  std::vector<RungEntry> some = nine;
+  some[4].promoted = true;
+  CHECK(promotions_at_rung(some, 3, false, false) == Rows{1, 7});
+  // A row promoted while few had arrived stays promoted and does not take a place from the best.
+  some = nine;
+  some[8].promoted = true;
+  CHECK(promotions_at_rung(some, 3, false, false) == Rows{1, 4, 7});
+  // Fewer rows than eta: nobody goes on while the rung is open; the best once it is closed.
+  const std::vector<RungEntry> two = {{0, 4.0, false}, {1, 3.0, false}};
+  CHECK(promotions_at_rung(two, 3, false, false).empty());
+  CHECK(promotions_at_rung(two, 3, false, true) == Rows{1});
+  // Rows without a metric (failed, or not a number) are neither ranked nor counted.
+  const std::vector<RungEntry> failed = {{0, std::nullopt, false}, {1, 4.0, false}, {2, 5.0, false}, {3, 6.0, false}};
+  CHECK(promotions_at_rung(failed, 3, false, false) == Rows{1});
+  const std::vector<RungEntry> none = {{0, std::nullopt, false}};
+  CHECK(promotions_at_rung(none, 3, false, true).empty());
+}
+
+TEST_CASE("asynchronous halving: rows arriving late, a failed row and rungs that close") {
+  SearchState s = state_of({"a", "b", "c", "d", "e", "f"}, {10, 30, 90});
+  CHECK(standing(s, "a") == "pending");
+  CHECK(s.record("a", 0, 5.0).empty());  // 1 row at rung 0: floor(1/3) = 0
+  CHECK(standing(s, "a") == "waiting");
+  CHECK(s.record("b", 0, 4.0).empty());
+  CHECK(s.record("c", 0, 6.0) == Keys{"b"});  // 3 rows: the best, b
+  CHECK(standing(s, "b") == "promoted");
+  CHECK(s.standing_rung("b", false) == 1);
+  CHECK(s.record("d", 0, 3.0) == Keys{"d"});  // 4 rows: d is now the best; b stays promoted
+  CHECK_FALSE(s.rung_closed(0));
+  CHECK(s.record_failure("e", "diverged").empty());
+  CHECK(standing(s, "e") == "failed");
+  CHECK(standing(s, "a") == "waiting");  // f may still arrive
+  // f arrives last: 5 rows measured, floor(5/3) = 1 (d, promoted already); the rung closes.
+  CHECK(s.record("f", 0, 4.5).empty());
+  CHECK(s.rung_closed(0));
+  CHECK(standing(s, "a") == "stopped");
+  CHECK(standing(s, "c") == "stopped");
+  CHECK(standing(s, "f") == "stopped");
+  // Rung 1 holds b and d only: open until both are measured, then the better one goes on.
+  CHECK(s.record("b", 1, 3.6).empty());
+  CHECK_FALSE(s.rung_closed(1));
+  CHECK(standing(s, "b") == "waiting");
+  CHECK(s.record("d", 1, 2.9) == Keys{"d"});
+  CHECK(standing(s, "b") == "stopped");
+  CHECK(s.record("d", 2, 2.5).empty());  // the last rung: d has finished
+  CHECK(standing(s, "d") == "finished");
+  CHECK(s.steps_trained() == 10 * 3 + 30 + 90);  // each row's steps: a, c, f 10; b 30; d 90
+  // A repeated record (a process stopped after writing it) changes nothing.
+  CHECK(s.record("a", 0, 1.0).empty());
+  CHECK(*s.find("a")->metrics[0] == 5.0);
+  CHECK_THROWS_WITH_AS(s.record("c", 2, 1.0), contains("reports rung 2 but was measured only up to rung 0"), Error);
+}
+
+TEST_CASE("a rung above closes when the last row below it stays there") {
+  // b and d wait at rung 1 (2 < eta) while c has not reached rung 0; c's result closes rung 0,
+  // which closes rung 1: its best row goes on.
+  SearchState s = state_of({"a", "b", "c", "d"}, {10, 30, 90}, 2);
+  CHECK(s.record("a", 0, 5.0).empty());
+  CHECK(s.record("b", 0, 4.0) == Keys{"b"});  // 2 rows, eta 2: the better one
+  CHECK(s.record("b", 1, 3.0).empty());        // 1 row at rung 1, which c may still reach
+  CHECK(s.record("d", 0, 3.5) == Keys{"d"});   // 3 rows: floor(3/2) = 1: d is now the best
+  CHECK(s.record("d", 1, 3.2) == Keys{"b"});   // rung 1: 2 rows, the better, b
+  CHECK(standing(s, "d") == "waiting");        // c may still reach rung 0 and then rung 1
+  CHECK(s.record("c", 0, 9.0).empty());        // rung 0 closes: 4 rows, floor(4/2) = 2 went on (b, d)
+  CHECK(s.rung_closed(0));
+  CHECK(s.rung_closed(1));
+  CHECK(standing(s, "d") == "stopped");
+  CHECK(standing(s, "c") == "stopped");
+
+  // A failure may close a rung too: x waits at rung 0 behind y, which fails.
+  SearchState f = state_of({"x", "y"}, {10, 30});
+  CHECK(f.record("x", 0, 4.0).empty());
+  CHECK(f.record_failure("y", "out of memory") == Keys{"x"});
+}
+
+TEST_CASE("search decisions are the same after a save and a reload at any point") {
+  // One sequence of results, recorded in one state, and again with a JSON round trip after each.
+  const std::vector<std::tuple<std::string, std::int64_t, double>> results = {
+      {"r0", 0, 5.0}, {"r1", 0, 4.0}, {"r2", 0, 6.0}, {"r1", 1, 3.9}, {"r3", 0, 3.0}, {"r4", 0, 3.5},
+      {"r5", 0, 4.4}, {"r3", 1, 2.8}, {"r4", 1, 3.3}, {"r3", 2, 2.0}};
+  SearchState straight = state_of({"r0", "r1", "r2", "r3", "r4", "r5"}, {10, 30, 90});
+  SearchState reloaded = straight;
+  for (const auto& [key, rung, value] : results) {
+    const Keys a = straight.record(key, rung, value);
+    reloaded = search_state_from_json(search_state_to_json(reloaded), "search.json");
+    const Keys b = reloaded.record(key, rung, value);
+    CHECK(a == b);
+  }
+  CHECK(search_state_to_json(straight) == search_state_to_json(reloaded));
+  for (const auto& r : straight.rows) CHECK(standing(straight, r.key) == standing(reloaded, r.key));
+  CHECK(standing(straight, "r3") == "finished");
+  CHECK_THROWS_WITH_AS(search_state_from_json("{\"method\": 1}", "x/search.json"),
+                       contains("x/search.json: not a search state"), Error);
+}
+
+namespace {
+
+struct Files {
+  fs::path dir = fs::temp_directory_path() / ("attnlab-search-test-" + std::to_string(::getpid()));
+  Files() { fs::create_directories(dir); }
+  ~Files() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  }
+};
+
+// A synthetic-corpus suite with a [search] table and rows of its own.
+std::string suite_with(const std::string& search, const std::string& rows = "") {
+  return R"([suite]
+name = "s"
+
+[base.data.synthetic]
+train_pairs = 100
+
+[base.vocab]
+size = 300
+
+[base.training]
+max_steps = 540
+eval_every = 20
+
+)" + search + "\n" + rows;
+}
+
+}  // namespace
+
+TEST_CASE("a suite's [search] is read, applied to its rows and checked with file:line:column") {
+  const Files files;
+  const std::string grid = "[grids.g]\naxes = [ { \"training.lr_scale\" = [0.5, 1.0, 2.0] } ]\n";
+  const Suite s = load_suite(files.write(
+      "ok.toml", suite_with("[search]\nmethod = \"halving\"\nmetric = \"dev_bleu\"\neta = 3\nfirst_rung = 20\n", grid)));
+  REQUIRE(s.search.has_value());
+  CHECK(s.search->metric == SearchMetric::dev_bleu);
+  CHECK(s.search->max_steps == 540);  // the rows' own
+  CHECK(search_rungs(*s.search) == std::vector<std::int64_t>{20, 60, 180, 540});
+  CHECK(s.rows.size() == 4);
+  // max_steps in [search] sets every row's (and with it the rows' folders).
+  const Suite longer = load_suite(files.write("longer.toml", suite_with("[search]\nfirst_rung = 20\nmax_steps = 600\n", grid)));
+  for (const auto& row : longer.rows) CHECK(row.config.training.max_steps == 600);
+  CHECK(longer.rows[0].hash != s.rows[0].hash);
+
+  CHECK_THROWS_WITH_AS(load_suite(files.write("m.toml", suite_with("[search]\nmethod = \"hyperband\"\nfirst_rung = 20\n"))),
+                       contains("m.toml:15:10: search.method: unknown search method 'hyperband' (valid: halving)"),
+                       Error);
+  CHECK_THROWS_WITH_AS(load_suite(files.write("metric.toml", suite_with("[search]\nmetric = \"dev_loss\"\nfirst_rung = 20\n"))),
+                       contains("metric.toml:15:10: search.metric: unknown metric 'dev_loss' (valid: dev_ppl"), Error);
+  CHECK_THROWS_WITH_AS(load_suite(files.write("eta.toml", suite_with("[search]\neta = 1\nfirst_rung = 20\n"))),
+                       contains("eta.toml:15:7: search.eta: eta must be an integer >= 2"), Error);
+  CHECK_THROWS_WITH_AS(load_suite(files.write("past.toml", suite_with("[search]\nfirst_rung = 600\n"))),
+                       contains("past.toml:15:14: search.first_rung: 600 steps is not below max_steps (540)"), Error);
+  CHECK_THROWS_WITH_AS(load_suite(files.write("odd.toml", suite_with("[search]\nfirst_rung = 30\n"))),
+                       contains("odd.toml:15:14: search.first_rung: 30 is not a multiple of training.eval_every (20"),
+                       Error);
+  CHECK_THROWS_WITH_AS(load_suite(files.write("key.toml", suite_with("[search]\nfirst_rung = 20\nrungs = 3\n"))),
+                       contains("key.toml:16:1: search.rungs: unknown key"), Error);
+  CHECK_THROWS_WITH_AS(load_suite(files.write("nodev.toml", suite_with("[search]\nfirst_rung = 20\n",
+                                                                       "[rows.nodev]\n\"data.synthetic.dev_pairs\" = 0\n"))),
+                       contains("nodev.toml:14:1: search: row nodev has no dev set"), Error);
+  CHECK_THROWS_WITH_AS(load_suite(files.write("steps.toml", suite_with("[search]\nfirst_rung = 20\n",
+                                                                       "[rows.long]\n\"training.max_steps\" = 900\n"))),
+                       contains("row long trains 900 steps, but the search's rows all train to 540"), Error);
+}
