@@ -21,6 +21,27 @@
 namespace attnlab::app {
 namespace {
 
+// What the suite's [search] will train: its rungs, and the steps of synchronous halving (each rung
+// keeping the best floor(n / eta), at least one) against the exhaustive grid's. The asynchronous
+// rule promotes a few more rows, since it decides before every row has arrived.
+void print_search_plan(const nmt::Suite& suite) {
+  const nmt::SearchSpec& s = *suite.search;
+  const std::vector<std::int64_t> rungs = nmt::search_rungs(s);
+  std::int64_t runs = 0;
+  for (const auto& row : suite.rows) runs += row.skipped.empty() && row.same_as.empty();
+  std::int64_t steps = 0, n = runs;
+  for (std::size_t k = 0; k < rungs.size(); ++k) {
+    const std::int64_t next = k + 1 < rungs.size() ? std::max<std::int64_t>(n / s.eta, n > 0 ? 1 : 0) : 0;
+    steps += (n - next) * rungs[k];
+    n = next;
+  }
+  fmt::print("search: successive halving by {} ({} is better), eta {}, rungs {} steps; {} runs: about {} "
+             "training steps ({:.0f} % of the exhaustive grid's {})\n",
+             nmt::search_metric_name(s.metric), nmt::higher_is_better(s.metric) ? "higher" : "lower", s.eta,
+             fmt::join(rungs, ", "), runs, steps, runs > 0 ? 100.0 * steps / (runs * s.max_steps) : 0.0,
+             runs * s.max_steps);
+}
+
 std::string number(double v) {
   std::string s = fmt::format("{:g}", v);
   return s;
@@ -178,6 +199,7 @@ int run_check(const CheckFlags& f) {
   print_table(header, table, format);
   fmt::print("\n{}{}\n", f.jobs > 1 ? "attnlab run --jobs " + std::to_string(f.jobs) + ": " : "one row at a time: ",
              plan.describe());
+  if (suite.search) print_search_plan(suite);
   if (!notices.empty()) {
     fmt::print("\n");
     for (const auto& n : notices) fmt::print("{}\n", n);

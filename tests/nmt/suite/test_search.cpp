@@ -228,3 +228,16 @@ TEST_CASE("a suite's [search] is read, applied to its rows and checked with file
                                                                        "[rows.long]\n\"training.max_steps\" = 900\n"))),
                        contains("row long trains 900 steps, but the search's rows all train to 540"), Error);
 }
+
+TEST_CASE("the shipped search suites are 27-row grids with the rungs they document") {
+  const std::string dir = ATTNLAB_TEST_EXPERIMENTS_DIR;
+  for (const auto& [file, rungs] : {std::pair<std::string, std::vector<std::int64_t>>{"search-quickstart.toml", {20, 60, 180, 540}},
+                                    {"search-multi30k.toml", {60, 180, 540, 1620}}}) {
+    CAPTURE(file);
+    const Suite s = load_suite(dir + "/" + file);
+    REQUIRE(s.search.has_value());
+    CHECK(search_rungs(*s.search) == rungs);
+    const SearchState state = make_search_state(s);
+    CHECK(state.rows.size() == 27);  // the base row and 26 other grid points: the 27th is the base
+  }
+}
