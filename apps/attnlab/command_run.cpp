@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -84,14 +85,30 @@ int run_suite_command(RunFlags& f);
 // A Slurm task of a search, once its own row is done or held: every row the search has promoted
 // and no process trains (the task that records a result may promote rows whose own tasks have
 // ended), one after another until none is left. 130 when interrupted.
-int train_promoted_rows(const nmt::Suite& suite, const Registry& registry, const nmt::RowRunOptions& options) {
+int train_promoted_rows(const nmt::Suite& suite, const Registry& registry, const nmt::RowRunOptions& options,
+                        const std::string& taker) {
   std::vector<const nmt::SuiteRow*> rows;
   for (const auto& row : suite.rows) rows.push_back(&row);
   std::set<std::string> passed_over;
   while (const nmt::SuiteRow* row = nmt::next_search_row(suite, rows, passed_over, true)) {
-    fmt::print(stderr, "== promoted row {} (seed {}) -> {}\n", row->name, row->seed, row->config.run_dir);
+    fmt::print(stderr, "== promoted row {} (seed {}) -> {} (log: its run.log)\n", row->name, row->seed,
+               row->config.run_dir);
+    // The row's lines go to its own run.log, as when its own task trains it, after a line saying
+    // which task took it.
+    const std::string log_path = row->config.run_dir + "/run.log";
+    if (std::FILE* f = std::fopen(log_path.c_str(), "a")) {
+      fmt::print(f, "== promoted row {} (seed {}) taken by the task of {}\n", row->name, row->seed, taker);
+      std::fclose(f);
+    }
+    nmt::RowRunOptions own = options;
+    own.log = [log_path](const std::string& line) {
+      if (std::FILE* f = std::fopen(log_path.c_str(), "a")) {
+        fmt::print(f, "{}\n", line);
+        std::fclose(f);
+      }
+    };
     try {
-      nmt::run_row(suite, *row, registry, options);
+      nmt::run_row(suite, *row, registry, own);
     } catch (const nmt::RowInterrupted& e) {
       fmt::print(stderr, "{}\n", e.what());
       return 130;
@@ -212,7 +229,7 @@ int run_suite_command(RunFlags& f) {
         throw;
       }
       std::filesystem::remove(error_file);
-      if (f.take_promoted && suite.search) return train_promoted_rows(suite, registry, row_options);
+      if (f.take_promoted && suite.search) return train_promoted_rows(suite, registry, row_options, only_row);
       return 0;
     }
     throw Error(fmt::format("suite {} has no row {}", suite.name, only_row));

@@ -211,8 +211,9 @@ for log in glob.glob(os.path.join(folder, "*", "run.log")):
     for line in open(log, errors="replace"):
         if m := re.match(r"== Slurm task \S+ on \S+: row (\S+)", line):
             task, current, took = m.group(1), m.group(1), False
-        elif m := re.match(r"== promoted row (\S+) \(seed (\d+)\)", line):
+        elif m := re.match(r"== promoted row (\S+) \(seed (\d+)\)(?: taken by the task of (\S+))?", line):
             current, took = f"{m.group(1)}@{m.group(2)}", True
+            task = m.group(3) or task
         elif (m := decision.match(line)) and int(m.group(3)) > 0:
             key = f"{m.group(1)}@{m.group(2)}"
             how = "?" if key != current else f"taken by the task of {task}" if took else "its own task"

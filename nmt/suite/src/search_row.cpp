@@ -59,9 +59,12 @@ void log_decision(const RowRunOptions& o, const SearchState& s, const SuiteRow& 
   const SearchRowState* me = s.find(row_key(row));
   std::int64_t measured = 0;
   for (const SearchRowState& r : s.rows) measured += r.reached() > k;
+  // A record may promote from other rungs too (it can close the rung above): each key with its rung.
+  std::vector<std::string> went_on;
+  for (const std::string& key : promoted) went_on.push_back(fmt::format("{} to rung {}", key, s.find(key)->allowed));
   o.log(fmt::format("{} (seed {}): {} at rung {} ({} steps), {} row(s) measured there{}", row.name, row.seed,
                     metric_text(s, me->metrics[static_cast<std::size_t>(k)]), k, s.rungs[static_cast<std::size_t>(k)],
-                    measured, promoted.empty() ? "" : fmt::format("; promoted to rung {}: {}", k + 1, fmt::join(promoted, ", "))));
+                    measured, went_on.empty() ? "" : fmt::format("; promoted: {}", fmt::join(went_on, ", "))));
 }
 
 // Records the finished row's metrics at the rungs it has not reported (a row finished with
