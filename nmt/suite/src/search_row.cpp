@@ -48,10 +48,6 @@ std::optional<double> finished_metric(const SuiteRow& row, const SearchState& s,
   return std::nullopt;
 }
 
-std::string metric_text(const SearchState& s, std::optional<double> m) {
-  return m ? fmt::format("{} {:.4g}", search_metric_name(s.metric), *m) : fmt::format("no {}", search_metric_name(s.metric));
-}
-
 // Logs what a decision did.
 void log_decision(const RowRunOptions& o, const SearchState& s, const SuiteRow& row, std::int64_t k,
                   const std::vector<std::string>& promoted) {
@@ -63,7 +59,7 @@ void log_decision(const RowRunOptions& o, const SearchState& s, const SuiteRow& 
   std::vector<std::string> went_on;
   for (const std::string& key : promoted) went_on.push_back(fmt::format("{} to rung {}", key, s.find(key)->allowed));
   o.log(fmt::format("{} (seed {}): {} at rung {} ({} steps), {} row(s) measured there{}", row.name, row.seed,
-                    metric_text(s, me->metrics[static_cast<std::size_t>(k)]), k, s.rungs[static_cast<std::size_t>(k)],
+                    search_metric_text(s.metric, me->metrics[static_cast<std::size_t>(k)]), k, s.rungs[static_cast<std::size_t>(k)],
                     measured, went_on.empty() ? "" : fmt::format("; promoted: {}", fmt::join(went_on, ", "))));
 }
 

@@ -120,6 +120,21 @@ std::int64_t SearchState::steps_trained() const {
   return steps;
 }
 
+const SearchRowState* SearchState::best_so_far(std::int64_t& rung) const {
+  const SearchRowState* best = nullptr;
+  const bool higher = higher_is_better(metric);
+  for (std::int64_t k = static_cast<std::int64_t>(rungs.size()) - 1; k >= 0 && !best; --k) {
+    for (const SearchRowState& r : rows) {
+      if (r.reached() <= k) continue;
+      const std::optional<double>& m = r.metrics[static_cast<std::size_t>(k)];
+      const std::optional<double> b = best ? best->metrics[static_cast<std::size_t>(k)] : std::nullopt;
+      if (m && (!b || (higher ? *m > *b : *m < *b))) best = &r;
+    }
+    if (best) rung = k;
+  }
+  return best;
+}
+
 SearchState make_search_state(const Suite& suite) {
   ATTNLAB_CHECK(suite.search.has_value(), "suite {} has no [search]", suite.name);
   SearchState s;

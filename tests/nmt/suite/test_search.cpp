@@ -137,6 +137,45 @@ TEST_CASE("a rung above closes when the last row below it stays there") {
   CHECK(f.record_failure("y", "out of memory") == Keys{"x"});
 }
 
+TEST_CASE("the search in words: each standing with its rung and metric, and the course so far") {
+  SearchState s = state_of({"a", "b", "c", "d", "e"}, {10, 30, 90});
+  const auto words = [&](const std::string& key, bool finished = false) { return search_standing_text(s, key, finished); };
+  CHECK(words("a") == "pending, to rung 0 (10 steps)");
+  CHECK(search_summary(s) ==
+        "halving by dev_ppl (lower is better), eta 3, rungs 10, 30, 90 steps; 0 of the full grid's 450 steps "
+        "trained (0 %; 5 rows x 90); no row measured yet");
+  s.record("a", 0, 5.0);
+  s.record("b", 0, 4.0);
+  s.record("c", 0, 6.0);  // b promoted
+  CHECK(words("a") == "waiting at rung 0: dev_ppl 5");
+  CHECK(words("b") == "promoted to rung 1 (30 steps)");
+  s.record_failure("d", "diverged");
+  s.record("e", 0, std::nullopt);  // not a number: ranks nowhere
+  CHECK(words("a") == "stopped at rung 0: dev_ppl 5");
+  CHECK(words("e") == "stopped at rung 0: no dev_ppl");
+  CHECK(words("d") == "failed before rung 0 (10 steps)");
+  s.record("b", 1, 3.25);  // rung 1 closed: b goes on
+  CHECK(words("b") == "promoted to rung 2 (90 steps)");
+  CHECK(words("b", true) == "finished");
+  s.find("c")->no_prune = true;
+  CHECK(words("c") == "to the end with --no-prune (90 steps)");
+  CHECK(words("c", true) == "finished with --no-prune");
+  CHECK(search_metric_text(SearchMetric::dev_bleu, 27.125) == "dev_bleu 27.12");
+  // The best so far is the best at the highest rung reached, not the best number anywhere.
+  std::int64_t rung = -1;
+  REQUIRE(s.best_so_far(rung) != nullptr);
+  CHECK(s.best_so_far(rung)->key == "b");
+  CHECK(rung == 1);
+  CHECK(search_summary(s) ==
+        "halving by dev_ppl (lower is better), eta 3, rungs 10, 30, 90 steps; 60 of the full grid's 450 steps "
+        "trained (13 %; 5 rows x 90); best so far: b, dev_ppl 3.25 at rung 1 (30 steps)");
+  SearchState bleu = state_of({"x", "y"}, {10, 30}, 2, SearchMetric::dev_bleu);
+  bleu.record("x", 0, 20.0);
+  bleu.record("y", 0, 25.0);
+  REQUIRE(bleu.best_so_far(rung) != nullptr);
+  CHECK(bleu.best_so_far(rung)->key == "y");  // BLEU: the higher
+}
+
 TEST_CASE("search decisions are the same after a save and a reload at any point") {
   // One sequence of results, recorded in one state, and again with a JSON round trip after each.
   const std::vector<std::tuple<std::string, std::int64_t, double>> results = {

@@ -64,11 +64,29 @@ struct SearchState {
   std::int64_t standing_rung(std::string_view key, bool finished) const;
   // The total training steps the rows have done so far (rungs reached, the last one included).
   std::int64_t steps_trained() const;
+  // The row with the best metric at the highest rung where a row was measured with one (ties: the
+  // earlier row), that rung in `rung`; nullptr before any such measurement.
+  const SearchRowState* best_so_far(std::int64_t& rung) const;
 
  private:
   std::vector<std::string> promote_from(std::int64_t k);
   std::vector<std::string> promote_all();
 };
+
+// ---- the search in words (search_text.cpp): the runners' logs, `attnlab status`, the report ----
+
+// "dev_ppl 5.123", or "no dev_ppl" where the row had no number there (it diverged).
+std::string search_metric_text(SearchMetric metric, std::optional<double> value);
+// Row `key`'s standing in words (`finished`: its result.json exists): "pending, to rung 0 (20
+// steps)", "promoted to rung 1 (60 steps)", "waiting at rung 0: dev_ppl 7.12", "stopped at rung 0:
+// dev_ppl 7.12", "finished", "failed before rung 1 (60 steps)"; a row run with --no-prune is
+// "to the end with --no-prune (180 steps)" until it is "finished with --no-prune".
+std::string search_standing_text(const SearchState& state, std::string_view key, bool finished);
+// The search in one line: its rule and rungs, the steps trained so far against the exhaustive
+// grid's (every row to the last rung) and the best row so far (best_so_far): "halving by dev_ppl
+// (lower is better), eta 3, rungs 20, 60, 180 steps; 540 of the full grid's 1620 steps trained
+// (33 %; 9 rows x 180); best so far: lr-3@1, dev_ppl 5.123 at rung 2 (180 steps)".
+std::string search_summary(const SearchState& state);
 
 // A fresh state for a suite with a search: every training row at rung 0.
 SearchState make_search_state(const Suite& suite);
