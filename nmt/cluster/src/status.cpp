@@ -17,6 +17,7 @@
 #include "attnlab/nmt/suite/suite.h"
 #include "attnlab/nmt/suite/suite_results.h"
 #include "attnlab/nmt/train/training_summary.h"
+#include "status_search.h"
 
 namespace attnlab::nmt {
 namespace {
@@ -67,6 +68,7 @@ void inspect(RowProgress& r, const std::map<std::string, SlurmTask>& queue, cons
   const TrainingSummary summary = read_training_summary(dir / "metrics.jsonl");
   r.step = summary.last_step;
   if (!summary.dev_ppl.empty()) r.dev_ppl = summary.dev_ppl.back().value;
+  r.seconds_per_step = summary.seconds_per_step;
   const auto task = queue.find(dir.filename().string());
   const std::string task_text =
       task == queue.end() ? std::string()
@@ -117,6 +119,7 @@ std::string_view row_phase_name(RowPhase phase) {
     case RowPhase::kStopped: return "stopped";
     case RowPhase::kNotStarted: return "not started";
     case RowPhase::kSkipped: return "skipped";
+    case RowPhase::kHeld: return "held";
   }
   return "?";
 }
@@ -125,6 +128,7 @@ StatusReport read_status(const std::string& target) {
   StatusReport report;
   std::map<std::string, std::string> failures;  // row folder -> suite.json's error
   std::map<std::string, std::int64_t> max_steps;
+  bool of_suite = true;  // a suite's rows (they may be under a search), not one run folder
   if (fs::is_regular_file(target)) {
     const Suite suite = load_suite(target);
     report.name = suite.name;
@@ -153,6 +157,7 @@ StatusReport read_status(const std::string& target) {
     report.name = fs::path(target).lexically_normal().filename().string();
     report.run_dir = target;
     report.rows.push_back(row_progress(report.name, 1, target, 0));
+    of_suite = false;
   } else {
     throw Error(fmt::format("{} is neither a suite file, a suite's run folder (suite.json) nor a run folder "
                             "(config.toml)",
@@ -166,6 +171,7 @@ StatusReport read_status(const std::string& target) {
     const std::string folder = fs::path(r.dir).filename().string();
     inspect(r, by_folder, failures.count(folder) ? failures[folder] : std::string());
   }
+  if (of_suite) add_search_standings(report);
   return report;
 }
 
@@ -174,21 +180,27 @@ std::string format_status(const StatusReport& report) {
   for (const RowProgress& r : report.rows) ++counts[r.phase];
   std::vector<std::string> parts;
   for (RowPhase p : {RowPhase::kDone, RowPhase::kRunning, RowPhase::kQueued, RowPhase::kFailed, RowPhase::kStopped,
-                     RowPhase::kNotStarted, RowPhase::kSkipped})
+                     RowPhase::kHeld, RowPhase::kNotStarted, RowPhase::kSkipped})
     if (counts[p] > 0) parts.push_back(fmt::format("{} {}", counts[p], row_phase_name(p)));
   std::string out = fmt::format("{} ({}): {} row(s): {}{}\n", report.name, report.run_dir, report.rows.size(),
                                 fmt::join(parts, ", "), report.slurm ? "; Slurm queue read" : "");
-  std::size_t name_width = 4;
+  if (!report.search.empty()) out += fmt::format("search: {}\n", report.search);
+  std::size_t name_width = 4, search_width = 6;
   for (const RowProgress& r : report.rows) name_width = std::max(name_width, r.name.size());
-  out += fmt::format("{:<{}}  {:>4}  {:<11}  {:>13}  {:>7}  {:>8}  {:>6}  {}\n", "row", name_width, "seed", "state",
-                     "step", "ETA", "dev ppl", "BLEU", "where");
+  for (const RowProgress& r : report.rows) search_width = std::max(search_width, r.search.size());
+  // Under a search, its column comes before `where`.
+  const auto search_cell = [&](const std::string& text) {
+    return report.search.empty() ? std::string() : fmt::format("{:<{}}  ", text, search_width);
+  };
+  out += fmt::format("{:<{}}  {:>4}  {:<11}  {:>13}  {:>7}  {:>8}  {:>6}  {}{}\n", "row", name_width, "seed", "state",
+                     "step", "ETA", "dev ppl", "BLEU", search_cell("search"), "where");
   for (const RowProgress& r : report.rows) {
     const std::string step = r.max_steps > 0 ? fmt::format("{}/{}", r.step, r.max_steps)
                                              : (r.step > 0 ? std::to_string(r.step) : std::string("-"));
-    out += fmt::format("{:<{}}  {:>4}  {:<11}  {:>13}  {:>7}  {:>8}  {:>6}  {}\n", r.name, name_width, r.seed,
+    out += fmt::format("{:<{}}  {:>4}  {:<11}  {:>13}  {:>7}  {:>8}  {:>6}  {}{}\n", r.name, name_width, r.seed,
                        row_phase_name(r.phase), step, r.eta_seconds ? duration_str(*r.eta_seconds) : "-",
                        r.dev_ppl ? fmt::format("{:.3f}", *r.dev_ppl) : "-",
-                       r.bleu ? fmt::format("{:.2f}", *r.bleu) : "-",
+                       r.bleu ? fmt::format("{:.2f}", *r.bleu) : "-", search_cell(r.search),
                        r.same_as.empty() ? r.where
                                          : fmt::format("same run as {}{}", r.same_as, r.where.empty() ? "" : "; " + r.where));
     if (!r.error.empty()) out += fmt::format("    {}: {}\n", r.phase == RowPhase::kSkipped ? "why" : "error", r.error);
