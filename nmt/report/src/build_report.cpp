@@ -73,6 +73,19 @@ std::string ReportRow::status_text() const {
   const int total = static_cast<int>(runs.size());
   const std::string same = same_as.empty() ? "" : fmt::format(" (same run as {})", same_as);
   if (done == total) return "done" + same;
+  // Under a search: each run's standing (a failed run's own words when the search recorded it).
+  if (std::any_of(runs.begin(), runs.end(), [](const ReportRun& r) { return r.search.has_value(); })) {
+    std::string s;
+    for (const ReportRun& run : runs) {
+      std::string t = run.status == RowStatus::kDone ? "done" : std::string(row_status_name(run.status));
+      if (run.search && run.status != RowStatus::kDone &&
+          (run.status != RowStatus::kFailed || run.search->standing == SearchStanding::failed))
+        t = run.search->text;
+      if (!s.empty()) s += "; ";
+      s += total == 1 ? t : fmt::format("seed {}: {}", run.seed, t);
+    }
+    return s + same;
+  }
   if (failed == total) return "failed" + same;
   if (pending == total) return "pending" + same;
   if (skipped == total) return "skipped";
@@ -161,6 +174,7 @@ Report collect_suite(const std::string& run_dir, const ReportOptions& options) {
     run.dev_reference = options.dev_reference.empty() ? find_dev_reference(run.dir) : options.dev_reference;
     row.runs.push_back(std::move(run));
   }
+  read_search(report);
   return report;
 }
 

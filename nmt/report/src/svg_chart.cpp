@@ -24,6 +24,20 @@ std::string html_escape(std::string_view s) {
 namespace {
 constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
                                     "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+// A cross (stopped) or a ring (waiting) centred at (x, y); `row` names the run's row ("" in the legend).
+std::string end_mark(EndMark kind, double x, double y, const std::string& color, const std::string& row) {
+  const char* cls = kind == EndMark::stopped ? "stop" : "wait";
+  const std::string data =
+      row.empty() ? std::string() : fmt::format(" class=\"{}\" data-row=\"{}\"", cls, html_escape(row));
+  if (kind == EndMark::stopped)
+    return fmt::format("<path{} d=\"M{:.1f},{:.1f} l10,10 m0,-10 l-10,10\" stroke=\"{}\" "
+                       "stroke-width=\"2.5\" fill=\"none\"/>\n",
+                       data, x - 5, y - 5, color);
+  return fmt::format("<circle{} cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"6\" stroke=\"{}\" stroke-width=\"2\" "
+                     "fill=\"none\"/>\n",
+                     data, x, y, color);
+}
+
 }  // namespace
 
 std::string series_color(std::size_t i) { return kPalette[i % std::size(kPalette)]; }
@@ -65,7 +79,7 @@ std::string tick_label(double v) {
 
 
 std::string svg_chart(const std::string& title, const std::string& y_label, const std::vector<Series>& series,
-                      bool markers) {
+                      bool markers, const std::vector<Guide>& guides) {
   constexpr double W = 660, H = 400, left = 70, right = 170, top = 36, bottom = 52;
   const double pw = W - left - right, ph = H - top - bottom;
   std::string out = fmt::format(
@@ -91,6 +105,7 @@ std::string svg_chart(const std::string& title, const std::string& y_label, cons
     return out;
   }
   x_lo = std::min(x_lo, 0.0);
+  for (const Guide& g : guides) x_hi = std::max(x_hi, static_cast<double>(g.step));
   if (x_hi <= x_lo) x_hi = x_lo + 1;
   const bool log_y = y_lo > 0 && y_hi / y_lo > 10;
   if (log_y) {
@@ -126,6 +141,14 @@ std::string svg_chart(const std::string& title, const std::string& y_label, cons
   out += fmt::format("<text x=\"16\" y=\"{0}\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">{1}{2}</text>\n",
                      top + ph / 2, html_escape(y_label), log_y ? " (log scale)" : "");
   out += "</g>\n";
+  // Guides.
+  for (const Guide& g : guides) {
+    const double x = fx(static_cast<double>(g.step));
+    out += fmt::format("<line class=\"guide\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#888\" "
+                       "stroke-dasharray=\"4 3\"/><text x=\"{0:.1f}\" y=\"{3:.1f}\" font-size=\"10\" fill=\"#666\" "
+                       "text-anchor=\"middle\">{4}</text>\n",
+                       x, top, top + ph, top - 3, html_escape(g.label));
+  }
   // Curves.
   for (const auto& s : series) {
     std::string pts;
@@ -142,6 +165,8 @@ std::string svg_chart(const std::string& title, const std::string& y_label, cons
         if (std::isfinite(p.value) && (!log_y || p.value > 0))
           out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", fx(static_cast<double>(p.step)),
                              fy(p.value), s.color);
+    if (s.mark != EndMark::none && std::isfinite(s.mark_at.value) && (!log_y || s.mark_at.value > 0))
+      out += end_mark(s.mark, fx(static_cast<double>(s.mark_at.step)), fy(s.mark_at.value), s.color, s.label);
   }
   // Legend: one entry per row.
   double ly = top + 8;
@@ -153,6 +178,18 @@ std::string svg_chart(const std::string& title, const std::string& y_label, cons
                        left + pw + 14, ly, left + pw + 38, s.color, left + pw + 44, ly + 4, html_escape(s.label));
     ly += 18;
   }
+  // One entry per kind of mark and for the guides, when the chart has them.
+  for (const EndMark kind : {EndMark::stopped, EndMark::waiting})
+    if (std::any_of(series.begin(), series.end(), [&](const Series& s) { return s.mark == kind; })) {
+      out += end_mark(kind, left + pw + 26, ly, "#333", "") +
+             fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", left + pw + 44, ly + 4,
+                         kind == EndMark::stopped ? "stopped by search" : "waiting at a rung");
+      ly += 18;
+    }
+  if (!guides.empty())
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>"
+                       "<text x=\"{3}\" y=\"{4}\">search rungs</text>\n",
+                       left + pw + 14, ly, left + pw + 38, left + pw + 44, ly + 4);
   out += "</g>\n</svg>\n";
   return out;
 }

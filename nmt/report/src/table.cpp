@@ -164,6 +164,7 @@ std::string noise_text(const std::optional<double>& noise, int digits) {
 
 std::vector<std::string> notes(const Report& report) {
   std::vector<std::string> out = agreement_lines(report);
+  for (std::string& line : search_notes(report)) out.push_back(std::move(line));
   for (const auto& k : report.bleu_kinds) {
     std::string line = fmt::format("BLEU: {} mode, signature {}", k.mode.empty() ? "unknown" : k.mode,
                                    k.signature.empty() ? "(none recorded)" : k.signature);

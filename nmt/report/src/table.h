@@ -52,5 +52,8 @@ std::vector<std::string> agreement_lines(const Report& report);
 std::string noise_text(const std::optional<double>& noise, int digits);
 // The notes printed under the table (plain text; each format escapes them).
 std::vector<std::string> notes(const Report& report);
+// Under a search (search_notes.cpp): its summary, what a standing in the status column means, and
+// the runs finished with --no-prune; none without one.
+std::vector<std::string> search_notes(const Report& report);
 
 }  // namespace attnlab::nmt::detail

@@ -1,5 +1,6 @@
 // The report as CSV (RFC 4180 quoting), one line per row, means and standard deviations in their own columns.
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 #include <cstdint>
@@ -23,6 +24,18 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+// A search column of a row: its runs' values, once when they agree, else each run's joined by ";"
+// ("" for a run outside the search); empty without a search.
+std::string search_field(const ReportRow& row, const std::function<std::string(const RunSearch&)>& value) {
+  std::vector<std::string> values;
+  for (const ReportRun& run : row.runs) values.push_back(run.search ? value(*run.search) : "");
+  if (std::all_of(values.begin(), values.end(), [&](const std::string& v) { return v == values.front(); }))
+    return values.empty() ? "" : values.front();
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i) out.append(i ? ";" : "").append(values[i]);
+  return out;
+}
+
 }  // namespace
 
 std::string render_csv(const Report& report) {
@@ -30,7 +43,7 @@ std::string render_csv(const Report& report) {
       "row,status,seeds,seeds_done,settings,params_m,steps,train_seconds,tokens_per_second,dev_ppl,dev_ppl_std,"
       "delta_ppl,bleu,bleu_std,delta_bleu,bootstrap_p,paper_ppl,paper_bleu,paper_params_m,paper_delta_ppl,"
       "paper_delta_bleu,ppl_direction,ppl_outside_noise,bleu_direction,bleu_outside_noise,bootstrap_p_worse,bleu_mode,"
-      "bleu_signature,error";
+      "bleu_signature,error,search_state,rung,rung_steps,rung_metric";
   const bool test = any_test(report);
   out += test ? ",test_ppl,test_bleu\n" : "\n";
   const auto opt = [](const std::optional<double>& v, int digits) { return v ? fixed(*v, digits) : std::string(); };
@@ -71,7 +84,11 @@ std::string render_csv(const Report& report) {
         row.bootstrap ? fixed(row.bootstrap->p_worse, 4) : "",
         mode,
         signature,
-        error};
+        error,
+        search_field(row, [](const RunSearch& s) { return std::string(search_standing_name(s.standing)); }),
+        search_field(row, [](const RunSearch& s) { return std::to_string(s.rung); }),
+        search_field(row, [](const RunSearch& s) { return std::to_string(s.rung_steps); }),
+        search_field(row, [](const RunSearch& s) { return s.metric ? fixed(*s.metric, 4) : std::string(); })};
     if (test) {
       f.push_back(row.test_ppl.n ? fixed(row.test_ppl.mean, 4) : "");
       f.push_back(row.test_bleu.n ? fixed(row.test_bleu.mean, 4) : "");

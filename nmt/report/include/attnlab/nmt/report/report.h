@@ -2,9 +2,10 @@
 // Reports of a suite run (`attnlab report RUN_DIR`): one table row per suite row (its seeds
 // grouped), with the row's settings, parameters, steps, training time, throughput, dev perplexity
 // and BLEU (mean and standard deviation over seeds), their change against the base row, a paired
-// bootstrap test of BLEU against the base row, and the paper's numbers beside ours. Rendered as
-// aligned text, Markdown, CSV, LaTeX (booktabs) or a self-contained HTML page with learning
-// curves drawn as inline SVG. docs/experiments.md ("Reports") describes the output.
+// bootstrap test of BLEU against the base row, and the paper's numbers beside ours; under a
+// search (search.json), where each row stands in it. Rendered as aligned text, Markdown, CSV,
+// LaTeX (booktabs) or a self-contained HTML page with learning curves drawn as inline SVG (the
+// search's rungs and stopping points marked). docs/experiments.md ("Reports") describes the output.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "attnlab/nmt/metrics/bootstrap.h"
 #include "attnlab/nmt/eval/eval_record.h"
 #include "attnlab/nmt/train/training_summary.h"
+#include "attnlab/nmt/suite/search_state.h"
 #include "attnlab/nmt/suite/suite.h"
 #include "attnlab/nmt/suite/suite_results.h"
 
@@ -33,6 +35,15 @@ struct Summary {
 };
 Summary summarize(const std::vector<double>& values);
 
+// A run under the suite's search: where it stands (SearchState::standing, standing_rung).
+struct RunSearch {
+  SearchStanding standing = SearchStanding::pending;
+  std::int64_t rung = 0, rung_steps = 0;  // the rung it trains towards, waits or stopped at, or the last
+  std::optional<double> metric;            // its metric at that rung, when it was measured there
+  std::string text;                        // search_standing_text: "stopped at rung 0: dev_ppl 7.12"
+  bool no_prune = false;                   // trained with --no-prune, past the rule
+};
+
 // One (row, seed) run.
 struct ReportRun {
   std::uint64_t seed = 1;
@@ -47,6 +58,7 @@ struct ReportRun {
   // Where the manifest disagrees with the base row's (first seed's), leaving out what the row sets
   // itself (manifest_differences, row_manifest_exemptions): "path: a vs b".
   std::vector<std::string> manifest_differences;
+  std::optional<RunSearch> search;  // under a search: its standing (none without search.json)
 };
 
 // One metric of one row beside the paper: the paper's change for the same row (its row minus its
@@ -74,7 +86,9 @@ struct ReportRow {
   std::string bootstrap_note;                   // why there is no test ("" when there is)
   EffectCheck ppl_effect, bleu_effect;          // against the paper (compare_with_paper)
   bool is_base = false;
-  // "done", "2/3 done, 1 failed", "pending", "skipped", "done (same run as base)", ...
+  // "done", "2/3 done, 1 failed", "pending", "skipped", "done (same run as base)", ...; under a
+  // search, the standing of a run not done ("stopped at rung 0: dev_ppl 7.12"; several seeds:
+  // "seed 1: ...; seed 2: done").
   std::string status_text() const;
 };
 
@@ -91,6 +105,7 @@ struct Report {
   int bootstrap_samples = 1000;
   std::uint64_t bootstrap_seed = 12345;
   std::vector<std::string> warnings;  // unreadable files and the like
+  std::optional<SearchState> search;  // the suite's search.json, when it has one
   // How many rows' effects point the paper's way, per metric (compare_with_paper).
   struct Agreement {
     int compared = 0, agree = 0, agree_outside_noise = 0;
