@@ -6,7 +6,10 @@
 #  2. the same suite killed (kill -9) in the middle and run again ends with the same decisions,
 #     byte for byte (search.json), and the same finished rows;
 #  3. with --jobs 2 it ends in the same kinds of states;
-#  4. a stopped row is finished later with --rows NAME --no-prune, from its rung's checkpoint.
+#  4. a stopped row is finished later with --rows NAME --no-prune, from its rung's checkpoint;
+#  5. `attnlab status` and `attnlab report` show each row's standing: a stopped row with its rung and
+#     metric there, a finished row, the search's steps against the grid's; the CSV has the rungs,
+#     the HTML page the rungs and a cross where each stopped run stopped.
 # usage: suite_search.sh ATTNLAB_PROGRAM
 source "$(dirname "$0")/scratch.sh"
 suite() {
@@ -67,6 +70,35 @@ echo "steps trained: $steps of $((9 * 90)) for the exhaustive grid; $finished ro
 [ "$steps" -le $((9 * 90 / 3)) ] || { echo "the search trained more than a third of the grid's steps"; exit 1; }
 grep -Eq "promoted: .* to rung 1" a.log || { echo "no promotion was logged"; cat a.log; exit 1; }
 
+# 5. status and the report of the finished search (before step 4 finishes a stopped row)
+"$attnlab" status runs/a >status.txt || { cat status.txt; exit 1; }
+cat status.txt
+grep -q "^search: halving by dev_ppl (lower is better), eta 3, rungs 10, 30, 90 steps; $steps of the full grid's 810 steps trained" status.txt ||
+  { echo "status: no summary of the search"; exit 1; }
+"$attnlab" report runs/a --format csv --output report.csv
+"$attnlab" report runs/a --format markdown --output report.md
+"$attnlab" report runs/a --format html --output report.html
+head -1 report.csv | grep -q ',error,search_state,rung,rung_steps,rung_metric$' || { echo "the CSV has no rung columns"; exit 1; }
+held=0
+while read -r key state reached; do
+  name=${key%@*}
+  if [ "$state" = held ]; then
+    rung=$((reached - 1))
+    held=$((held + 1))
+    grep -Eq "^$name +1 +held .* stopped at rung $rung: dev_ppl [0-9.]+ " status.txt ||
+      { echo "status: $key is not shown stopped at rung $rung"; exit 1; }
+    grep -Eq "^$name,stopped at rung $rung: dev_ppl [0-9.]+,.*,stopped,$rung,$((10 * 3 ** rung)),[0-9.]+$" report.csv ||
+      { echo "report: $key is not stopped at rung $rung in the CSV"; cat report.csv; exit 1; }
+    grep -Eq "^\| $name \| .* \| stopped at rung $rung: dev_ppl [0-9.]+ \|" report.md ||
+      { echo "report: $key is not stopped at rung $rung in the Markdown table"; exit 1; }
+  else
+    grep -Eq "^$name +1 +done .* finished " status.txt || { echo "status: $key is not shown finished"; exit 1; }
+    grep -Eq "^$name,done,.*,finished,2,90,[0-9.]+$" report.csv || { echo "report: $key is not finished in the CSV"; exit 1; }
+  fi
+done <a.txt
+[ "$(grep -c '<path class="stop" data-row=' report.html)" -ge "$held" ] || { echo "the HTML page marks fewer stops than $held"; exit 1; }
+[ "$(grep -c '<line class="guide"' report.html)" -eq 6 ] || { echo "the HTML page does not draw the 3 rungs in both charts"; exit 1; }
+
 # 2. killed in the middle (the decision of some rows written, others not), then run again
 "$attnlab" run b.toml --quiet >b1.log 2>&1 &
 pid=$!
@@ -100,4 +132,8 @@ print([r['dir'] for r in s['rows'] if r['key'] == '$stopped'][0])")
 [ -e "runs/a/$dir/result.json" ] || { echo "the stopped row $stopped did not finish"; cat d.log; exit 1; }
 grep -q '"steps": 90' "runs/a/$dir/result.json" || { echo "the finished row did not train to 90 steps"; exit 1; }
 grep -q '"resumed":true' "runs/a/$dir/metrics.jsonl" || { echo "the finished row did not resume"; exit 1; }
-echo "search: a third of the grid's steps, the same decisions after kill -9, --jobs 2 and --no-prune work"
+"$attnlab" status runs/a >status-after.txt || { cat status-after.txt; exit 1; }
+grep -Eq "^$name +1 +done .* finished with --no-prune " status-after.txt || { echo "status: $stopped is not finished with --no-prune"; cat status-after.txt; exit 1; }
+"$attnlab" report runs/a >report-after.txt
+grep -q "^$name (seed 1): trained with --no-prune, past the search's rule$" report-after.txt || { echo "report: no note of --no-prune"; exit 1; }
+echo "search: a third of the grid's steps, the same decisions after kill -9, --jobs 2 and --no-prune work; status and report show the standings"
