@@ -14,9 +14,10 @@
 // Numerics as the sm_80 kernels: scores, statistics and O in f32, P rounded to bf16 for P V while
 // l sums the unrounded weights; exponentials in base 2 (the scores are carried times log2 e).
 // With relative positions' value terms (kValues) each weight also carries its bucket value into
-// the output (flash_sm90_values.cuh). Not served here (sm90_takes_problem in flash_sm90.h refuses
-// them): one query, d_k != d_v. Include the CUDA API and the Hopper operations first: those of
-// flash_sm90_ops.cuh (flash_sm90_forward.cu), or their host emulation (the emulated kernel test).
+// the output (flash_sm90_values.cuh). Not served here (choose_kernel in flash_kernel_choice.h
+// refuses them): one query, d_k != d_v. Include the CUDA API and the Hopper operations first:
+// those of flash_sm90_ops.cuh (flash_sm90_forward.cu), or their host emulation (the emulated
+// kernel test).
 #include "flash_sm90_device.cuh"
 #include "flash_sm90_values.cuh"
 
