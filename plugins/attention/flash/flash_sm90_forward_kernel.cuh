@@ -126,12 +126,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         float s = -INFINITY;
         if (col < limit) {
           float add = 0.0f;
-          if constexpr (kExtras) {
-            const std::int64_t j = j0 + col, p = in.terms.q_offset + i0 + get<0>(rcS(r, c));
-            if (mask_b) add += kernels::to_float(mask_b[j]);
-            if (in.terms.slopes || bucket_row[r]) add += kernels::score_term(in.terms, head, bucket_row[r], p, j);
-          }
-          s = fmaf(S(r, c), scale_log2, add * kLog2e);
+          if constexpr (kExtras)
+            add = pair_terms(0.0f, in.terms, head, bucket_row[r], in.terms.q_offset + i0 + get<0>(rcS(r, c)), j0 + col,
+                             mask_b);
+          s = pair_score_log2(S(r, c), scale_log2, add);
         }
         S(r, c) = s;
         tile_max = fmaxf(tile_max, s);
@@ -150,15 +148,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       CUTE_UNROLL
       for (int c = 0; c < size<1>(S); ++c) {
-        const float w = none ? 0.0f : exp2f(S(r, c) - m_new);
+        const float w = none ? 0.0f : pair_weight_log2(S(r, c), m_new);
         sum += w;  // the denominator counts dropped weights too
         float kept = w;
-        if constexpr (kExtras) {
-          if (in.drop.p > 0.0) {
-            const std::int64_t i = i0 + get<0>(rcS(r, c)), j = j0 + get<1>(rcS(r, c));
-            kept = w * drop_factor(in.drop, w, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
-          }
-        }
+        if constexpr (kExtras)
+          if (in.drop.p > 0.0)
+            kept = w * pair_dropout(in.drop, w, keep_scale, bh, i0 + get<0>(rcS(r, c)), j0 + get<1>(rcS(r, c)), in.tq,
+                                    in.tk, cache);
         if constexpr (kValues) values.take(r, get<0>(rcS(r, c)), distance0 + get<1>(rcS(r, c)), S(r, c), w, kept);
         S(r, c) = kept;
       }
