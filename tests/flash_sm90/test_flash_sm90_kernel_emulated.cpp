@@ -14,7 +14,8 @@
 #include "flash_sm90_forward_kernel.cuh"
 #include "support/flash_emulated_cases.h"
 #include "emulated_sm90_forward.h"
-#include "flash_sm90.h"
+#include "flash_kernel_choice.h"
+#include "support/flash_kernel_blocks.h"
 
 namespace {
 
@@ -82,27 +83,40 @@ TEST_CASE("emulated Hopper forward matches the cpu path: relative positions' buc
 }
 
 TEST_CASE("the Hopper blocks with bucket values run where the device holds them") {
+  // The kernel choice tests' Hopper blocks (support/flash_kernel_blocks.h) are the kernels' own.
+  namespace fc = attnlab::flash::cuda;
+  namespace fkb = flash_kernel_blocks;
+  for (int i = 0; i < 2; ++i) {
+    CHECK(fkb::kHopperForward[i] == static_cast<std::size_t>(i == 0 ? sm90::Tiles<64>::smem_bytes
+                                                                    : sm90::Tiles<128>::smem_bytes));
+    CHECK(fkb::kHopperBackward[i] == static_cast<std::size_t>(i == 0 ? sm90::BackwardTiles<64>::smem_bytes
+                                                                     : sm90::BackwardTiles<128>::smem_bytes));
+  }
   // The forward's block and the backward's dQ block hold a float per query and value bucket
   // besides their tiles: on an H100 (227 KiB) clip 16 fits at both head sizes, clip 80 at d 64
   // (forward 81 + 80.5 KiB, dQ 65 + 80.5) and at d 128 only in the backward (forward 161 + 80.5
   // KiB, dQ 129 + 80.5); no block runs on an A100.
-  namespace fc = attnlab::flash::cuda;
-  static const std::uint16_t buffer[16] = {};
+  alignas(16) static const std::uint16_t buffer[16] = {};
   const fc::DeviceLimits h100{9, 0, 227 * 1024}, a100{8, 0, 163 * 1024};
+  const fc::BuiltKernels built = fkb::blocks(true, true);
   fc::Problem wide;
   wide.element = fc::Element::bf16;
   wide.tq = 2;
   wide.q = wide.k = wide.v = buffer;
   wide.bucket_values = buffer;
+  const auto hopper = [&](const fc::DeviceLimits& d, fc::Pass pass) {
+    const fc::KernelChoice c = fc::choose_kernel(d, built, wide, pass, {buffer});
+    return c.kernel == fc::Kernel::hopper;
+  };
   for (std::int64_t d : {64, 128}) {
     wide.dk = wide.dv = d;
     wide.value_clip = 16;
-    CHECK(fc::sm90_forward_fits(h100, wide));
-    CHECK(fc::sm90_backward_fits(h100, wide));
-    CHECK_FALSE(fc::sm90_forward_fits(a100, wide));
-    CHECK_FALSE(fc::sm90_backward_fits(a100, wide));
+    CHECK(hopper(h100, fc::Pass::forward));
+    CHECK(hopper(h100, fc::Pass::backward));
+    CHECK_FALSE(hopper(a100, fc::Pass::forward));
+    CHECK_FALSE(hopper(a100, fc::Pass::backward));
     wide.value_clip = 80;
-    CHECK(fc::sm90_forward_fits(h100, wide) == (d == 64));
-    CHECK(fc::sm90_backward_fits(h100, wide));
+    CHECK(hopper(h100, fc::Pass::forward) == (d == 64));
+    CHECK(hopper(h100, fc::Pass::backward));
   }
 }

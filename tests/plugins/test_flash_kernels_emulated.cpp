@@ -20,8 +20,9 @@
 #include "flash_attention.h"
 #include "flash_attention_cuda.h"
 #include "flash_attention_kernels.h"
-#include "flash_kernel_report.h"
-#include "flash_sm90.h"
+#include "flash_head_sizes.h"
+#include "flash_kernel_choice.h"
+#include "support/flash_kernel_blocks.h"
 #include "support/tensor_testing.h"
 // After every other header: the emulation defines CUDA's keywords as macros.
 #include "support/cuda_host_emulation.h"
@@ -228,139 +229,28 @@ TEST_CASE("emulated tensor core flash kernels match the cpu path with ALiBi's bi
                         17);
 }
 
-TEST_CASE("the tensor core kernels take bf16 at head sizes 64 and 128 with more than one query") {
-  namespace fc = attnlab::flash::cuda;
-  alignas(16) static std::uint16_t buffer[64];
-  fc::Problem p;
-  p.element = fc::Element::bf16;
-  p.dk = 64;
-  p.dv = 128;
-  p.tq = 2;
-  p.q = p.k = p.v = buffer;
-  CHECK(fc::uses_tensor_cores(p, {buffer + 8}));
-  CHECK_FALSE(fc::uses_tensor_cores(p, {buffer + 1}));  // an output not 16-byte aligned
-  fc::Problem misaligned = p;
-  misaligned.k = buffer + 4;
-  CHECK_FALSE(fc::uses_tensor_cores(misaligned));
-  fc::Problem step = p;
-  step.tq = 1;  // one decoding step: the FMA kernel
-  CHECK_FALSE(fc::uses_tensor_cores(step));
-  fc::Problem f32 = p;
-  f32.element = fc::Element::f32;
-  CHECK_FALSE(fc::uses_tensor_cores(f32));
-  for (std::int64_t d : {16, 32}) {
-    fc::Problem other = p;
-    other.dk = d;
-    CHECK_FALSE(fc::uses_tensor_cores(other));
-    other = p;
-    other.dv = d;
-    CHECK_FALSE(fc::uses_tensor_cores(other));
-  }
-  // ALiBi's slopes they apply; bucketed terms go to the FMA kernels. The Hopper kernels, forward
-  // and backward, take bucket scores, bucket values and dropout too, not d_k != d_v.
-  static const float slopes[2] = {0.5f, 0.25f};
-  fc::Problem alibi = p, scores = p, values = p;
-  alibi.slopes = scores.slopes = values.slopes = slopes;
-  scores.bucket_scores = buffer;
-  values.bucket_values = buffer;
-  CHECK(fc::uses_tensor_cores(alibi));
-  CHECK_FALSE(fc::uses_tensor_cores(scores));
-  CHECK_FALSE(fc::uses_tensor_cores(values));
-  alibi.dv = scores.dv = values.dv = 64;
-  CHECK(fc::sm90_takes_problem(alibi, buffer + 8));
-  CHECK(fc::sm90_takes_problem(scores, buffer + 8));
-  CHECK(fc::sm90_takes_problem(values, buffer + 8));
-  CHECK_FALSE(fc::sm90_takes_problem(p, buffer + 8));  // d_k 64, d_v 128
-  fc::Problem dropped = alibi;
-  dropped.dropout = 0.1;
-  CHECK(fc::sm90_takes_problem(dropped, buffer + 8));
-  CHECK(fc::sm90_takes_backward(alibi, {buffer + 8}));
-  CHECK(fc::sm90_takes_backward(scores, {buffer + 8}));
-  CHECK(fc::sm90_takes_backward(values, {buffer + 8}));
-  CHECK_FALSE(fc::sm90_takes_backward(p, {buffer + 8}));
-  CHECK(fc::sm90_takes_backward(dropped, {buffer + 8}));
-  fc::Problem dropped_values = values;
-  dropped_values.dropout = 0.1;
-  CHECK(fc::sm90_takes_problem(dropped_values, buffer + 8));
-  CHECK(fc::sm90_takes_backward(dropped_values, {buffer + 8}));
-  // Their blocks' room for bucket values: tests/flash_sm90 (built with the Hopper kernels).
-  CHECK(fc::sm90_value_smem(values) == 128 * (2 * values.value_clip + 1) * sizeof(float));
-  CHECK(fc::sm90_value_smem(alibi) == 0);
-  // The backward's scratch: u per query and bucket, then a share (buckets x d_v) per dQ block
-  // of 128 queries.
-  fc::Problem scratch = values;
-  scratch.batch = 2;
-  scratch.heads = 3;
-  scratch.tq = 300;
-  scratch.value_clip = 4;
-  CHECK(fc::sm90_value_scratch_floats(scratch) == 2 * 3 * 300 * 9 + 2 * 3 * 3 * 9 * 64);
-  CHECK(fc::sm90_value_scratch_floats(alibi) == 0);
-  CHECK_FALSE(fc::sm90_takes_backward(alibi, {buffer + 1}));  // a gradient not 16-byte aligned
-}
-
-TEST_CASE("the tensor core kernels run where the device is sm_80 or newer and holds their blocks") {
-  namespace fc = attnlab::flash::cuda;
-  const fc::DeviceLimits h100{9, 0, 227 * 1024}, a100{8, 0, 163 * 1024}, rtx3090{8, 6, 99 * 1024},
-      t4{7, 5, 64 * 1024}, unknown{};
-  // Each kernel's own block, at the largest and the smallest head sizes.
-  const std::size_t big = std::max({tc::ForwardSmem<128, 128>::bytes, tc::DqSmem<128, 128>::bytes,
-                                    tc::DkdvSmem<128, 128>::bytes});
-  const std::size_t small = std::max({tc::ForwardSmem<64, 64>::bytes, tc::DqSmem<64, 64>::bytes,
-                                      tc::DkdvSmem<64, 64>::bytes});
-  CAPTURE(big);
-  CAPTURE(small);
-  CHECK(fc::device_takes_tensor_cores(h100, big));
-  CHECK(fc::device_takes_tensor_cores(a100, big));
-  CHECK_FALSE(fc::device_takes_tensor_cores(rtx3090, big));  // 99 KiB: d 128 goes to the FMA kernels
-  CHECK(fc::device_takes_tensor_cores(rtx3090, small));
-  CHECK_FALSE(fc::device_takes_tensor_cores(t4, small));  // no bf16 WMMA before sm_80
-  CHECK_FALSE(fc::device_takes_tensor_cores(unknown, small));
-  // The FMA kernels that take over fit the smallest of these devices at every head size (without
-  // position terms), so no device of sm_80 and newer is left without a kernel.
+TEST_CASE("the kernel choice tests hand choose_kernel the tensor-core kernels' own blocks") {
+  // support/flash_kernel_blocks.h, against the layouts: the forward's block, and the larger of the
+  // backward's two, at every pairing of 64 and 128.
+  namespace fkb = flash_kernel_blocks;
+  const auto check_pair = [](auto dk, auto dv) {
+    constexpr int DK = decltype(dk)::value, DV = decltype(dv)::value;
+    const int i = attnlab::flash::cuda::mma_size_index(DK), j = attnlab::flash::cuda::mma_size_index(DV);
+    CHECK(fkb::kTcForward[i][j] == static_cast<std::size_t>(tc::ForwardSmem<DK, DV>::bytes));
+    CHECK(fkb::kTcBackward[i][j] ==
+          static_cast<std::size_t>(std::max(tc::DqSmem<DK, DV>::bytes, tc::DkdvSmem<DK, DV>::bytes)));
+    return 0;
+  };
+  attnlab::flash::cuda::MmaHeadSizes::with(64, 64, 0, check_pair);
+  attnlab::flash::cuda::MmaHeadSizes::with(64, 128, 0, check_pair);
+  attnlab::flash::cuda::MmaHeadSizes::with(128, 64, 0, check_pair);
+  attnlab::flash::cuda::MmaHeadSizes::with(128, 128, 0, check_pair);
+  // The FMA kernels that take over where a tensor-core block does not fit fit the smallest device
+  // of sm_80 and newer (sm_86's 99 KiB) at every head size (without position terms), so no such
+  // device is left without a kernel.
   CHECK(std::max({k::forward_smem_floats<128, 128>(), k::dq_smem_floats<128, 128>(), k::dkdv_smem_floats<128, 128>()}) *
             sizeof(float) <=
-        rtx3090.smem_optin);
-}
-
-TEST_CASE("attnlab plugins says which flash kernels each GPU runs, with the real block sizes") {
-  namespace fc = attnlab::flash::cuda;
-  const attnlab::flash::TensorCoreBlocks blocks[] = {
-      {64, tc::ForwardSmem<64, 64>::bytes, std::max(tc::DqSmem<64, 64>::bytes, tc::DkdvSmem<64, 64>::bytes)},
-      {128, tc::ForwardSmem<128, 128>::bytes, std::max(tc::DqSmem<128, 128>::bytes, tc::DkdvSmem<128, 128>::bytes)}};
-  const auto line = [&](const fc::DeviceLimits& d) { return attnlab::flash::describe_cuda_kernels(d, blocks); };
-  const std::string h100 = line({9, 0, 227 * 1024}), a100 = line({8, 0, 163 * 1024});
-  const std::string rtx3090 = line({8, 6, 99 * 1024}), t4 = line({7, 5, 64 * 1024}), unknown = line({});
-  CAPTURE(h100);
-  CAPTURE(rtx3090);
-  const std::string fma =
-      "f32, other head sizes, bucketed position terms (relative) and single-query steps: FMA kernels";
-  for (const std::string& l : {h100, a100}) {
-    CHECK(l.find("bf16 d 64: tensor cores (WMMA), forward and backward") != std::string::npos);
-    CHECK(l.find("bf16 d 128: tensor cores (WMMA), forward and backward") != std::string::npos);
-    CHECK(l.find(fma) != std::string::npos);
-  }
-  CHECK(h100.find("Hopper's warpgroup MMA kernels are not in this build") != std::string::npos);
-  CHECK(a100.find("Hopper") == std::string::npos);
-  // The Hopper kernels: built but not asked for, asked for, and on a GPU of another generation.
-  const attnlab::flash::HopperKernels built{true, false, 81 * 1024, 161 * 1024}, on{true, true, 81 * 1024, 161 * 1024};
-  const fc::DeviceLimits h100_limits{9, 0, 227 * 1024};
-  const std::string h100_built = attnlab::flash::describe_cuda_kernels(h100_limits, blocks, built);
-  const std::string h100_on = attnlab::flash::describe_cuda_kernels(h100_limits, blocks, on);
-  CAPTURE(h100_on);
-  CHECK(h100_built.find("built but off until ATTNLAB_FLASH_SM90=1") != std::string::npos);
-  CHECK(h100_on.find("bf16 at d 64 and 128 (d_k = d_v)") != std::string::npos);
-  CHECK(h100_on.find("Hopper's warpgroup MMA (sm_90a, ATTNLAB_FLASH_SM90=1)") != std::string::npos);
-  CHECK(h100_on.find("forward and backward with masks, dropout, ALiBi and relative positions") != std::string::npos);
-  CHECK(attnlab::flash::describe_cuda_kernels({10, 0, 227 * 1024}, blocks, on).find("Hopper") == std::string::npos);
-  // A device that gives less than the d 128 block (161 KiB) runs the Hopper kernels at d 64 only.
-  CHECK(attnlab::flash::describe_cuda_kernels({9, 0, 100 * 1024}, blocks, on).find("bf16 at d 64 (") !=
-        std::string::npos);
-  // 99 KiB: d 64 fits, d 128 runs on the FMA kernels at least backward, and the line says why.
-  CHECK(rtx3090.find("bf16 d 64: tensor cores (WMMA), forward and backward") != std::string::npos);
-  CHECK(rtx3090.find("bf16 d 128: tensor cores (WMMA), forward and backward") == std::string::npos);
-  CHECK(rtx3090.find("the GPU gives 99 KiB") != std::string::npos);
-  CHECK(t4 == "sm_75 has no bf16 tensor-core MMA (sm_80 and newer): every problem on the FMA kernels");
-  CHECK(unknown == "its limits could not be read: every problem on the FMA kernels");
+        99 * 1024);
 }
 
 TEST_CASE("the emulated wmma follows the documented layouts of loads stores and products") {

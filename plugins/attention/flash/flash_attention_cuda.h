@@ -42,41 +42,21 @@ struct Problem {
 
 // Where the backward writes the gradients of the position terms: the bucket scores' (like them)
 // and the bucket values' (like them), each null when the problem has none, and f32 scratch of
-// value_share_floats(p) floats for the per-block shares of the latter (and, on Hopper, for
-// dout . V per query and bucket: sm90_value_scratch_floats in flash_sm90.h).
+// value_share_floats(p, buffers) floats for the per-block shares of the latter (and, on Hopper,
+// for dout . V per query and bucket: sm90_value_scratch_floats in flash_sm90.h).
 struct TermGrads {
   void* d_bucket_scores = nullptr;
   void* d_bucket_values = nullptr;
   float* value_shares = nullptr;
 };
-// Floats of TermGrads::value_shares that backward() needs for `p` (0 without bucket values).
-std::int64_t value_share_floats(const Problem& p);
+// Floats of TermGrads::value_shares that backward() needs for `p` (0 without bucket values): the
+// scratch of the kernel it chooses (flash_kernel_choice.h), `buffers` being backward()'s out,
+// dout, dq, dk and dv.
+std::int64_t value_share_floats(const Problem& p, std::initializer_list<const void*> buffers);
 // The bucket values' gradient into terms.d_bucket_values (the problem's element type): the
 // `blocks` shares of 2 value_clip + 1 rows of dv floats at `shares` added in block order (none:
 // zeros). The FMA and Hopper backwards both end with it; 0 or the CUDA error code.
 int sum_value_shares(const Problem& p, const float* shares, std::int64_t blocks, void* d_bucket_values);
-
-// The head sizes of the tensor-core kernels: 64 and 128, for d_k and d_v alike.
-inline bool tc_head_dims(std::int64_t dk, std::int64_t dv) {
-  auto served = [](std::int64_t d) { return d == 64 || d == 128; };
-  return served(dk) && served(dv);
-}
-
-// Whether the tensor-core kernels (flash_tc_*.cuh) take a problem: bf16, d_k and d_v 64 or 128,
-// more than one query (one decoding step stays on the FMA kernels, as does f32 and every other
-// head size), no bucketed position terms (the FMA kernels apply them; ALiBi's slopes the
-// tensor-core kernels apply themselves), and q, k, v and the `more` pointers (outputs, gradients)
-// 16-byte aligned, as their vector loads need. forward() and backward() decide with it.
-inline bool uses_tensor_cores(const Problem& p, std::initializer_list<const void*> more = {}) {
-  auto aligned = [](const void* x) { return reinterpret_cast<std::uintptr_t>(x) % 16 == 0; };
-  if (p.element != Element::bf16 || !tc_head_dims(p.dk, p.dv) || p.tq < 2 || p.bucket_scores || p.bucket_values)
-    return false;
-  for (const void* x : {p.q, p.k, p.v})
-    if (!aligned(x)) return false;
-  for (const void* x : more)
-    if (!aligned(x)) return false;
-  return true;
-}
 
 // What a device offers a block: its compute capability, and the dynamic shared memory a block
 // may opt in to (cudaDevAttrMaxSharedMemoryPerBlockOptin: 227 KiB on sm_90, 163 KiB on sm_80,
@@ -87,19 +67,15 @@ struct DeviceLimits {
 };
 // The limits of CUDA device `device`, read from the driver once per device.
 DeviceLimits device_limits(int device);
-// Whether a device runs a tensor-core kernel that asks for `smem` bytes of shared memory per
-// block: bf16 WMMA needs sm_80, and the block must fit. Where it does not, the FMA kernels serve
-// the problem (forward() and backward() decide with it after uses_tensor_cores()).
-inline bool device_takes_tensor_cores(const DeviceLimits& d, std::size_t smem) {
-  return d.major >= 8 && smem <= d.smem_optin;
-}
 
 // The dynamic shared memory of the tensor-core blocks at head sizes dk, dv: the forward's, and the
 // larger of the backward's two kernels; 0 for head sizes they do not take (only 64 and 128).
-// forward() and backward() pass them to device_takes_tensor_cores.
+// built_kernels() (flash_kernel_choice.h) reads them.
 std::size_t tc_forward_smem(std::int64_t dk, std::int64_t dv);
 std::size_t tc_backward_smem(std::int64_t dk, std::int64_t dv);
 
+// forward() and backward() run the kernels that choose_kernel() (flash_kernel_choice.h) picks for
+// the problem on its device.
 // out [B, H, Tq, dv] of `element`, lse [B, H, Tq] f32.
 int forward(const Problem& p, void* out, float* lse);
 // dq, dk, dv like q, k, v; delta [B, H, Tq] f32 scratch (rowsum(dout * out)); the position

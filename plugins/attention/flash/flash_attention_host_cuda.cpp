@@ -5,8 +5,8 @@
 #include "attnlab/device.h"
 #include "flash_attention_cuda.h"
 #include "flash_attention_kernels.h"
+#include "flash_kernel_choice.h"
 #include "flash_kernel_report.h"
-#include "flash_sm90.h"
 
 namespace attnlab::flash::detail {
 namespace {
@@ -83,7 +83,9 @@ void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, cons
   if (g.d_bucket_values.defined()) {
     if (p.batch * p.heads == 0) g.d_bucket_values = Tensor::zeros_like(g.d_bucket_values);  // no pair, no gradient
     terms.d_bucket_values = g.d_bucket_values.raw_data();
-    shares = Tensor::empty(Shape{std::max<std::int64_t>(cuda::value_share_floats(p), 1)}, DType::f32, q.device());
+    const std::int64_t floats = cuda::value_share_floats(
+        p, {out.raw_data(), dout.raw_data(), g.dq.raw_data(), g.dk.raw_data(), g.dv.raw_data()});
+    shares = Tensor::empty(Shape{std::max<std::int64_t>(floats, 1)}, DType::f32, q.device());
     terms.value_shares = shares.data<float>();
   }
   check(cuda::backward(p, out.raw_data(), lse.data<float>(), dout.raw_data(), delta.data<float>(), g.dq.raw_data(),
@@ -98,11 +100,7 @@ void flash_key_lengths_cuda(const Tensor& mask, Tensor& lengths) {
 }
 
 std::string flash_kernels_cuda(int device) {
-  const TensorCoreBlocks blocks[] = {{64, cuda::tc_forward_smem(64, 64), cuda::tc_backward_smem(64, 64)},
-                                     {128, cuda::tc_forward_smem(128, 128), cuda::tc_backward_smem(128, 128)}};
-  const HopperKernels hopper{cuda::sm90_built(), cuda::sm90_opted_in(), cuda::sm90_smem_needed(64),
-                             cuda::sm90_smem_needed(128)};
-  return describe_cuda_kernels(cuda::device_limits(device), blocks, hopper);
+  return describe_cuda_kernels(cuda::device_limits(device), cuda::built_kernels());
 }
 
 }  // namespace attnlab::flash::detail

@@ -31,8 +31,8 @@ void flash_key_lengths_cpu(const Tensor& mask, Tensor& lengths);
 
 // The same on a CUDA device (flash_attention_host_cuda.cpp, kernels in flash_*_cuda.cu): f32 and
 // bf16 (lse f32), d_k and d_v in kCudaHeadDims, accumulation in f32; bf16 at head sizes 64 and 128
-// on tensor cores (cuda::uses_tensor_cores in flash_attention_cuda.h), position terms on the FMA
-// kernels.
+// on tensor cores or Hopper's warpgroup MMA where cuda::choose_kernel (flash_kernel_choice.h) picks
+// them, bucketed position terms on the FMA or Hopper kernels.
 void flash_forward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& lengths,
                         const FlashOptions& options, Tensor& out, Tensor& lse);
 void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,

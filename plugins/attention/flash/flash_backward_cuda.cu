@@ -1,10 +1,10 @@
-// Launchers of the flash backward kernels: delta, then dq, then dk/dv (flash_backward_kernels.cuh;
-// dq and dk/dv from flash_tc_backward_kernels.cuh where uses_tensor_cores() says so and the
-// device takes both blocks: device_takes_tensor_cores(); from the Hopper kernels before them where
-// ATTNLAB_FLASH_SM90=1 and sm90_takes_backward() and the device take them: flash_sm90.h).
+// Launchers of the flash backward kernels: delta, then dq, then dk/dv (flash_backward_kernels.cuh),
+// or after delta the tensor-core kernels' dq and dk/dv (flash_tc_backward_kernels.cuh) or the
+// Hopper kernels' (flash_sm90.h), as choose_kernel() decides (flash_kernel_choice.h).
 #include "flash_launch.cuh"
 // The launch header has included the CUDA API the kernels use.
 #include "flash_backward_kernels.cuh"
+#include "flash_kernel_choice.h"
 #include "flash_sm90.h"
 #include "flash_tc_backward_kernels.cuh"
 
@@ -71,24 +71,17 @@ int sum_value_shares(const Problem& p, const float* shares, std::int64_t blocks,
   });
 }
 
-std::int64_t value_share_floats(const Problem& p) {
+std::int64_t value_share_floats(const Problem& p, std::initializer_list<const void*> buffers) {
   if (!p.bucket_values) return 0;
-  // The Hopper backward's scratch where it may run (flash_sm90.h), else the FMA kernels'.
-  const std::int64_t hopper = sm90_built() && sm90_opted_in() ? sm90_value_scratch_floats(p) : 0;
-  if (p.tk == 0) return hopper;
-  const kernels::Grid g = kernels::key_tile_grid(p.batch * p.heads, p.tk);
-  const std::int64_t fma = static_cast<std::int64_t>(g.x) * g.y * terms::bucket_count(p.value_clip) * p.dv;
-  return fma > hopper ? fma : hopper;
+  return value_share_floats(choose_kernel(device_limits(p.device), built_kernels(), p, Pass::backward, buffers), p);
 }
 
 std::size_t tc_backward_smem(std::int64_t dk, std::int64_t dv) {
-  if (!tc_head_dims(dk, dv)) return 0;
-  const int bytes = with_tc_head_dims(dk, dv, [](auto dk_c, auto dv_c) {
-    constexpr int dq_bytes = tc::DqSmem<decltype(dk_c)::value, decltype(dv_c)::value>::bytes;
-    constexpr int dkdv_bytes = tc::DkdvSmem<decltype(dk_c)::value, decltype(dv_c)::value>::bytes;
+  return MmaHeadSizes::with(dk, dv, std::size_t{0}, [](auto dk_c, auto dv_c) {
+    constexpr std::size_t dq_bytes = tc::DqSmem<decltype(dk_c)::value, decltype(dv_c)::value>::bytes;
+    constexpr std::size_t dkdv_bytes = tc::DkdvSmem<decltype(dk_c)::value, decltype(dv_c)::value>::bytes;
     return dq_bytes > dkdv_bytes ? dq_bytes : dkdv_bytes;
   });
-  return static_cast<std::size_t>(bytes);
 }
 
 int backward(const Problem& p, const void* out, const float* lse, const void* dout, float* delta, void* dq, void* dk,
@@ -96,6 +89,9 @@ int backward(const Problem& p, const void* out, const float* lse, const void* do
   if (p.batch * p.heads == 0) return 0;
   const cudaError_t status = cudaSetDevice(p.device);
   if (status != cudaSuccess) return static_cast<int>(status);
+  const KernelChoice c =
+      choose_kernel(device_limits(p.device), built_kernels(), p, Pass::backward, {out, dout, dq, dk, dv});
+  if (c.kernel == Kernel::none) return kNoHeadSize;
   return with_element(p.element, [&](auto element) {
     using T = decltype(element);
     const std::int64_t rows = p.batch * p.heads * p.tq;
@@ -107,17 +103,14 @@ int backward(const Problem& p, const void* out, const float* lse, const void* do
       const int launched = static_cast<int>(cudaGetLastError());
       if (launched != 0) return launched;
     }
-    if (sm90_built() && sm90_opted_in() && sm90_takes_backward(p, {out, dout, dq, dk, dv}) &&
-        sm90_backward_fits(device_limits(p.device), p))
-      return sm90_backward(p, dout, lse, delta, dq, dk, dv, terms);
-    if (uses_tensor_cores(p, {out, dout, dq, dk, dv}) &&
-        device_takes_tensor_cores(device_limits(p.device), tc_backward_smem(p.dk, p.dv)))
-      return with_tc_head_dims(p.dk, p.dv, [&](auto dk_c, auto dv_c) {
+    if (c.kernel == Kernel::hopper) return sm90_backward(p, dout, lse, delta, dq, dk, dv, terms);
+    if (c.kernel == Kernel::tensor_cores)
+      return MmaHeadSizes::with(c.dk, c.dv, kNoHeadSize, [&](auto dk_c, auto dv_c) {
         return launch_tc_backward<decltype(dk_c)::value, decltype(dv_c)::value>(p, dout, lse, delta, dq, dk, dv);
       });
-    return with_head_dims(p.dk, p.dv, [&](auto dk_c, auto dv_c) {
+    return CudaHeadSizes::with(c.dk, c.dv, kNoHeadSize, [&](auto dk_c, auto dv_c) {
       return launch_backward<T, decltype(dk_c)::value, decltype(dv_c)::value>(p, dout, lse, delta, dq, dk, dv,
-                                                                               terms);
+                                                                             terms);
     });
   });
 }

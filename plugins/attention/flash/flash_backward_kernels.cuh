@@ -117,10 +117,10 @@ __global__ void __launch_bounds__(kThreads)
       float dsv = 0.0f;
       if (j < row_end && lse_i != -INFINITY) {
         const float term = score_term(pos, bh % in.heads, scores_i, p_i, j);
-        const float p = expf(s[t] * in.scale + term + (mask_b ? to_float(mask_b[j]) : 0.0f) - lse_i);
-        const float z = drop_factor(in.drop, p, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
+        const float p = pair_weight(pair_score(s[t], in.scale, term, mask_at(mask_b, j)), lse_i);
+        const float z = pair_dropout(in.drop, p, keep_scale, bh, i, j, in.tq, in.tk, cache);
         const float dpv = dp[t] + dot_value_row<DV>(dos + r * (DV + 1), value_row<T, DV>(pos, p_i, j));
-        dsv = p * (dpv * z - delta_i);
+        dsv = pair_grads(p, z, dpv, delta_i).ds;
       }
       ds[r * (kCols + 1) + c0 + t] = dsv;
     }
@@ -251,11 +251,12 @@ __global__ void __launch_bounds__(kThreads)
       if (i < in.tq && key_valid && j < visible_end(i, length, in.tq, in.tk, in.causal) && lse_i != -INFINITY) {
         const std::int64_t p_i = pos.q_offset + i;
         const float term = score_term(pos, bh % in.heads, score_row(pos, bh, in.tq, i), p_i, j);
-        const float p = expf(s[t] * in.scale + term + mask_j - lse_i);
-        const float z = drop_factor(in.drop, p, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
+        const float p = pair_weight(pair_score(s[t], in.scale, term, mask_j), lse_i);
+        const float z = pair_dropout(in.drop, p, keep_scale, bh, i, j, in.tq, in.tk, cache);
         const float dpv = dp[t] + dot_value_row<DV>(dos + (r0 + t) * (DV + 1), value_row<T, DV>(pos, p_i, j));
-        pz = p * z;
-        dsv = p * (dpv * z - delta_s[r0 + t]);
+        const PairGrads grads = pair_grads(p, z, dpv, delta_s[r0 + t]);
+        pz = grads.pz;
+        dsv = grads.ds;
       }
       pt[c * (kRows + 1) + r0 + t] = pz;
       dst[c * (kRows + 1) + r0 + t] = dsv;

@@ -1,6 +1,7 @@
 #pragma once
 // Device code the flash kernels share: the block layout, element conversions, the visibility
-// rule of keys, row-group reductions and tile loads. Like the kernel headers
+// rule of keys, row-group reductions and tile loads (and, through flash_score.h, the per-score
+// sequence). Like the kernel headers
 // (flash_forward_kernels.cuh, flash_backward_kernels.cuh) it includes no CUDA header: the .cu
 // files include <cuda_runtime.h> and <cuda_bf16.h> first, and the kernel test that runs the same
 // device code on host threads (tests/plugins/test_flash_kernels_emulated.cpp) includes its
@@ -10,6 +11,7 @@
 
 #include "attnlab/plugin/kernel_term_math.h"
 #include "flash_dropout.h"
+#include "flash_score.h"
 #include "flash_tiles.h"
 
 namespace attnlab::flash::cuda::kernels {
@@ -142,10 +144,15 @@ __device__ __forceinline__ KeyTile key_tile(const Inputs<T>& in, int col) {
   return {bh, b, j0, j, j < in.tk, key_length(in.lengths, b, in.tk)};
 }
 
-// The mask row of batch row b (null without a mask) and the scale of kept weights, 1 / (1 - p).
+// The mask row of batch row b (null without a mask), key j's entry of it (0 without a mask), and
+// the scale of kept weights, 1 / (1 - p).
 template <typename T>
 __device__ __forceinline__ const T* mask_row(const Inputs<T>& in, std::int64_t b) {
   return in.mask ? in.mask + b * in.tk : nullptr;
+}
+template <typename T>
+__device__ __forceinline__ float mask_at(const T* mask_b, std::int64_t j) {
+  return mask_b ? to_float(mask_b[j]) : 0.0f;
 }
 __device__ __forceinline__ float keep_scale(const DropoutStream& drop) {
   return static_cast<float>(1.0 / (1.0 - drop.p));

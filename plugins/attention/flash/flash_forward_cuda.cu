@@ -1,13 +1,14 @@
-// Launchers of the flash forward kernels (flash_forward_kernels.cuh, the tensor-core bf16 kernel
-// of flash_tc_forward_kernels.cuh where uses_tensor_cores() says so and the device takes it, and
-// the Hopper kernel of flash_sm90.h where it is built, asked for and takes the problem), of the
-// key lengths kernel, and the devices' limits.
+// Launchers of the flash forward kernels: the FMA kernel (flash_forward_kernels.cuh), the
+// tensor-core bf16 kernel (flash_tc_forward_kernels.cuh) or the Hopper kernel (flash_sm90.h), as
+// choose_kernel() decides (flash_kernel_choice.h); the key lengths kernel; the devices' limits and
+// what this build's kernels ask of them (built_kernels).
 #include <map>
 #include <mutex>
 
 #include "flash_launch.cuh"
 // The launch header has included the CUDA API the kernels use.
 #include "flash_forward_kernels.cuh"
+#include "flash_kernel_choice.h"
 #include "flash_sm90.h"
 #include "flash_tc_forward_kernels.cuh"
 
@@ -56,29 +57,51 @@ DeviceLimits device_limits(int device) {
 }
 
 std::size_t tc_forward_smem(std::int64_t dk, std::int64_t dv) {
-  if (!tc_head_dims(dk, dv)) return 0;
-  const int bytes = with_tc_head_dims(dk, dv, [](auto dk_c, auto dv_c) {
-    return static_cast<int>(tc::ForwardSmem<decltype(dk_c)::value, decltype(dv_c)::value>::bytes);
+  return MmaHeadSizes::with(dk, dv, std::size_t{0}, [](auto dk_c, auto dv_c) {
+    return std::size_t{tc::ForwardSmem<decltype(dk_c)::value, decltype(dv_c)::value>::bytes};
   });
-  return static_cast<std::size_t>(bytes);
+}
+
+BuiltKernels built_kernels() {
+  static const BuiltKernels built = [] {
+    BuiltKernels b;
+    b.hopper_built = sm90_built();
+    b.hopper_opted_in = sm90_opted_in();
+    for (std::int64_t dk : {64, 128}) {
+      const int i = mma_size_index(dk);
+      b.hopper_forward[i] = sm90_forward_smem(dk);
+      b.hopper_backward[i] = sm90_backward_smem(dk);
+      for (std::int64_t dv : {64, 128}) {
+        b.tc_forward[i][mma_size_index(dv)] = tc_forward_smem(dk, dv);
+        b.tc_backward[i][mma_size_index(dv)] = tc_backward_smem(dk, dv);
+      }
+    }
+    return b;
+  }();
+  return built;
 }
 
 int forward(const Problem& p, void* out, float* lse) {
   if (p.batch * p.heads == 0 || p.tq == 0) return 0;
   const cudaError_t status = cudaSetDevice(p.device);
   if (status != cudaSuccess) return static_cast<int>(status);
-  if (sm90_built() && sm90_opted_in() && sm90_takes_problem(p, out) && sm90_forward_fits(device_limits(p.device), p))
-    return sm90_forward(p, out, lse);
-  if (uses_tensor_cores(p, {out}) && device_takes_tensor_cores(device_limits(p.device), tc_forward_smem(p.dk, p.dv)))
-    return with_tc_head_dims(p.dk, p.dv, [&](auto dk, auto dv) {
-      return launch_tc_forward<decltype(dk)::value, decltype(dv)::value>(p, out, lse);
-    });
-  return with_element(p.element, [&](auto element) {
-    using T = decltype(element);
-    return with_head_dims(p.dk, p.dv, [&](auto dk, auto dv) {
-      return launch_forward<T, decltype(dk)::value, decltype(dv)::value>(p, out, lse);
-    });
-  });
+  const KernelChoice c = choose_kernel(device_limits(p.device), built_kernels(), p, Pass::forward, {out});
+  switch (c.kernel) {
+    case Kernel::hopper: return sm90_forward(p, out, lse);
+    case Kernel::tensor_cores:
+      return MmaHeadSizes::with(c.dk, c.dv, kNoHeadSize, [&](auto dk, auto dv) {
+        return launch_tc_forward<decltype(dk)::value, decltype(dv)::value>(p, out, lse);
+      });
+    case Kernel::fma:
+      return with_element(p.element, [&](auto element) {
+        using T = decltype(element);
+        return CudaHeadSizes::with(c.dk, c.dv, kNoHeadSize, [&](auto dk, auto dv) {
+          return launch_forward<T, decltype(dk)::value, decltype(dv)::value>(p, out, lse);
+        });
+      });
+    case Kernel::none: break;
+  }
+  return kNoHeadSize;
 }
 
 int key_lengths(Element element, const void* mask, std::int64_t batch, std::int64_t tk, std::int32_t* lengths,

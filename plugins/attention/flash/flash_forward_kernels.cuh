@@ -65,8 +65,10 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int t = 0; t < kColsPerThread; ++t) {
       const std::int64_t j = j0 + c0 + t;
-      s[t] = j < row_end ? s[t] * in.scale + score_term(pos, bh % in.heads, scores_i, p_i, j) +
-                               (mask_b ? to_float(mask_b[j]) : 0.0f)
+      // Not pair_score, which evaluates the terms before the product: here the product comes
+      // first, before the position term's branches, and the compiler keeps it apart from the
+      // term's addition, where pair_score's would fuse with it (one rounding less).
+      s[t] = j < row_end ? s[t] * in.scale + score_term(pos, bh % in.heads, scores_i, p_i, j) + mask_at(mask_b, j)
                          : -INFINITY;
       tile_max = fmaxf(tile_max, s[t]);
     }
@@ -78,10 +80,9 @@ __global__ void __launch_bounds__(kThreads)
     float sum = 0.0f;
 #pragma unroll
     for (int t = 0; t < kColsPerThread; ++t) {
-      const float p = none ? 0.0f : expf(s[t] - m_new);
+      const float p = none ? 0.0f : pair_weight(s[t], m_new);
       sum += p;  // the denominator counts dropped weights too
-      const std::uint64_t index = weight_index(bh, i, j0 + c0 + t, in.tq, in.tk);
-      ps[r * (kCols + 1) + c0 + t] = p * drop_factor(in.drop, p, keep_scale, index, cache);
+      ps[r * (kCols + 1) + c0 + t] = p * pair_dropout(in.drop, p, keep_scale, bh, i, j0 + c0 + t, in.tq, in.tk, cache);
     }
     l = l * alpha + group_sum(sum);
     m = m_new;

@@ -1,55 +1,23 @@
 #pragma once
-// Host side shared by the .cu files: dispatch from run-time head sizes and element type to the
-// kernel templates, and launches with dynamic shared memory. nvcc only.
+// Host side shared by the .cu files: dispatch from the element type to the kernel templates (from
+// head sizes: flash_head_sizes.h), and launches with dynamic shared memory. nvcc only.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <mma.h>
 
 #include <cstddef>
-#include <type_traits>
 
 #include "flash_attention_cuda.h"
 #include "flash_device.cuh"
+#include "flash_head_sizes.h"
 
 namespace attnlab::flash::cuda {
 
 using kernels::kThreads;
 
-// Calls fn(std::integral_constant<int, DK>, std::integral_constant<int, DV>) for the compiled
-// head sizes; returns cudaErrorInvalidValue for others (flash_attention.cpp refuses them first).
-template <typename Fn>
-int with_head_dims(std::int64_t dk, std::int64_t dv, Fn&& fn) {
-  auto pick_dv = [&](auto dk_c) -> int {
-    switch (dv) {
-      case 16: return fn(dk_c, std::integral_constant<int, 16>{});
-      case 32: return fn(dk_c, std::integral_constant<int, 32>{});
-      case 64: return fn(dk_c, std::integral_constant<int, 64>{});
-      case 128: return fn(dk_c, std::integral_constant<int, 128>{});
-      default: return static_cast<int>(cudaErrorInvalidValue);
-    }
-  };
-  switch (dk) {
-    case 16: return pick_dv(std::integral_constant<int, 16>{});
-    case 32: return pick_dv(std::integral_constant<int, 32>{});
-    case 64: return pick_dv(std::integral_constant<int, 64>{});
-    case 128: return pick_dv(std::integral_constant<int, 128>{});
-    default: return static_cast<int>(cudaErrorInvalidValue);
-  }
-}
-
-// Calls fn(std::integral_constant<int, DK>, std::integral_constant<int, DV>) for the head sizes of
-// the tensor-core kernels (64 and 128; uses_tensor_cores() has checked them).
-template <typename Fn>
-int with_tc_head_dims(std::int64_t dk, std::int64_t dv, Fn&& fn) {
-  auto pick_dv = [&](auto dk_c) -> int {
-    if (dv == 64) return fn(dk_c, std::integral_constant<int, 64>{});
-    if (dv == 128) return fn(dk_c, std::integral_constant<int, 128>{});
-    return static_cast<int>(cudaErrorInvalidValue);
-  };
-  if (dk == 64) return pick_dv(std::integral_constant<int, 64>{});
-  if (dk == 128) return pick_dv(std::integral_constant<int, 128>{});
-  return static_cast<int>(cudaErrorInvalidValue);
-}
+// A head size no kernel template is compiled for (HeadSizes::with's `otherwise`; flash_attention
+// refuses them before any kernel runs).
+inline constexpr int kNoHeadSize = static_cast<int>(cudaErrorInvalidValue);
 
 // Calls fn(T{}) with T float or __nv_bfloat16.
 template <typename Fn>

@@ -1,8 +1,9 @@
 #pragma once
-// The Hopper (sm_90a) flash kernels, plain C++ side: whether this build has them, whether a
-// problem and a device take them, and their launchers. flash_sm90_forward.cu and
-// flash_sm90_backward.cu implement these where CUTLASS's CuTe was found at build time (cmake:
-// ATTNLAB_CUTLASS_DIR), flash_sm90_absent.cpp where not. The kernels run only where
+// The Hopper (sm_90a) flash kernels, plain C++ side: whether this build has them, their blocks'
+// shared memory and scratch, and their launchers (which problems and devices they take:
+// choose_kernel, flash_kernel_choice.h). flash_sm90_forward.cu and flash_sm90_backward.cu
+// implement these where CUTLASS's CuTe was found at build time (cmake: ATTNLAB_CUTLASS_DIR),
+// flash_sm90_absent.cpp where not. The kernels run only where
 // ATTNLAB_FLASH_SM90=1 is set: until their parity with the sm_80 kernels has been measured on a
 // Hopper GPU (bench/gpu_checks.sh, phase sm90), the sm_80 kernels stay the default there.
 #include <cstddef>
@@ -23,29 +24,9 @@ inline bool sm90_opted_in() {
   return on;
 }
 // Dynamic shared memory of the forward's block, and of the backward's two (one size), at head
-// size d (64 or 128; 0 for others).
+// size d (64 or 128; 0 for others and where the kernels are not built).
 std::size_t sm90_forward_smem(std::int64_t d);
 std::size_t sm90_backward_smem(std::int64_t d);
-// Whether the Hopper forward takes a problem: the tensor-core kernels' conditions
-// (uses_tensor_cores) with d_k = d_v, but with the position terms (ALiBi's slopes, relative
-// positions' bucket scores and bucket values), which it applies itself; with dropout too. Its
-// block must also fit the device with the value terms' shared memory (sm90_forward_fits).
-inline bool sm90_takes_problem(const Problem& p, const void* out) {
-  Problem plain = p;
-  plain.bucket_scores = nullptr;
-  plain.bucket_values = nullptr;
-  return p.dk == p.dv && uses_tensor_cores(plain, {out});
-}
-// Whether the Hopper backward takes a problem: as the forward (the position terms, whose
-// gradients it writes, and dropout); `more` as for uses_tensor_cores (out, dout and the
-// gradients). Its dQ block must also fit the device with the value terms' shared memory
-// (sm90_backward_fits).
-inline bool sm90_takes_backward(const Problem& p, std::initializer_list<const void*> more) {
-  Problem plain = p;
-  plain.bucket_scores = nullptr;
-  plain.bucket_values = nullptr;
-  return p.dk == p.dv && uses_tensor_cores(plain, more);
-}
 // Shared memory the Hopper forward's block takes for bucket values besides its tiles: a float per
 // query of its 128 and distance bucket (flash_sm90_values.cuh); 0 without them.
 inline std::size_t sm90_value_smem(const Problem& p) {
@@ -63,29 +44,6 @@ inline std::int64_t sm90_value_scratch_floats(const Problem& p) {
 // Whether a problem needs the kernels' kExtras variant (forward and backward alike): an additive
 // mask, score terms or dropout; without them the scores need only the causal and key-length limits.
 inline bool sm90_extras(const Problem& p) { return p.mask || p.slopes || p.bucket_scores || p.dropout > 0.0; }
-// Whether a device runs a Hopper block of `smem` bytes (0: no such block): sm_90 exactly (sm_90a
-// code runs on no other GPU), and the block fits. forward(), backward() and `attnlab plugins`
-// decide with it.
-inline bool sm90_block_fits(const DeviceLimits& d, std::size_t smem) {
-  return d.major == 9 && d.minor == 0 && smem > 0 && smem <= d.smem_optin;
-}
-// Whether a device runs the Hopper kernels at a head size: the largest of their blocks fits.
-inline std::size_t sm90_smem_needed(std::int64_t head_size) {
-  const std::size_t f = sm90_forward_smem(head_size), b = sm90_backward_smem(head_size);
-  return f > b ? f : b;
-}
-inline bool sm90_takes_device(const DeviceLimits& d, std::int64_t head_size) {
-  return sm90_block_fits(d, sm90_smem_needed(head_size));
-}
-// Whether a device runs the Hopper forward on a problem it takes: the kernels at its head size,
-// and the forward's block with the value terms' shared memory (a large value_clip may not fit).
-inline bool sm90_forward_fits(const DeviceLimits& d, const Problem& p) {
-  return sm90_takes_device(d, p.dk) && sm90_block_fits(d, sm90_forward_smem(p.dk) + sm90_value_smem(p));
-}
-// The same for the backward, whose dQ block holds the value terms' weights (as many bytes).
-inline bool sm90_backward_fits(const DeviceLimits& d, const Problem& p) {
-  return sm90_takes_device(d, p.dk) && sm90_block_fits(d, sm90_backward_smem(p.dk) + sm90_value_smem(p));
-}
 // out [B, H, Tq, d] bf16, lse [B, H, Tq] f32, as forward(); 0 or the CUDA error code.
 int sm90_forward(const Problem& p, void* out, float* lse);
 // dq, dk, dv [B, H, T, d] bf16 from dout, the forward's lse and delta = rowsum(dout * out), as

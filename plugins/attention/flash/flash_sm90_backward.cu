@@ -65,16 +65,15 @@ int launch_sm90_backward(const Problem& p, const void* dout, const float* lse, c
 }  // namespace
 
 std::size_t sm90_backward_smem(std::int64_t d) {
-  if (d == 64) return sm90::BackwardTiles<64>::smem_bytes;
-  if (d == 128) return sm90::BackwardTiles<128>::smem_bytes;
-  return 0;
+  return MmaHeadSizes::with(
+      d, std::size_t{0}, [](auto d_c) { return std::size_t{sm90::BackwardTiles<decltype(d_c)::value>::smem_bytes}; });
 }
 
 int sm90_backward(const Problem& p, const void* dout, const float* lse, const float* delta, void* dq, void* dk,
                   void* dv, const TermGrads& terms) {
-  if (p.dk == 64) return launch_sm90_backward<64>(p, dout, lse, delta, dq, dk, dv, terms);
-  if (p.dk == 128) return launch_sm90_backward<128>(p, dout, lse, delta, dq, dk, dv, terms);
-  return static_cast<int>(cudaErrorInvalidValue);
+  return MmaHeadSizes::with(p.dk, kNoHeadSize, [&](auto d) {
+    return launch_sm90_backward<decltype(d)::value>(p, dout, lse, delta, dq, dk, dv, terms);
+  });
 }
 
 }  // namespace attnlab::flash::cuda

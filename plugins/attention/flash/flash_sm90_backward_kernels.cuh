@@ -179,22 +179,17 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (col < limit && lse_log2[r] != -INFINITY) {
           float add = 0.0f;
           [[maybe_unused]] const std::int64_t j = j0 + col, p = in.terms.q_offset + i0 + get<0>(rcS(r, c));
-          if constexpr (kExtras) {
-            if (mask_b) add += kernels::to_float(mask_b[j]);
-            if (in.terms.slopes || bucket_row[r]) add += kernels::score_term(in.terms, head, bucket_row[r], p, j);
-          }
-          const float prob = exp2f(fmaf(S(r, c), scale_log2, add * kLog2e) - lse_log2[r]);
+          if constexpr (kExtras) add = pair_terms(0.0f, in.terms, head, bucket_row[r], p, j, mask_b);
+          const float prob = pair_weight_log2(pair_score_log2(S(r, c), scale_log2, add), lse_log2[r]);
           float z = 1.0f;
           if constexpr (kExtras)
             if (in.drop.p > 0.0)
-              z = drop_factor(in.drop, prob, keep_scale, weight_index(bh, i0 + get<0>(rcS(r, c)), j, in.tq, in.tk),
-                              cache);
+              z = pair_dropout(in.drop, prob, keep_scale, bh, i0 + get<0>(rcS(r, c)), j, in.tq, in.tk, cache);
           float dp = dP(r, c);
-          if constexpr (kValues) {
-            dp += values.dots[r].at(distance0 + col);
-            values.take(r, block_rows[r], distance0 + col, prob * z);
-          }
-          ds = prob * (dp * z - delta[r]);
+          if constexpr (kValues) dp += values.dots[r].at(distance0 + col);
+          const PairGrads grads = pair_grads(prob, z, dp, delta[r]);
+          if constexpr (kValues) values.take(r, block_rows[r], distance0 + col, grads.pz);
+          ds = grads.ds;
           if constexpr (kExtras) {
             if (d_bucket_row[r]) {  // d(score term) = dS: into the bucket of (p, j)
               const std::int64_t n = terms::distance_bucket(p, j, in.terms.score_clip);
@@ -340,22 +335,21 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int r = 0; r < kRows; ++r) {
         float prob = 0.0f, ds = 0.0f;
         if (key[r] < end && lse_log2 != -INFINITY) {
-          float add = mask_add[r];
+          float add = mask_add[r];  // the key's mask, held per row
           if constexpr (kExtras)
-            if (in.terms.slopes || bucket_row)
-              add += kernels::score_term(in.terms, head, bucket_row, in.terms.q_offset + i, key[r]);
-          prob = exp2f(fmaf(St(r, c), scale_log2, add * kLog2e) - lse_log2);
+            add = pair_terms(add, in.terms, head, bucket_row, in.terms.q_offset + i, key[r]);
+          const float p = pair_weight_log2(pair_score_log2(St(r, c), scale_log2, add), lse_log2);
           float z = 1.0f;
           if constexpr (kExtras)
-            if (in.drop.p > 0.0)
-              z = drop_factor(in.drop, prob, keep_scale, weight_index(bh, i, key[r], in.tq, in.tk), cache);
+            if (in.drop.p > 0.0) z = pair_dropout(in.drop, p, keep_scale, bh, i, key[r], in.tq, in.tk, cache);
           float dp = dPt(r, c);
           if constexpr (kValues) {
             const std::int64_t distance = key[r] - (in.terms.q_offset + i);  // |distance| < Tk
             dp += dots.at(static_cast<int>(distance));
           }
-          ds = prob * (dp * z - delta);
-          prob *= z;  // dV sums (P Z)^T dO
+          const PairGrads grads = pair_grads(p, z, dp, delta);
+          ds = grads.ds;
+          prob = grads.pz;  // dV sums (P Z)^T dO
         }
         St(r, c) = prob;
         dPt(r, c) = ds;

@@ -1,14 +1,31 @@
 #pragma once
 // Device code that the Hopper (sm_90a) flash kernels share: the tile loads into swizzled shared
-// memory, the bf16 copy of an accumulator and the base-2 constant of their exponentials. Include
-// the CUDA API and the Hopper operations first (flash_sm90_ops.cuh, or its host emulation).
+// memory, the bf16 copy of an accumulator and the additive terms of a score. Include the CUDA API
+// and the Hopper operations first (flash_sm90_ops.cuh, or its host emulation).
 #include "flash_device.cuh"
 #include "flash_sm90_layouts.cuh"
 
 namespace attnlab::flash::cuda::sm90 {
 
-// The kernels carry scores times log2 e and exponentiate in base 2 (exp2f).
-inline constexpr float kLog2e = 1.4426950408889634f;
+// The kernels carry scores times log2 e and exponentiate in base 2 (flash_score.h).
+using kernels::kLog2e;
+using kernels::pair_dropout;
+using kernels::pair_grads;
+using kernels::pair_score_log2;
+using kernels::pair_weight_log2;
+using kernels::PairGrads;
+
+// The additive terms of the pair (query position p, key j), summed before they join its score
+// (pair_score_log2): `add` (0, or the key's mask where a kernel holds it per key), then key j's
+// entry of the mask row `mask_b` where given, then the position score term where the problem has
+// one (ALiBi's slopes, or the query's row of bucket scores).
+__device__ __forceinline__ float pair_terms(float add, const kernels::PositionTerms<__nv_bfloat16>& t,
+                                            std::int64_t head, const __nv_bfloat16* bucket_row, std::int64_t p,
+                                            std::int64_t j, const __nv_bfloat16* mask_b = nullptr) {
+  if (mask_b) add += kernels::to_float(mask_b[j]);
+  if (t.slopes || bucket_row) add += kernels::score_term(t, head, bucket_row, p, j);
+  return add;
+}
 
 // Copies rows [row0, row0 + rows) of a [*, D] bf16 head matrix into a swizzled shared-memory
 // tile, 16 bytes per asynchronous copy; rows at or past `valid_rows` are zero-filled. `at(r, c)`

@@ -27,15 +27,13 @@ int launch_sm90_forward(const Problem& p, void* out, float* lse) {
 bool sm90_built() { return true; }
 
 std::size_t sm90_forward_smem(std::int64_t d) {
-  if (d == 64) return sm90::Tiles<64>::smem_bytes;
-  if (d == 128) return sm90::Tiles<128>::smem_bytes;
-  return 0;
+  return MmaHeadSizes::with(d, std::size_t{0},
+                            [](auto d_c) { return std::size_t{sm90::Tiles<decltype(d_c)::value>::smem_bytes}; });
 }
 
 int sm90_forward(const Problem& p, void* out, float* lse) {
-  if (p.dk == 64) return launch_sm90_forward<64>(p, out, lse);
-  if (p.dk == 128) return launch_sm90_forward<128>(p, out, lse);
-  return static_cast<int>(cudaErrorInvalidValue);
+  return MmaHeadSizes::with(p.dk, kNoHeadSize,
+                            [&](auto d) { return launch_sm90_forward<decltype(d)::value>(p, out, lse); });
 }
 
 }  // namespace attnlab::flash::cuda

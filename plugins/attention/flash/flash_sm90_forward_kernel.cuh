@@ -14,9 +14,10 @@
 // Numerics as the sm_80 kernels: scores, statistics and O in f32, P rounded to bf16 for P V while
 // l sums the unrounded weights; exponentials in base 2 (the scores are carried times log2 e).
 // With relative positions' value terms (kValues) each weight also carries its bucket value into
-// the output (flash_sm90_values.cuh). Not served here (sm90_takes_problem in flash_sm90.h refuses
-// them): one query, d_k != d_v. Include the CUDA API and the Hopper operations first: those of
-// flash_sm90_ops.cuh (flash_sm90_forward.cu), or their host emulation (the emulated kernel test).
+// the output (flash_sm90_values.cuh). Not served here (choose_kernel in flash_kernel_choice.h
+// refuses them): one query, d_k != d_v. Include the CUDA API and the Hopper operations first:
+// those of flash_sm90_ops.cuh (flash_sm90_forward.cu), or their host emulation (the emulated
+// kernel test).
 #include "flash_sm90_device.cuh"
 #include "flash_sm90_values.cuh"
 
@@ -125,12 +126,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         float s = -INFINITY;
         if (col < limit) {
           float add = 0.0f;
-          if constexpr (kExtras) {
-            const std::int64_t j = j0 + col, p = in.terms.q_offset + i0 + get<0>(rcS(r, c));
-            if (mask_b) add += kernels::to_float(mask_b[j]);
-            if (in.terms.slopes || bucket_row[r]) add += kernels::score_term(in.terms, head, bucket_row[r], p, j);
-          }
-          s = fmaf(S(r, c), scale_log2, add * kLog2e);
+          if constexpr (kExtras)
+            add = pair_terms(0.0f, in.terms, head, bucket_row[r], in.terms.q_offset + i0 + get<0>(rcS(r, c)), j0 + col,
+                             mask_b);
+          s = pair_score_log2(S(r, c), scale_log2, add);
         }
         S(r, c) = s;
         tile_max = fmaxf(tile_max, s);
@@ -149,15 +148,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       CUTE_UNROLL
       for (int c = 0; c < size<1>(S); ++c) {
-        const float w = none ? 0.0f : exp2f(S(r, c) - m_new);
+        const float w = none ? 0.0f : pair_weight_log2(S(r, c), m_new);
         sum += w;  // the denominator counts dropped weights too
         float kept = w;
-        if constexpr (kExtras) {
-          if (in.drop.p > 0.0) {
-            const std::int64_t i = i0 + get<0>(rcS(r, c)), j = j0 + get<1>(rcS(r, c));
-            kept = w * drop_factor(in.drop, w, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
-          }
-        }
+        if constexpr (kExtras)
+          if (in.drop.p > 0.0)
+            kept = w * pair_dropout(in.drop, w, keep_scale, bh, i0 + get<0>(rcS(r, c)), j0 + get<1>(rcS(r, c)), in.tq,
+                                    in.tk, cache);
         if constexpr (kValues) values.take(r, get<0>(rcS(r, c)), distance0 + get<1>(rcS(r, c)), S(r, c), w, kept);
         S(r, c) = kept;
       }

@@ -129,10 +129,10 @@ __global__ void __launch_bounds__(kThreads)
       const std::int64_t j = j0 + c;
       float dsv = 0.0f;
       if (j < row_end && lse_i != -INFINITY) {
-        const float p = expf(ss[lr * L::lds + c] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) +
-                             alibi_bias(in.terms, head, i, j) - lse_i);
-        const float z = drop_factor(in.drop, p, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
-        dsv = p * (dps[lr * L::lds + c] * z - delta_i);
+        const float x = pair_score(ss[lr * L::lds + c], in.scale, mask_at(mask_b, j), alibi_bias(in.terms, head, i, j));
+        const float p = pair_weight(x, lse_i);
+        const float z = pair_dropout(in.drop, p, keep_scale, bh, i, j, in.tq, in.tk, cache);
+        dsv = pair_grads(p, z, dps[lr * L::lds + c], delta_i).ds;
       }
       dss[lr * L::ldd + c] = from_float<bf16>(dsv);
     }
@@ -208,10 +208,12 @@ __global__ void __launch_bounds__(kThreads)
       const float lse_i = lse_s[c];
       float pz = 0.0f, dsv = 0.0f;
       if (i < in.tq && key_valid && j < visible_end(i, length, in.tq, in.tk, in.causal) && lse_i != -INFINITY) {
-        const float p = expf(sts[lr * L::lds + c] * in.scale + mask_j + alibi_bias(in.terms, head, i, j) - lse_i);
-        const float z = drop_factor(in.drop, p, keep_scale, weight_index(bh, i, j, in.tq, in.tk), cache);
-        pz = p * z;
-        dsv = p * (dpts[lr * L::lds + c] * z - delta_s[c]);
+        const float x = pair_score(sts[lr * L::lds + c], in.scale, mask_j, alibi_bias(in.terms, head, i, j));
+        const float p = pair_weight(x, lse_i);
+        const float z = pair_dropout(in.drop, p, keep_scale, bh, i, j, in.tq, in.tk, cache);
+        const PairGrads grads = pair_grads(p, z, dpts[lr * L::lds + c], delta_s[c]);
+        pz = grads.pz;
+        dsv = grads.ds;
       }
       pzs[lr * L::ldp + c] = from_float<bf16>(pz);
       dsts[lr * L::ldp + c] = from_float<bf16>(dsv);

@@ -15,7 +15,13 @@ using bf16 = __nv_bfloat16;
 using kernels::from_float;
 using kernels::key_length;
 using kernels::key_tile;
+using kernels::mask_at;
 using kernels::mask_row;
+using kernels::pair_dropout;
+using kernels::pair_grads;
+using kernels::pair_score;
+using kernels::pair_weight;
+using kernels::PairGrads;
 using kernels::query_tile;
 using kernels::to_float;
 using kernels::visible_end;
@@ -58,7 +64,7 @@ __device__ __forceinline__ void load_rows(bf16* dst, const bf16* src, std::int64
 }
 
 // ALiBi's distance bias of query i and key j in head `head` (0 without slopes): the one position
-// term the tensor-core kernels apply (bucketed terms go to the FMA kernels; uses_tensor_cores).
+// term the tensor-core kernels apply (bucketed terms go to other kernels: choose_kernel).
 __device__ __forceinline__ float alibi_bias(const kernels::PositionTerms<bf16>& t, std::int64_t head, std::int64_t i,
                                             std::int64_t j) {
   return t.slopes ? terms::distance_bias(t.slopes[head], t.q_offset + i, j) : 0.0f;
@@ -71,8 +77,5 @@ inline kernels::Grid query_tile_grid(std::int64_t batch_heads, std::int64_t tq) 
 inline kernels::Grid key_tile_grid(std::int64_t batch_heads, std::int64_t tk) {
   return {static_cast<unsigned>(batch_heads), static_cast<unsigned>((tk + kRows - 1) / kRows)};
 }
-
-// The head sizes the tensor-core kernels are compiled for (d_k and d_v, any pairing).
-inline constexpr bool serves(std::int64_t d) { return d == 64 || d == 128; }
 
 }  // namespace attnlab::flash::cuda::tc

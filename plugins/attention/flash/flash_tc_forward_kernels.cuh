@@ -80,9 +80,11 @@ __global__ void __launch_bounds__(kThreads)
     float tile_max = -INFINITY;
     for (int c = half; c < kCols; c += 2) {
       const std::int64_t j = j0 + c;
-      const float s = j < row_end ? ss[lr * L::lds + c] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) +
-                                        alibi_bias(in.terms, head, i, j)
-                                  : -INFINITY;
+      // Not pair_score (here and below), which evaluates the terms before the product: with it
+      // the compiler lays this loop out otherwise. The same arithmetic, the terms after the product.
+      const float s =
+          j < row_end ? ss[lr * L::lds + c] * in.scale + mask_at(mask_b, j) + alibi_bias(in.terms, head, i, j)
+                      : -INFINITY;
       tile_max = fmaxf(tile_max, s);
     }
     const float m_new = fmaxf(m, fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1)));
@@ -95,11 +97,10 @@ __global__ void __launch_bounds__(kThreads)
       const std::int64_t j = j0 + c;
       float p = 0.0f;
       if (!none && j < row_end)
-        p = expf(ss[lr * L::lds + c] * in.scale + (mask_b ? to_float(mask_b[j]) : 0.0f) +
-                 alibi_bias(in.terms, head, i, j) - m_new);
+        p = pair_weight(ss[lr * L::lds + c] * in.scale + mask_at(mask_b, j) + alibi_bias(in.terms, head, i, j), m_new);
       sum += p;  // the denominator counts dropped weights too
-      const std::uint64_t index = weight_index(bh, i, j, in.tq, in.tk);
-      ps[lr * L::ldp + c] = from_float<bf16>(p * drop_factor(in.drop, p, keep_scale, index, cache));
+      const float z = pair_dropout(in.drop, p, keep_scale, bh, i, j, in.tq, in.tk, cache);
+      ps[lr * L::ldp + c] = from_float<bf16>(p * z);
     }
     l = l * alpha + sum + __shfl_xor_sync(0xffffffffu, sum, 1);
     m = m_new;
