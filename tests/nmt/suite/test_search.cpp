@@ -270,8 +270,8 @@ TEST_CASE("a suite's [search] is read, applied to its rows and checked with file
 
 TEST_CASE("the shipped search suites are 27-row grids with the rungs they document") {
   const std::string dir = ATTNLAB_TEST_EXPERIMENTS_DIR;
-  for (const auto& [file, rungs] : {std::pair<std::string, std::vector<std::int64_t>>{"search-quickstart.toml", {200, 600, 1620}},
-                                    {"search-multi30k.toml", {200, 600, 1620}}}) {
+  for (const std::string file : {"search-quickstart.toml", "search-multi30k.toml"}) {
+    const std::vector<std::int64_t> rungs{200, 600, 1620};
     CAPTURE(file);
     const Suite s = load_suite(dir + "/" + file);
     REQUIRE(s.search.has_value());
