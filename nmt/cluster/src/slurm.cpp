@@ -172,10 +172,9 @@ SlurmSubmission submit_to_slurm(const Suite& suite, const SlurmSubmitOptions& op
                              it->second.id);
     else if (auto holder = FolderLock::holder(row.config.run_dir))
       d.reason = fmt::format("running (pid {} on {})", holder->pid, holder->host);
-    else if (const SearchRowState* r = search ? search->find(row_key(row)) : nullptr;
-             r && r->dir == folder && r->reached() > r->allowed && !r->no_prune)
+    else if (const SearchRowState* r = search ? search->find_dir(folder) : nullptr; r && r->held())
       d.reason = fmt::format("{} at rung {} by the search",
-                             search_standing_name(search->standing(row_key(row), false)), r->allowed);
+                             search_standing_name(search->standing(r->key, false)), r->allowed);
     else todo.push_back(&row);
     submission.rows.push_back(d);
   }

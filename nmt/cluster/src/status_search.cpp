@@ -27,9 +27,7 @@ void add_search_standings(StatusReport& report) {
     if (r.phase == RowPhase::kSkipped) continue;
     // A row whose folder search.json does not name (new, or changed since) starts at rung 0.
     const std::string folder = fs::path(r.dir).filename().string();
-    const SearchRowState* row = nullptr;
-    for (const SearchRowState& s : state->rows)
-      if (s.dir == folder) row = &s;
+    const SearchRowState* row = state->find_dir(folder);
     const std::string key = row ? row->key : std::string();
     const bool finished = r.phase == RowPhase::kDone;
     const SearchStanding standing = state->standing(key, finished);

@@ -24,9 +24,8 @@ void read_search(Report& report) {
       if (run.status == RowStatus::kSkipped) continue;
       // A run whose folder search.json does not name (new, or changed since) starts at rung 0.
       const std::string folder = fs::path(run.dir).filename().string();
-      std::string key;
-      for (const SearchRowState& r : s.rows)
-        if (r.dir == folder) key = r.key;
+      const SearchRowState* entry = s.find_dir(folder);
+      const std::string key = entry ? entry->key : std::string();
       const bool finished = run.status == RowStatus::kDone;
       RunSearch rs;
       rs.standing = s.standing(key, finished);

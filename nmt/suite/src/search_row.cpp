@@ -19,14 +19,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The row's training log (metrics.jsonl).
+TrainingSummary row_log(const SuiteRow& row) { return read_training_summary(fs::path(row.config.run_dir) / "metrics.jsonl"); }
+
+// The dev perplexity the trainer logged at `step` (its last evaluation there), if it logged one.
+std::optional<double> logged_dev_ppl(const TrainingSummary& log, std::int64_t step) {
+  for (auto it = log.dev_ppl.rbegin(); it != log.dev_ppl.rend(); ++it)
+    if (it->step == step) return it->value;
+  return std::nullopt;
+}
+
 // The row's metric at `step`: the dev evaluation the trainer logged there (dev_ppl), or BLEU of the
 // dev set decoded by the model saved at that step (dev_bleu).
 std::optional<double> rung_metric(const SuiteRow& row, SearchMetric metric, std::int64_t step,
                                   const Registry& registry) {
   if (metric == SearchMetric::dev_ppl) {
-    const TrainingSummary s = read_training_summary(fs::path(row.config.run_dir) / "metrics.jsonl");
-    for (auto it = s.dev_ppl.rbegin(); it != s.dev_ppl.rend(); ++it)
-      if (it->step == step) return it->value;
+    if (const std::optional<double> ppl = logged_dev_ppl(row_log(row), step)) return ppl;
     throw Error(fmt::format("row {}: no dev evaluation at step {} in {}/metrics.jsonl", row.name, step,
                             row.config.run_dir));
   }
@@ -38,14 +46,12 @@ std::optional<double> rung_metric(const SuiteRow& row, SearchMetric metric, std:
 
 // The metric a finished row reports at rung k: for the last rung its result's, before it the dev
 // perplexity the trainer logged there (none for BLEU, which was not decoded there).
-std::optional<double> finished_metric(const SuiteRow& row, const SearchState& s, std::int64_t k, const RowResult& r) {
+std::optional<double> finished_metric(const TrainingSummary& log, const SearchState& s, std::int64_t k,
+                                      const RowResult& r) {
   const bool last = k + 1 == static_cast<std::int64_t>(s.rungs.size());
   if (last) return s.metric == SearchMetric::dev_bleu ? r.bleu : r.dev_ppl;
   if (s.metric == SearchMetric::dev_bleu) return std::nullopt;
-  const TrainingSummary t = read_training_summary(fs::path(row.config.run_dir) / "metrics.jsonl");
-  for (const CurvePoint& p : t.dev_ppl)
-    if (p.step == s.rungs[static_cast<std::size_t>(k)]) return p.value;
-  return std::nullopt;
+  return logged_dev_ppl(log, s.rungs[static_cast<std::size_t>(k)]);
 }
 
 // Logs what a decision did.
@@ -71,8 +77,9 @@ void record_finished(const Suite& suite, const SuiteRow& row, const RowResult& r
   const std::string key = row_key(row);
   SearchRowState* me = s.find(key);
   if (!me) return;
+  const TrainingSummary log = row_log(row);
   for (std::int64_t k = me->reached(); k < static_cast<std::int64_t>(s.rungs.size()); ++k) {
-    const std::vector<std::string> promoted = s.record(key, k, finished_metric(row, s, k, result));
+    const std::vector<std::string> promoted = s.record(key, k, finished_metric(log, s, k, result));
     log_decision(o, s, row, k, promoted);
   }
   d.save();
@@ -83,16 +90,17 @@ void record_finished(const Suite& suite, const SuiteRow& row, const RowResult& r
 RowOutcome run_search_row(const Suite& suite, const SuiteRow& row, const Registry& registry,
                           const RowRunOptions& o) {
   const std::string key = row_key(row);
+  // To the end (or from where training ended), evaluated, and its metrics recorded at every rung.
+  const auto finish = [&](const TrainResult* trained) -> RowOutcome {
+    const RowResult r = finish_row(row, registry, o, trained);
+    record_finished(suite, row, r, o);
+    return {r, -1};
+  };
   try {
     if (o.no_prune) {
-      {
-        SearchDecisions d(suite);
-        if (SearchRowState* me = d.state().find(key)) me->no_prune = true, me->failed = false;
-        d.save();
-      }
-      const RowResult r = finish_row(row, registry, o, nullptr);
-      record_finished(suite, row, r, o);
-      return {r, -1};
+      SearchDecisions d(suite);
+      if (SearchRowState* me = d.state().find(key)) me->no_prune = true, me->failed = false;
+      d.save();
     }
     for (;;) {
       std::int64_t k = 0, last = 0, step = 0;
@@ -103,29 +111,15 @@ RowOutcome run_search_row(const Suite& suite, const SuiteRow& row, const Registr
         const SearchRowState* me = s.find(key);
         ATTNLAB_CHECK(me != nullptr, "search: row {} is not in the search", key);
         last = static_cast<std::int64_t>(s.rungs.size()) - 1;
-        if (me->reached() > me->allowed) return {std::nullopt, me->allowed};  // measured there, not promoted
-        k = me->allowed;
+        if (me->held()) return {std::nullopt, me->allowed};  // measured there, not promoted
+        k = me->no_prune ? last : me->allowed;  // a row once asked to finish goes on to the end
         step = s.rungs[static_cast<std::size_t>(k)];
         metric_kind = s.metric;
       }
-      if (k == last) {
-        const RowResult r = finish_row(row, registry, o, nullptr);
-        record_finished(suite, row, r, o);
-        return {r, -1};
-      }
-      TrainOptions options;
-      options.run_dir_locked = true;
-      options.progress = o.progress;
-      options.pause_at_step = step;
-      if (o.log && !o.progress) options.log = o.log;
-      const TrainResult trained = train(row.config, registry, options);
-      if (trained.interrupted)
-        throw RowInterrupted(fmt::format("row {} interrupted at step {}", row.name, trained.steps));
-      if (!trained.paused) {  // ended before the rung (early stopping, a time budget): that is its end
-        const RowResult r = finish_row(row, registry, o, &trained);
-        record_finished(suite, row, r, o);
-        return {r, -1};
-      }
+      if (k == last) return finish(nullptr);
+      const TrainResult trained = train_row(row, registry, o, step);
+      // Ended before the rung (early stopping, a time budget): that is its end.
+      if (!trained.paused) return finish(&trained);
       const std::optional<double> metric = rung_metric(row, metric_kind, step, registry);
       SearchDecisions d(suite);
       const std::vector<std::string> promoted = d.state().record(key, k, metric);

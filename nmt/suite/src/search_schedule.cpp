@@ -19,13 +19,12 @@ const SuiteRow* next_search_row(const Suite& suite, const std::vector<const Suit
   for (const SuiteRow* row : rows) {
     const std::string key = row_key(*row);
     if (passed_over.count(key) || !row->skipped.empty() || !row->same_as.empty()) continue;
-    const SearchRowState* r = s.find(key);
-    // A row whose folder changed since search.json was written starts afresh.
-    const bool fresh = !r || r->dir != fs::path(row->config.run_dir).filename().string();
+    // A row whose folder changed since search.json was written starts afresh (no entry).
+    const SearchRowState* r = s.find_dir(fs::path(row->config.run_dir).filename().string());
     if (fs::exists(fs::path(row->config.run_dir) / "result.json")) continue;
     std::int64_t rung = -1;  // -1: not started
-    if (!fresh) {
-      if (r->reached() > r->allowed && !r->no_prune) continue;  // held at its rung
+    if (r) {
+      if (r->held()) continue;
       if (r->reached() > 0 || r->allowed > 0) rung = r->allowed;
     }
     if (promoted_only && rung < 0) continue;

@@ -38,6 +38,12 @@ const SearchRowState* SearchState::find(std::string_view key) const {
   return const_cast<SearchState*>(this)->find(key);
 }
 
+const SearchRowState* SearchState::find_dir(std::string_view dir) const {
+  for (const auto& r : rows)
+    if (r.dir == dir) return &r;
+  return nullptr;
+}
+
 bool SearchState::rung_closed(std::int64_t k) const {
   // Bottom up: a row not measured at rung j gets there if it may train to j, or if the lower rung
   // it stands at is still open (it may yet be promoted from there).
@@ -101,7 +107,7 @@ SearchStanding SearchState::standing(std::string_view key, bool finished) const 
   if (r->failed) return SearchStanding::failed;
   if (r->reached() == 0) return SearchStanding::pending;
   if (r->reached() >= static_cast<std::int64_t>(rungs.size())) return SearchStanding::finished;
-  if (r->allowed >= r->reached() || r->no_prune) return SearchStanding::promoted;
+  if (!r->held()) return SearchStanding::promoted;
   return rung_closed(r->allowed) ? SearchStanding::stopped : SearchStanding::waiting;
 }
 

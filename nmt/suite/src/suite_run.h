@@ -29,6 +29,11 @@ struct SuiteRun {
 // The dev set's evaluation of a row's model from `checkpoint` (a run folder or checkpoint file).
 Evaluation evaluate_row_on_dev(const SuiteRow& row, const std::string& checkpoint, const Registry& registry);
 
+// Trains a row in its folder, to its end or (pause_at_step > 0) to that step with its checkpoint;
+// throws RowInterrupted when a signal stopped it. The caller holds the row's folder lock.
+TrainResult train_row(const SuiteRow& row, const Registry& registry, const RowRunOptions& options,
+                      std::int64_t pause_at_step);
+
 // Trains a row to its end (unless `trained_already` says how its training ended), evaluates it on
 // the dev set and writes result.json. The caller holds the row's folder lock.
 RowResult finish_row(const SuiteRow& row, const Registry& registry, const RowRunOptions& options,

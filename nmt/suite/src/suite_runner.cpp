@@ -38,21 +38,21 @@ Evaluation evaluate_row_on_dev(const SuiteRow& row, const std::string& checkpoin
   return evaluate_model(model, source, reference, c.eval);
 }
 
+TrainResult train_row(const SuiteRow& row, const Registry& registry, const RowRunOptions& o, std::int64_t pause_at_step) {
+  TrainOptions options;
+  options.run_dir_locked = true;
+  options.progress = o.progress;
+  options.pause_at_step = pause_at_step;
+  if (o.log && !o.progress) options.log = o.log;
+  const TrainResult trained = train(row.config, registry, options);
+  if (trained.interrupted) throw RowInterrupted(fmt::format("row {} interrupted at step {}", row.name, trained.steps));
+  return trained;
+}
+
 RowResult finish_row(const SuiteRow& row, const Registry& registry, const RowRunOptions& o,
                      const TrainResult* trained_already) {
   const ExperimentConfig& c = row.config;
-  TrainResult trained;
-  if (trained_already) {
-    trained = *trained_already;
-  } else {
-    TrainOptions options;
-    options.run_dir_locked = true;
-    options.progress = o.progress;
-    if (o.log && !o.progress) options.log = o.log;
-    trained = train(c, registry, options);
-    if (trained.interrupted)
-      throw RowInterrupted(fmt::format("row {} interrupted at step {}", row.name, trained.steps));
-  }
+  const TrainResult trained = trained_already ? *trained_already : train_row(row, registry, o, 0);
 
   std::string checkpoint = c.run_dir;
   if (c.eval.average_last > 1) {

@@ -113,6 +113,12 @@ TEST_CASE("asynchronous halving: rows arriving late, a failed row and rungs that
   CHECK(s.record("a", 0, 1.0).empty());
   CHECK(*s.find("a")->metrics[0] == 5.0);
   CHECK_THROWS_WITH_AS(s.record("c", 2, 1.0), contains("reports rung 2 but was measured only up to rung 0"), Error);
+  // A stopped row asked to finish (--no-prune) is not held any more, even before it has finished.
+  CHECK(s.find("c")->held());
+  s.find("c")->no_prune = true;
+  CHECK_FALSE(s.find("c")->held());
+  CHECK(standing(s, "c") == "promoted");
+  CHECK(s.standing_rung("c", false) == 2);
 }
 
 TEST_CASE("a rung above closes when the last row below it stays there") {

@@ -31,6 +31,9 @@ struct SearchRowState {
   bool no_prune = false;                       // finished with --no-prune, past the rule
 
   std::int64_t reached() const { return static_cast<std::int64_t>(metrics.size()); }
+  // Measured at the rung it may reach and not promoted past it: nothing to train until the rule
+  // promotes it (a row finishing with --no-prune is never held).
+  bool held() const { return reached() > allowed && !no_prune; }
 };
 
 // Where a row stands in the search, for the runners, `attnlab status` and the report.
@@ -46,6 +49,9 @@ struct SearchState {
 
   SearchRowState* find(std::string_view key);
   const SearchRowState* find(std::string_view key) const;
+  // The row whose folder is named `dir` (the folder's name, not its path): a row changed since
+  // search.json was written has another folder, and no entry.
+  const SearchRowState* find_dir(std::string_view dir) const;
   // Whether no row can reach rung k any more: every row that has not failed was measured there
   // or will never be allowed to train to it.
   bool rung_closed(std::int64_t k) const;
