@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # What a suite's [search] saves: the suite searched by successive halving, then the same grid
 # trained exhaustively (--no-prune, every row to max_steps, in a folder of its own), and one
-# Markdown comparison: the steps each trained, the row each ranks best by the search's metric, and
-# where the search's pick stands in the exhaustive ranking.
+# Markdown comparison: the steps each trained, the time they spent training, the row each ranks
+# best by the search's metric, and where the search's pick stands in the exhaustive ranking.
 #
 #   bench/search_savings.sh SUITE.toml OUT [ATTNLAB]    # OUT: the two run folders and compare.md
 #
 # The suite must read its run folder from ${SEARCH_RUN_DIR} (experiments/search-*.toml do). Both
-# runs resume when the script is started again. Extra options for `attnlab run` (--jobs 2) in
-# RUN_ARGS.
+# runs resume when the script is started again; the wall times are then those of the last start
+# only, while the training time (each run's train-log `elapsed`, summed over its starts) counts
+# all. Extra options for `attnlab run` (--jobs 2) in RUN_ARGS.
 set -euo pipefail
 suite=$(realpath "${1:?usage: bench/search_savings.sh SUITE.toml OUT [ATTNLAB]}")
 out=$(mkdir -p "${2:?}" && realpath "$2")
@@ -26,6 +27,27 @@ state = json.load(open(os.path.join(out, "search", "search.json")))
 metric, rungs, eta = state["metric"], state["rungs"], state["eta"]
 key = "bleu" if metric == "dev_bleu" else "dev_ppl"
 better = (lambda a, b: a > b) if metric == "dev_bleu" else (lambda a, b: a < b)
+
+def training_seconds(folder):
+    """Seconds spent in training steps, summed over every run and every start of it (metrics.jsonl's
+    `elapsed` restarts at each start): dev evaluations and decoding are not counted."""
+    total = 0.0
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name, "metrics.jsonl")
+        if not os.path.exists(path):
+            continue
+        segment = 0.0
+        for line in open(path):
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue  # a torn last line
+            if e.get("kind") == "start":
+                total, segment = total + segment, 0.0
+            elif e.get("kind") == "train":
+                segment = max(segment, e.get("elapsed", 0.0))
+        total += segment
+    return total
 
 def results(folder):
     rows = {}
@@ -56,7 +78,11 @@ print(f"{len(state['rows'])} rows, metric {metric}, eta {eta}, rungs {rungs} ste
 print("| | exhaustive grid | search |")
 print("| --- | ---: | ---: |")
 print(f"| training steps | {full_steps} | {search_steps} ({100.0 * search_steps / full_steps:.1f} %) |")
-print(f"| wall time (s) | {full_s} | {search_s} |")
+full_train_s = training_seconds(os.path.join(out, "full"))
+search_train_s = training_seconds(os.path.join(out, "search"))
+print(f"| training time, summed over runs (s) | {full_train_s:.0f} | {search_train_s:.0f} "
+      f"({100.0 * search_train_s / full_train_s:.1f} %) |")
+print(f"| wall time of this start (s) | {full_s} | {search_s} |")
 print(f"| rows trained to the end | {len(full)} | {len(finished)} |")
 print(f"| best row | {ranked[0]['row']} ({key} {ranked[0][key]:.3f}) | "
       + (f"{pick['key'].split('@')[0]} ({metric} {pick['metrics'][-1]:.3f}), rank {rank.get(pick['key'], '?')} of "
