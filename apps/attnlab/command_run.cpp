@@ -95,18 +95,14 @@ int train_promoted_rows(const nmt::Suite& suite, const Registry& registry, const
                row->config.run_dir);
     // The row's lines go to its own run.log, as when its own task trains it, after a line saying
     // which task took it.
-    const std::string log_path = row->config.run_dir + "/run.log";
-    if (std::FILE* f = std::fopen(log_path.c_str(), "a")) {
-      fmt::print(f, "== promoted row {} (seed {}) taken by the task of {}\n", row->name, row->seed, taker);
-      std::fclose(f);
-    }
     nmt::RowRunOptions own = options;
-    own.log = [log_path](const std::string& line) {
+    own.log = [log_path = row->config.run_dir + "/run.log"](const std::string& line) {
       if (std::FILE* f = std::fopen(log_path.c_str(), "a")) {
         fmt::print(f, "{}\n", line);
         std::fclose(f);
       }
     };
+    own.log(fmt::format("== promoted row {} (seed {}) taken by the task of {}", row->name, row->seed, taker));
     try {
       nmt::run_row(suite, *row, registry, own);
     } catch (const nmt::RowInterrupted& e) {

@@ -39,8 +39,7 @@ void add_search_standings(StatusReport& report) {
                                       : fmt::format("running to rung {} ({} steps)", rung, target);
       if (r.seconds_per_step > 0 && target > r.step)
         r.eta_seconds = r.seconds_per_step * static_cast<double>(target - r.step);
-    } else if ((standing == SearchStanding::waiting || standing == SearchStanding::stopped) &&
-               r.phase == RowPhase::kStopped) {
+    } else if (held_at_rung(standing) && r.phase == RowPhase::kStopped) {
       r.phase = RowPhase::kHeld;
       r.log_tail.clear();
     } else if (standing == SearchStanding::failed && r.phase != RowPhase::kQueued) {

@@ -31,14 +31,14 @@ void read_search(Report& report) {
       rs.standing = s.standing(key, finished);
       rs.rung = s.standing_rung(key, finished);
       rs.rung_steps = s.rungs[static_cast<std::size_t>(rs.rung)];
-      if (const SearchRowState* r = s.find(key)) {
-        if (r->reached() > rs.rung) rs.metric = r->metrics[static_cast<std::size_t>(rs.rung)];
-        rs.no_prune = r->no_prune;
+      if (entry) {
+        if (entry->reached() > rs.rung) rs.metric = entry->metrics[static_cast<std::size_t>(rs.rung)];
+        rs.no_prune = entry->no_prune;
       }
       rs.text = search_standing_text(s, key, finished);
       // A failure the search recorded (a Slurm task's, which suite.json does not learn of).
       if (rs.standing == SearchStanding::failed && run.status == RowStatus::kPending)
-        run.status = RowStatus::kFailed, run.error = s.find(key)->error;
+        run.status = RowStatus::kFailed, run.error = entry->error;
       run.search = rs;
     }
 }

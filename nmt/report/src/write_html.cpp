@@ -18,8 +18,7 @@ namespace {
 bool held_by_search(const ReportRow& row) {
   return row.done < static_cast<int>(row.runs.size()) &&
          std::all_of(row.runs.begin(), row.runs.end(), [](const ReportRun& r) {
-           const auto held = [](SearchStanding s) { return s == SearchStanding::stopped || s == SearchStanding::waiting; };
-           return r.status == RowStatus::kDone || (r.search && held(r.search->standing));
+           return r.status == RowStatus::kDone || (r.search && held_at_rung(r.search->standing));
          });
 }
 
@@ -28,7 +27,7 @@ bool held_by_search(const ReportRow& row) {
 void mark_end(Series& s, const ReportRun& run) {
   if (!run.search || s.points.empty()) return;
   const SearchStanding st = run.search->standing;
-  if (st != SearchStanding::stopped && st != SearchStanding::waiting) return;
+  if (!held_at_rung(st)) return;
   s.mark = st == SearchStanding::stopped ? EndMark::stopped : EndMark::waiting;
   s.mark_at = s.points.back();
   for (const CurvePoint& p : s.points)

@@ -139,14 +139,9 @@ void run_rows_in_parallel(SuiteRun& run, const std::vector<const SuiteRow*>& tod
   const MachinePlan plan = plan_machine(run.options);
   run.log(plan.describe());
   RowPool pool(run, plan);
+  // The next row is asked for each time a slot frees: under a search, a row promoted by a child's
+  // result is started then.
   std::size_t next = 0;
-  // Under a search the next row is asked for each time a slot frees (next_search_row): a row
-  // promoted by a child's result is started then.
-  const bool search = run.suite.search && !run.options.no_prune;
-  const auto pick = [&]() -> const SuiteRow* {
-    if (search) return next_search_row(run.suite, todo, pool.passed_over(), false);
-    return next < todo.size() ? todo[next++] : nullptr;
-  };
   // After an interruption (Ctrl-C reaches the whole process group) no further row starts: the
   // running ones stop at their next step and the suite resumes from there.
   const auto may_start = [&] { return !run.summary.interrupted && !stop_requested(); };
@@ -154,10 +149,10 @@ void run_rows_in_parallel(SuiteRun& run, const std::vector<const SuiteRow*>& tod
   for (;;) {
     while (!pool.full()) {
       if (!may_start()) {
-        left = search || next < todo.size();
+        left = run.searching() || next < todo.size();
         break;
       }
-      const SuiteRow* row = pick();
+      const SuiteRow* row = run.next_row(todo, next, pool.passed_over());
       if (!row) break;
       pool.start(*row);
     }

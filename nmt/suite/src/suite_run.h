@@ -2,7 +2,9 @@
 // What the two ways run_suite trains its rows share: one after another in this process
 // (suite_runner.cpp) or several at once in child processes (row_pool.cpp). Both record every
 // row's status in suite.json as it changes and count the rows into the summary run_suite returns.
+#include <cstddef>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,12 @@ struct SuiteRun {
   // suite.json is written at every change, so that a run stopped at any point leaves it current.
   void save_state() const;
   void set_status(const SuiteRow& row, RowStatus status, const std::string& error);
+  // Whether the rows train under the suite's search: it has one, and the run is not --no-prune.
+  bool searching() const { return suite.search && !options.no_prune; }
+  // The next row of `todo` to train: the one at `next` (which advances), or under a search the one
+  // next_search_row picks (promotions first), none of `passed_over`. nullptr when none is left.
+  const SuiteRow* next_row(const std::vector<const SuiteRow*>& todo, std::size_t& next,
+                           const std::set<std::string>& passed_over) const;
 };
 
 // The dev set's evaluation of a row's model from `checkpoint` (a run folder or checkpoint file).

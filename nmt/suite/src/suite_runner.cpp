@@ -94,6 +94,12 @@ RowOutcome run_row(const Suite& suite, const SuiteRow& row, const Registry& regi
 
 void SuiteRun::save_state() const { write_suite_state((fs::path(suite.run_dir) / "suite.json").string(), state); }
 
+const SuiteRow* SuiteRun::next_row(const std::vector<const SuiteRow*>& todo, std::size_t& next,
+                                   const std::set<std::string>& passed_over) const {
+  if (searching()) return next_search_row(suite, todo, passed_over, false);
+  return next < todo.size() ? todo[next++] : nullptr;
+}
+
 void SuiteRun::set_status(const SuiteRow& row, RowStatus status, const std::string& error) {
   if (SuiteRowState* entry = state.find(row.name, row.seed)) entry->status = status, entry->error = error;
   save_state();
@@ -147,42 +153,28 @@ std::vector<const SuiteRow*> rows_to_train(SuiteRun& run, const std::vector<cons
   return todo;
 }
 
-// Trains the rows one after another in this process (jobs <= 1). A failed row is recorded and the
-// next one starts; an interrupted row (Ctrl-C) ends the run, to resume from it next time.
+// Trains the rows one after another in this process (jobs <= 1), in the order next_row gives:
+// under a search each row trains to the rung it may reach and on while promoted, and rows promoted
+// by later results are taken up again. A failed row is recorded and the next one starts; an
+// interrupted row (Ctrl-C) ends the run, to resume from it next time.
 void run_rows_serially(SuiteRun& run, const std::vector<const SuiteRow*>& todo, const Registry& registry) {
-  for (const SuiteRow* row : todo) {
+  std::set<std::string> passed_over;  // rows that failed in this run, or (under a search) that another process has
+  std::size_t next = 0;
+  while (const SuiteRow* row = run.next_row(todo, next, passed_over)) {
     run.log(fmt::format("== {} (seed {}) -> {}", row->name, row->seed, row->config.run_dir));
     run.set_status(*row, RowStatus::kPending, "");
-    try {
-      run_row(run.suite, *row, registry, {run.options.progress, run.log, run.options.no_prune});
-      run.set_status(*row, RowStatus::kDone, "");
-      ++run.summary.done;
-    } catch (const RowInterrupted& e) {
-      run.set_status(*row, RowStatus::kPending, "");
-      run.log(fmt::format("{}; run the same command again to resume", e.what()));
-      run.summary.interrupted = true;
-      return;
-    } catch (const std::exception& e) {
+    const auto failed = [&](const std::exception& e) {
       run.set_status(*row, RowStatus::kFailed, e.what());
       run.log(fmt::format("{} (seed {}) failed: {}", row->name, row->seed, e.what()));
       ++run.summary.failed;
-    }
-  }
-}
-
-// The rows of a search trained one after another in ASHA's order (next_search_row): each to the
-// rung it may reach and on while promoted; rows promoted by later results are taken up again.
-void run_search_serially(SuiteRun& run, const std::vector<const SuiteRow*>& todo, const Registry& registry) {
-  std::set<std::string> passed_over;  // rows that failed in this run, or that another process has
-  while (const SuiteRow* row = next_search_row(run.suite, todo, passed_over, false)) {
-    run.log(fmt::format("== {} (seed {}) -> {}", row->name, row->seed, row->config.run_dir));
+      passed_over.insert(row_key(*row));
+    };
     try {
-      const RowOutcome out = run_row(run.suite, *row, registry, {run.options.progress, run.log, false});
+      const RowOutcome out = run_row(run.suite, *row, registry, {run.options.progress, run.log, run.options.no_prune});
       if (out.result) {
         run.set_status(*row, RowStatus::kDone, "");
         ++run.summary.done;
       } else {
-        run.set_status(*row, RowStatus::kPending, "");
         run.log(fmt::format("{} (seed {}): held at rung {} by the search", row->name, row->seed, out.held_at_rung));
       }
     } catch (const RowInterrupted& e) {
@@ -191,13 +183,15 @@ void run_search_serially(SuiteRun& run, const std::vector<const SuiteRow*>& todo
       run.summary.interrupted = true;
       return;
     } catch (const FolderInUse& e) {
+      // Under a search another process took the row after next_search_row saw it free.
+      if (!run.searching()) {
+        failed(e);
+        continue;
+      }
       run.log(fmt::format("{} (seed {}): {}", row->name, row->seed, e.what()));
       passed_over.insert(row_key(*row));
     } catch (const std::exception& e) {
-      run.set_status(*row, RowStatus::kFailed, e.what());
-      run.log(fmt::format("{} (seed {}) failed: {}", row->name, row->seed, e.what()));
-      ++run.summary.failed;
-      passed_over.insert(row_key(*row));
+      failed(e);
     }
   }
 }
@@ -222,8 +216,7 @@ SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const Su
   const std::vector<const SuiteRow*> selected = select_rows(suite, o.rows);
   run.save_state();
   const std::vector<const SuiteRow*> todo = rows_to_train(run, selected);
-  const bool search = suite.search && !o.no_prune;
-  if (o.jobs <= 1) search ? run_search_serially(run, todo, registry) : run_rows_serially(run, todo, registry);
+  if (o.jobs <= 1) run_rows_serially(run, todo, registry);
   else run_rows_in_parallel(run, todo);
   settle_same_runs(run, selected);
   return run.summary;

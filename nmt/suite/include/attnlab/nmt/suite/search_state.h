@@ -39,6 +39,10 @@ struct SearchRowState {
 // Where a row stands in the search, for the runners, `attnlab status` and the report.
 enum class SearchStanding { pending, promoted, waiting, stopped, finished, failed };
 std::string_view search_standing_name(SearchStanding standing);
+// Whether the rule holds the row at a rung: waiting there, or stopped for good.
+inline bool held_at_rung(SearchStanding standing) {
+  return standing == SearchStanding::waiting || standing == SearchStanding::stopped;
+}
 
 struct SearchState {
   std::string method = "halving";
