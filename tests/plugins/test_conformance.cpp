@@ -99,8 +99,8 @@ TEST_CASE("flash passes the whole conformance kit against scaled_dot as referenc
   std::size_t compared = 0;
   for (const auto& c : report.checks) compared += c.name.find("reference scaled_dot") != std::string::npos;
   // Parameters, outputs and gradients in six settings, with the kit's positions, and with each of
-  // rope, alibi and relative.
-  CHECK(compared == 11);
+  // rope, alibi and relative; and each of the six score expression variants in three settings.
+  CHECK(compared == 11 + 6 * 3);
   CHECK(report.checks.front().name == "serves the kit's model on cpu (f64, d_k 3, d_v 5)");
 }
 
@@ -127,6 +127,29 @@ TEST_CASE("the conformance kit fails an attention that ignores masks and the cac
   CHECK(has("causal masking hides later positions"));
   CHECK(has("incremental self-attention equals full decoding"));
   CHECK_FALSE(has("output shapes"));
+}
+
+TEST_CASE("the conformance kit fails an attention that declares score expressions and ignores them") {
+  Registry& registry = in_tree_registry();
+  PluginLoader loader(registry);
+  loader.load(std::string(ATTNLAB_TEST_FIXTURE_DIR) + "/attnlab_fixture_deaf.so");
+  ConformanceOptions options;
+  options.reference = "scaled_dot";
+  const ConformanceReport report = run_conformance(registry, PluginFamily::attention, "fixture_deaf", options);
+  std::vector<std::string> failed;
+  for (const auto& c : report.checks)
+    if (!c.passed) failed.push_back(c.name);
+  INFO(report.summary());
+  // Every variant's comparison with the reference fails; mask_mod's removed rows are not zeros;
+  // nothing outside the expressions fails.
+  for (const char* variant : {"causal as mask_mod", "ALiBi", "T5 bias (learned)", "sliding window with a sink",
+                              "soft-capping", "temperature (learned)"})
+    CHECK_MESSAGE(std::any_of(failed.begin(), failed.end(),
+                              [&](const std::string& n) {
+                                return n.find(std::string("expressions, ") + variant + ": matches reference") == 0;
+                              }),
+                  variant);
+  for (const auto& n : failed) CHECK_MESSAGE(n.find("expressions") == 0, n);
 }
 
 TEST_CASE("learned positions refuse a position past their maximum") {

@@ -197,8 +197,8 @@ TEST_CASE("an attention plugin that does not apply a scheme's hooks is refused n
   REQUIRE(dense.has_value());
   CHECK(*dense == "attention plugin 'flash' does not support position terms outside kernel form (positional plugin "
                   "'dense' gives its terms as tensors only) on cpu (it supports on cpu: f32, f64; head sizes any; "
-                  "padding mask, causal, incremental, attention dropout; positions: rotation, score terms, value "
-                  "terms (kernel form))");
+                  "padding mask, causal, incremental, attention dropout, score expressions; positions: rotation, "
+                  "score terms, value terms (kernel form))");
   const auto rope = check_attention_support(reg.find(PluginFamily::attention, "additive"), Device::cpu(), DType::f32, 4,
                                             4, needs("rope"));
   REQUIRE(rope.has_value());

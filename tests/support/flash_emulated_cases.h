@@ -177,7 +177,7 @@ Prepared<T, DK, DV> prepare(const Case& c, std::uint64_t seed) {
   flash::detail::flash_forward_cpu(q64, r.k.reference, r.v.reference, r.mask.reference, lengths_ref, r.o, r.out64,
                                    r.lse64);
   flash::detail::FlashGrads grads{Tensor::empty_like(q64), Tensor::empty_like(r.k.reference),
-                                  Tensor::empty_like(r.v.reference), {}, {}};
+                                  Tensor::empty_like(r.v.reference), {}, {}, {}};
   if (c.terms && c.score_buckets) grads.d_bucket_scores = Tensor::empty_like(r.bucket_scores.reference);
   if (c.terms && c.value_terms) grads.d_bucket_values = Tensor::empty_like(r.bucket_values.reference);
   flash::detail::flash_backward_cpu(q64, r.k.reference, r.v.reference, r.out64, r.lse64, r.dout.reference,

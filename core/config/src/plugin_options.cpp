@@ -7,21 +7,6 @@
 namespace attnlab::config {
 namespace {
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::optional<OptionValue> convert(const toml::node& node, OptionType type) {
   switch (type) {
     case OptionType::boolean:
@@ -58,16 +43,6 @@ std::string_view toml_type_name(const toml::node& node) {
 std::string source_position(const toml::source_region& region) {
   const std::string path = region.path ? std::string(*region.path) : std::string("<toml>");
   return fmt::format("{}:{}:{}", path, region.begin.line, region.begin.column);
-}
-
-std::string suggest(const std::string& word, const std::vector<std::string>& candidates) {
-  std::string best;
-  std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
-  for (const auto& c : candidates) {
-    const std::size_t d = edit_distance(word, c);
-    if (d < best_distance) best_distance = d, best = c;
-  }
-  return best;
 }
 
 Options plugin_options_from_toml(const std::vector<OptionSpec>& specs, const toml::table& table,

@@ -14,6 +14,7 @@
 #include "attnlab/ops/matmul.h"
 #include "attnlab/ops/reduce.h"
 #include "attnlab/ops/rms_norm.h"
+#include "attnlab/ops/score_expr.h"
 #include "attnlab/ops/shape_ops.h"
 #include "attnlab/ops/softmax.h"
 #include "attnlab/ops/symmetric_kl.h"

@@ -31,6 +31,9 @@ constexpr Variable kValues[] = {
     {"ATTNLAB_PLUGIN_PATH", Kind::value, false, "folders searched for plugins before the installed ones (':'-separated)"},
     {"ATTNLAB_NCCL_LIBRARY", Kind::value, false, "the libnccl.so that data-parallel training on CUDA loads"},
     {"ATTNLAB_FAULT_WRITE", Kind::value, false, "tests: a write error injected (PATTERN:ERROR[:BYTES])"},
+    {"ATTNLAB_KERNEL_CACHE", Kind::value, false,
+     "the folder of compiled score-expression kernels (default: $XDG_CACHE_HOME/attnlab/kernels)"},
+    {"ATTNLAB_CXX", Kind::value, false, "the C++ compiler that compiles score expressions for the CPU (default: c++)"},
 };
 
 template <std::size_t... N>

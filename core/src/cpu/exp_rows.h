@@ -10,18 +10,15 @@
 // the last bit between CPUs (fused multiply-adds), never between two runs on one.
 #include <cstdint>
 
+#include "attnlab/cpu_kernels.h"
+
 namespace attnlab::cpu {
 
 // sum_k exp(x[k] - shift), accumulated in double (eight partial sums, added in order).
 double sum_exp(const float* x, float shift, std::int64_t n);
-// out[k] = scale * (exp(x[k] - shift) - sub); out may be x.
-void exp_affine(const float* x, float shift, float scale, float sub, float* out, std::int64_t n);
-
-// The row's other two reductions, in the same eight-lane form (the compiler vectorizes them; a
-// single running max or sum is a chain of dependent operations): max_k x[k] (-inf for n = 0; NaNs
-// are skipped, the sum carries them) and sum_k x[k] in double (cpu/row_sum.h).
-float max_row(const float* x, std::int64_t n);
-double sum_row(const float* x, std::int64_t n);
+// exp_affine, max_row and sum_row are public (attnlab/cpu_kernels.h): the row's other two
+// reductions are in the same eight-lane form (the compiler vectorizes them; a single running max
+// or sum is a chain of dependent operations).
 
 // One value (the tests' reference point).
 float exp_approx(float x);

@@ -29,6 +29,7 @@ std::string describe_attention_support(const AttentionDeviceSupport& s) {
     features.push_back(s.causal_longer_padded_keys ? "causal" : "causal (not over a longer padded key sequence)");
   if (s.incremental) features.push_back("incremental");
   if (s.attention_dropout) features.push_back("attention dropout");
+  if (s.score_expressions) features.push_back("score expressions");
   return fmt::format("{}; head sizes {}; {}; positions: {}{}", dtypes.empty() ? std::string("no dtype") : fmt::format("{}", fmt::join(dtypes, ", ")),
                      s.head_dims.empty() ? std::string("any") : fmt::format("{}", fmt::join(s.head_dims, ", ")),
                      features.empty() ? std::string("no masks") : fmt::format("{}", fmt::join(features, ", ")),
@@ -57,6 +58,7 @@ std::optional<std::string> check_attention_support(const PluginInfo& info, Devic
     missing.push_back("causal queries over a longer padded key sequence");
   if (needs.incremental && !s->incremental) missing.push_back("incremental decoding");
   if (needs.attention_dropout && !s->attention_dropout) missing.push_back("attention dropout");
+  if (needs.score_expressions && !s->score_expressions) missing.push_back("score expressions (score_mod, mask_mod)");
   if (const PositionHooks gap = needs.positions.missing_from(s->positions); gap.any())
     missing.push_back(fmt::format("position {} (positional plugin '{}' uses them)", gap.describe(), needs.positional));
   const PositionHooks& p = needs.positions;

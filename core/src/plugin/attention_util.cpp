@@ -1,5 +1,7 @@
 #include "attnlab/plugin/attention_util.h"
 
+#include <cmath>
+
 #include "attnlab/ops/binary.h"
 #include "attnlab/ops/cast.h"
 #include "attnlab/ops/shape_ops.h"
@@ -27,7 +29,8 @@ void check_attention_input(std::string_view plugin, std::string_view what, const
                 x.defined() ? x.shape().str() : "undefined");
 }
 
-void check_attention_core(std::string_view plugin, const AttentionCore& c, bool applies_positions) {
+void check_attention_core(std::string_view plugin, const AttentionCore& c, bool applies_positions,
+                          bool applies_expressions) {
   const Tensor* parts[] = {&c.query, &c.key, &c.value};
   for (const Tensor* t : parts)
     ATTNLAB_CHECK(t->defined() && t->rank() == 4, "attention {}: the core takes [batch, heads, length, d] query, "
@@ -46,6 +49,8 @@ void check_attention_core(std::string_view plugin, const AttentionCore& c, bool 
     ATTNLAB_CHECK(q.dim(2) <= k.dim(2), "attention {}: with positions, the {} queries cannot outnumber the {} keys",
                   plugin, q.dim(2), k.dim(2));
   }
+  if (c.expressions)
+    ATTNLAB_CHECK(applies_expressions, "attention plugin '{}' does not apply score expressions in its core", plugin);
 }
 
 std::pair<Tensor, Tensor> rotated_core(const AttentionCore& c) {
@@ -116,10 +121,18 @@ Tensor attention_padding_mask(std::string_view plugin, const AttentionInputs& in
 }
 
 ProjectedAttention::ProjectedAttention(std::string_view plugin, const BuildContext& ctx,
-                                       const std::function<void()>& check, bool key_bias)
-    : plugin_(plugin), d_model_(ctx.dims.d_model), h_(ctx.dims.n_heads), d_k_(ctx.dims.d_k), d_v_(ctx.dims.d_v) {
+                                       const std::function<void()>& check, bool key_bias, bool score_expressions)
+    : plugin_(plugin), d_model_(ctx.dims.d_model), h_(ctx.dims.n_heads), d_k_(ctx.dims.d_k), d_v_(ctx.dims.d_v),
+      score_expr_(ctx.score_expr) {
   ATTNLAB_CHECK(ctx.init != nullptr, "attention {}: the build context has no init generator", plugin);
   ATTNLAB_CHECK(h_ > 0 && d_k_ > 0 && d_v_ > 0, "attention {}: h, d_k and d_v must be positive", plugin);
+  ATTNLAB_CHECK(!score_expr_ || score_expressions,
+                "attention plugin '{}' does not apply score expressions (score_mod, mask_mod); use one that does "
+                "(scaled_dot, flash), or set fallback = \"scaled_dot\" in [model.attention]",
+                plugin);
+  ATTNLAB_CHECK(!score_expr_ || score_expr_->limits().heads == h_,
+                "attention {}: the score expressions were checked for {} heads, the layer has {}", plugin,
+                score_expr_ ? score_expr_->limits().heads : 0, h_);
   if (check) check();
   const bool bias = ctx.options.get_bool("bias");
   auto linear = [&](std::int64_t in, std::int64_t out, bool with_bias) {
@@ -129,6 +142,39 @@ ProjectedAttention::ProjectedAttention(std::string_view plugin, const BuildConte
   w_k_ = register_module("w_k", linear(d_model_, h_ * d_k_, bias && key_bias));
   w_v_ = register_module("w_v", linear(d_model_, h_ * d_v_, bias));
   w_o_ = register_module("w_o", linear(h_ * d_v_, d_model_, bias));
+  if (!score_expr_) return;
+  for (const expr::TensorSpec& spec : score_expr_->tensors()) {
+    Tensor t = expr::initial_tensor(spec, *ctx.init, ctx.dtype, ctx.device);
+    score_tensors_.push_back(spec.learned ? register_parameter(spec.name, t) : t);
+  }
+}
+
+std::optional<expr::ScoreExprCall> ProjectedAttention::score_expr_call(const AttentionInputs& inputs, const Tensor& q,
+                                                                      std::int64_t keys) const {
+  if (!score_expr_) return std::nullopt;
+  expr::ScoreExprCall call;
+  call.expr = score_expr_;
+  for (const Tensor& t : score_tensors_) call.tensors.push_back(t.dtype() == q.dtype() ? t : cast(t, q.dtype()));
+  call.q_offset = inputs.query_offset >= 0 ? inputs.query_offset : keys - q.dim(2);
+  call.q_lengths = inputs.query_lengths;
+  call.kv_lengths = inputs.key_lengths;
+  if (!call.kv_lengths.defined() && inputs.key_padding_mask.defined())
+    call.kv_lengths = key_lengths_of_mask(inputs.key_padding_mask);
+  return call;
+}
+
+Tensor key_lengths_of_mask(const Tensor& mask) {
+  ATTNLAB_CHECK(mask.rank() == 2, "key_lengths_of_mask: the mask must be [B, Tk], got {}", mask.shape().str());
+  const std::int64_t batch = mask.dim(0), tk = mask.dim(1);
+  const std::vector<double> m = mask.to(Device::cpu()).to_vector<double>();
+  std::vector<std::int32_t> lengths(static_cast<std::size_t>(batch));
+  for (std::int64_t b = 0; b < batch; ++b) {
+    std::int64_t n = tk;
+    while (n > 0 && std::isinf(m[static_cast<std::size_t>(b * tk + n - 1)]) && m[static_cast<std::size_t>(b * tk + n - 1)] < 0)
+      --n;
+    lengths[static_cast<std::size_t>(b)] = static_cast<std::int32_t>(n);
+  }
+  return Tensor::from_vector<std::int32_t>({batch}, lengths);
 }
 
 std::pair<Tensor, Tensor> ProjectedAttention::projected_keys_values(const AttentionInputs& inputs) {

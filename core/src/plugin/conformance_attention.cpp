@@ -74,7 +74,8 @@ AttentionSetup attention_setup(const Registry& registry, const std::string& name
 }
 
 AttentionInstance build_attention(const Registry& registry, const std::string& name, const ConformanceOptions& options,
-                                  const AttentionSetup& setup, std::uint64_t seed, double attention_dropout) {
+                                  const AttentionSetup& setup, std::uint64_t seed, double attention_dropout,
+                                  std::shared_ptr<const expr::ScoreExpr> expressions) {
   AttentionInstance in{std::make_unique<Generator>(seed), std::make_unique<Generator>(seed + 1000), nullptr};
   BuildContext ctx =
       small_context(registry, PluginFamily::attention, name, options, *in.init, *in.dropout, setup.dtype);
@@ -87,6 +88,7 @@ AttentionInstance build_attention(const Registry& registry, const std::string& n
   for (const auto& spec : registry.find(PluginFamily::attention, name).options)
     if (auto it = options.options.find(spec.name); it != options.options.end()) own[spec.name] = it->second;
   ctx.options = Options::with_defaults(registry.find(PluginFamily::attention, name).options, own);
+  ctx.score_expr = std::move(expressions);
   in.module = registry.make_attention(name, ctx);
   in.module->eval();
   return in;
@@ -216,6 +218,7 @@ void check_attention(const Registry& registry, const std::string& name,
   });
 
   check_attention_positions(registry, name, options, setup, report);
+  check_attention_expressions(registry, name, options, setup, report);
   if (!options.reference.empty()) check_attention_reference(registry, name, options, setup, report);
 }
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "attnlab/expr/score_expr.h"
 #include "attnlab/plugin/conformance.h"
 
 namespace attnlab::conformance {
@@ -44,8 +45,10 @@ struct AttentionInstance {
   std::unique_ptr<Generator> init, dropout;
   std::shared_ptr<Attention> module;
 };
+// With `expressions`, the module applies them (BuildContext::score_expr).
 AttentionInstance build_attention(const Registry& registry, const std::string& name, const ConformanceOptions& options,
-                                  const AttentionSetup& setup, std::uint64_t seed, double attention_dropout = 0.0);
+                                  const AttentionSetup& setup, std::uint64_t seed, double attention_dropout = 0.0,
+                                  std::shared_ptr<const expr::ScoreExpr> expressions = nullptr);
 
 // Empty when |a - b| <= tol (1 + |b|) everywhere; else a message naming what and the worst element.
 std::string compare_close(const Tensor& a, const Tensor& b, double tol, const std::string& what);
@@ -53,6 +56,13 @@ std::string compare_close(const Tensor& a, const Tensor& b, double tol, const st
 // The comparison with options.reference (conformance_reference.cpp).
 void check_attention_reference(const Registry& registry, const std::string& name, const ConformanceOptions& options,
                                const AttentionSetup& setup, ConformanceReport& report);
+
+// Score expressions (conformance_expressions.cpp): for a plugin that declares them on the device,
+// the variants researchers write (a causal mask_mod, ALiBi, a learned T5 bias, a window with a sink,
+// soft-capping, a learned per-head temperature), each against finite differences, incremental
+// decoding, a rerun and the reference.
+void check_attention_expressions(const Registry& registry, const std::string& name, const ConformanceOptions& options,
+                                 const AttentionSetup& setup, ConformanceReport& report);
 
 // Positions inside attention (conformance_positions.cpp): an attention plugin's hooks with the
 // kit's own scheme, and a positional plugin's part inside attention.

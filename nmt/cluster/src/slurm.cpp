@@ -12,7 +12,7 @@
 #include <xxhash.h>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/cluster/process.h"
+#include "attnlab/process.h"
 #include "attnlab/nmt/io/file_util.h"
 #include "attnlab/nmt/io/folder_lock.h"
 #include "attnlab/nmt/suite/search_state.h"

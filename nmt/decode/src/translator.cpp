@@ -115,6 +115,8 @@ TransformerStepModel::TransformerStepModel(Transformer& model, const Tensor& src
     for (std::int64_t k = 0; k < beam; ++k) rows.push_back(s);
   encoded_.memory = select_rows(encoded_.memory, rows);
   encoded_.src_mask = select_rows(encoded_.src_mask, rows);
+  if (encoded_.src_lengths.defined())
+    encoded_.src_lengths = select_rows(encoded_.src_lengths.to(DType::f32), rows).to(DType::i32);
 }
 
 Tensor TransformerStepModel::next_log_probs(const std::vector<std::int64_t>& last_tokens) {
@@ -128,6 +130,8 @@ void TransformerStepModel::reorder(const std::vector<std::int64_t>& rows) {
   state_.reorder(rows);
   encoded_.memory = select_rows(encoded_.memory, rows);
   encoded_.src_mask = select_rows(encoded_.src_mask, rows);
+  if (encoded_.src_lengths.defined())
+    encoded_.src_lengths = select_rows(encoded_.src_lengths.to(DType::f32), rows).to(DType::i32);
 }
 
 std::vector<std::vector<std::int64_t>> translate_ids(Transformer& model, const std::vector<std::vector<std::int32_t>>& sources,

@@ -13,6 +13,7 @@
 #include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/registry.h"
 #include "attnlab/precision.h"
+#include "experiment_expressions.h"
 
 namespace attnlab::nmt {
 namespace {
@@ -69,7 +70,11 @@ void check_padded_lengths(TableReader& t, const ExperimentConfig& c) {
 
 // The keys of a plugin table that belong to the experiment, not to the plugin's options.
 std::vector<std::string> reserved_keys(const std::string& key) {
-  if (key == "attention") return {"name", "fallback"};
+  if (key == "attention") {
+    std::vector<std::string> keys = {"name", "fallback"};
+    for (const auto& k : expression_keys()) keys.push_back(k);
+    return keys;
+  }
   return {"name"};
 }
 
@@ -156,6 +161,7 @@ void read_model(TableReader& t, TransformerConfig& m) {
   m.layer_norm_eps = t.get_real("layer_norm_eps", m.layer_norm_eps);
   m.fused_kernels = t.get_bool("fused_kernels", m.fused_kernels);
   m.attention = read_plugin(t, "attention", m.attention.name);
+  read_attention_expressions(t, m);
   m.positional = read_plugin(t, "positional", m.positional.name);
   m.ffn = read_plugin(t, "ffn", m.ffn.name);
   m.dropout_plugin = read_plugin(t, "dropout_plugin", m.dropout_plugin.name);

@@ -19,6 +19,56 @@ toml::table plugin_table(const PluginChoice& choice) {
   return t;
 }
 
+// The expressions into [model.attention]: score_mod and mask_mod once when every site has the same,
+// else each site's in its table; the tensors as declared. Nothing without expressions, so that
+// runs without them keep their identity.
+void insert_expressions(toml::table& attention, const AttentionExpressions& e) {
+  if (!e.any()) return;
+  auto same = [](const expr::SiteExprs& a, const expr::SiteExprs& b) {
+    return a.score_mod.text == b.score_mod.text && a.mask_mod.text == b.mask_mod.text;
+  };
+  auto put = [](toml::table& t, const expr::SiteExprs& s) {
+    t.insert("score_mod", s.score_mod.text);
+    t.insert("mask_mod", s.mask_mod.text);
+  };
+  if (same(e.encoder, e.decoder) && same(e.encoder, e.cross)) {
+    put(attention, e.encoder);
+  } else {
+    for (AttentionSite site : kAttentionSites) {
+      toml::table t;
+      put(t, e.site(site));
+      attention.insert(attention_site_name(site), t);
+    }
+  }
+  if (e.tensors.empty()) return;
+  static constexpr const char* kInits[] = {"zeros", "normal", "alibi_slopes", "values"};
+  toml::table tensors;
+  for (const auto& spec : e.tensors) {
+    toml::array shape;
+    for (std::size_t d = 0; d < spec.shape.size(); ++d) {
+      if (spec.per_head[d]) shape.push_back("heads");
+      else shape.push_back(spec.shape[d]);
+    }
+    toml::table t{{"shape", shape},
+                  {"init", kInits[static_cast<std::size_t>(spec.init)]},
+                  {"learned", spec.learned}};
+    if (spec.init == expr::TensorInit::normal) t.insert("std", spec.std);
+    if (spec.init == expr::TensorInit::values) {
+      toml::array values;
+      for (double v : spec.values) values.push_back(v);
+      t.insert("values", values);
+    }
+    tensors.insert(spec.name, t);
+  }
+  attention.insert("tensors", tensors);
+}
+
+toml::table attention_table(const TransformerConfig& m) {
+  toml::table t = plugin_table(m.attention);
+  insert_expressions(t, m.expressions);
+  return t;
+}
+
 toml::table eval_table(const EvalConfig& e) {
   return toml::table{{"beam", e.beam},
                      {"alpha", e.alpha},
@@ -71,7 +121,7 @@ std::string to_toml(const ExperimentConfig& c, bool include_eval) {
                                    {"ffn_dropout", m.dropout.ffn},
                                    {"layer_norm_eps", m.layer_norm_eps},
                                    {"fused_kernels", m.fused_kernels},
-                                   {"attention", plugin_table(m.attention)},
+                                   {"attention", attention_table(m)},
                                    {"positional", plugin_table(m.positional)},
                                    {"ffn", plugin_table(m.ffn)},
                                    {"dropout_plugin", plugin_table(m.dropout_plugin)},

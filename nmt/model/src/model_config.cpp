@@ -8,6 +8,7 @@ namespace attnlab::nmt {
 AttentionResolution resolve_attention(const TransformerConfig& config, const Registry& registry, Device device,
                                       DType dtype) {
   const AttentionNeeds needs{.attention_dropout = config.dropout.attention > 0.0,
+                             .score_expressions = config.expressions.any(),
                              .positions = registry.find(PluginFamily::positional, config.positional.name).positions,
                              .positional = config.positional.name};
   const PluginChoice& primary = config.attention;
@@ -30,6 +31,43 @@ AttentionResolution resolve_attention(const TransformerConfig& config, const Reg
   return r;
 }
 
+const char* attention_site_name(AttentionSite site) {
+  switch (site) {
+    case AttentionSite::encoder: return "encoder";
+    case AttentionSite::decoder: return "decoder";
+    case AttentionSite::cross: return "cross";
+  }
+  return "?";
+}
+
+const expr::SiteExprs& AttentionExpressions::site(AttentionSite s) const {
+  switch (s) {
+    case AttentionSite::encoder: return encoder;
+    case AttentionSite::decoder: return decoder;
+    case AttentionSite::cross: return cross;
+  }
+  return encoder;
+}
+
+std::shared_ptr<const expr::ScoreExpr> site_expressions(const TransformerConfig& config, AttentionSite site) {
+  const expr::SiteExprs& s = config.expressions.site(site);
+  if (!s.any()) return nullptr;
+  return expr::ScoreExpr::build(s, config.expressions.tensors, {config.dims.n_heads, config.dims.max_length});
+}
+
+std::int64_t expression_parameter_count(const TransformerConfig& config) {
+  std::int64_t total = 0;
+  for (AttentionSite site : kAttentionSites) {
+    const auto e = site_expressions(config, site);
+    if (!e) continue;
+    std::int64_t per_layer = 0;
+    for (const auto& t : e->tensors())
+      if (t.learned) per_layer += t.numel();
+    total += per_layer * (site == AttentionSite::encoder ? config.encoder_layers : config.decoder_layers);
+  }
+  return total;
+}
+
 TransformerConfig paper_base_config(std::int64_t vocab) {
   TransformerConfig c;
   c.vocab_size = vocab;
@@ -44,7 +82,7 @@ std::int64_t expected_parameter_count(const TransformerConfig& c) {
   const std::int64_t norm = c.norm.name == "rms_norm" ? d : 2 * d;  // gain (and bias for layer_norm)
   const std::int64_t encoder = c.encoder_layers * (attention + ffn + 2 * norm);
   const std::int64_t decoder = c.decoder_layers * (2 * attention + ffn + 3 * norm);
-  return c.vocab_size * d + encoder + decoder + stack_norm_count(c) * norm;
+  return c.vocab_size * d + encoder + decoder + stack_norm_count(c) * norm + expression_parameter_count(c);
 }
 
 std::int64_t stack_norm_count(const TransformerConfig& c) {

@@ -29,7 +29,8 @@ ParameterCount count_parameters(const TransformerConfig& config, const Registry&
   BuildContext norm_ctx = with(PluginFamily::norm, config.norm);
   norm_ctx.norm_eps = config.layer_norm_eps;
   p.norm = registry.make_norm(config.norm.name, norm_ctx)->parameter_count();
-  p.total = p.embedding + config.encoder_layers * (p.attention + p.attention_positions + p.ffn + 2 * p.norm) +
+  p.expressions = expression_parameter_count(config);
+  p.total = p.expressions + p.embedding + config.encoder_layers * (p.attention + p.attention_positions + p.ffn + 2 * p.norm) +
             config.decoder_layers * (2 * p.attention + p.attention_positions + p.ffn + 3 * p.norm) +
             2 * p.positional + stack_norm_count(config) * p.norm;
   return p;

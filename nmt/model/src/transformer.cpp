@@ -8,6 +8,7 @@
 #include "attnlab/autograd.h"
 #include "attnlab/init.h"
 #include "attnlab/ops.h"
+#include "attnlab/plugin/attention_util.h"
 
 namespace attnlab::nmt {
 namespace {
@@ -18,9 +19,18 @@ BuildContext plugin_context(BuildContext ctx, const Registry& registry, PluginFa
   return ctx;
 }
 
-std::shared_ptr<Attention> make_attention(const BuildContext& ctx, const TransformerConfig& config) {
-  return ctx.registry->make_attention(
-      config.attention.name, plugin_context(ctx, *ctx.registry, PluginFamily::attention, config.attention));
+// The attention of `site`, with that site's score expressions.
+std::shared_ptr<Attention> make_attention(const BuildContext& ctx, const TransformerConfig& config,
+                                          AttentionSite site) {
+  BuildContext c = plugin_context(ctx, *ctx.registry, PluginFamily::attention, config.attention);
+  c.score_expr = site_expressions(config, site);
+  return ctx.registry->make_attention(config.attention.name, c);
+}
+
+// The unpadded length of each row of ids [B, T] (i32 [B]): the tokens that are not padding.
+Tensor unpadded_lengths(const Tensor& ids, std::int64_t pad_id) {
+  NoGradGuard no_grad;
+  return sum(index_mask(ids, pad_id, 0.0, 1.0, DType::f32), 1).to(DType::i32);
 }
 
 std::shared_ptr<FeedForward> make_ffn(const BuildContext& ctx, const TransformerConfig& config) {
@@ -146,7 +156,7 @@ Tensor padding_mask(const Tensor& ids, std::int64_t pad_id, DType dtype) {
 
 EncoderLayer::EncoderLayer(const BuildContext& ctx, const TransformerConfig& config,
                            const PositionalEncoding& positional) {
-  self_attn_ = register_module("self_attn", make_attention(ctx, config));
+  self_attn_ = register_module("self_attn", make_attention(ctx, config, AttentionSite::encoder));
   if (auto p = positional.attention_positions(ctx)) positions_ = register_module("self_attn_positions", p);
   drop1_ = register_module("dropout1", ctx.make_dropout(config.dropout.residual, DropoutSite::residual));
   norm1_ = register_module("norm1", make_norm(ctx, config));
@@ -159,31 +169,37 @@ EncoderLayer::EncoderLayer(const BuildContext& ctx, const TransformerConfig& con
   scale_initial_weights(form_, *ffn_, [](std::string_view) { return true; });
 }
 
-Tensor EncoderLayer::attend(const Tensor& in, const Tensor& src_mask) {
-  return self_attn_->forward(
-      {.query = in, .key = in, .value = in, .key_padding_mask = src_mask, .positions = positions_.get()});
+Tensor EncoderLayer::attend(const Tensor& in, const Tensor& src_mask, const SentenceLengths& lengths) {
+  return self_attn_->forward({.query = in,
+                              .key = in,
+                              .value = in,
+                              .key_padding_mask = src_mask,
+                              .positions = positions_.get(),
+                              .query_lengths = lengths.src,
+                              .key_lengths = lengths.src});
 }
 
-Tensor EncoderLayer::forward(const Tensor& x, const Tensor& src_mask) {
+Tensor EncoderLayer::forward(const Tensor& x, const Tensor& src_mask, const SentenceLengths& lengths) {
   Tensor h = residual_block(form_, *norm1_, *drop1_, x, fused_rng_,
-                            [&](const Tensor& in) { return attend(in, src_mask); });
+                            [&](const Tensor& in) { return attend(in, src_mask, lengths); });
   return residual_block(form_, *norm2_, *drop2_, h, fused_rng_, [&](const Tensor& in) { return ffn_->forward(in); });
 }
 
-DropoutAddNormPair EncoderLayer::forward_pre_fused(const Tensor& x, Tensor xn, const Tensor& src_mask, Norm& next) {
+DropoutAddNormPair EncoderLayer::forward_pre_fused(const Tensor& x, Tensor xn, const Tensor& src_mask, Norm& next,
+                                                   const SentenceLengths& lengths) {
   ATTNLAB_CHECK(fused_pre(), "EncoderLayer::forward_pre_fused: the layer is not a fused pre-norm layer");
   if (!xn.defined()) xn = norm1_->forward(x);
-  const DropoutAddNormPair h = add_then_norm(*drop1_, x, attend(xn, src_mask), *norm2_, *fused_rng_);
+  const DropoutAddNormPair h = add_then_norm(*drop1_, x, attend(xn, src_mask, lengths), *norm2_, *fused_rng_);
   return add_then_norm(*drop2_, h.sum, ffn_->forward(h.normed), next, *fused_rng_);
 }
 
 DecoderLayer::DecoderLayer(const BuildContext& ctx, const TransformerConfig& config,
                            const PositionalEncoding& positional) {
-  self_attn_ = register_module("self_attn", make_attention(ctx, config));
+  self_attn_ = register_module("self_attn", make_attention(ctx, config, AttentionSite::decoder));
   if (auto p = positional.attention_positions(ctx)) positions_ = register_module("self_attn_positions", p);
   drop1_ = register_module("dropout1", ctx.make_dropout(config.dropout.residual, DropoutSite::residual));
   norm1_ = register_module("norm1", make_norm(ctx, config));
-  cross_attn_ = register_module("cross_attn", make_attention(ctx, config));
+  cross_attn_ = register_module("cross_attn", make_attention(ctx, config, AttentionSite::cross));
   drop2_ = register_module("dropout2", ctx.make_dropout(config.dropout.residual, DropoutSite::residual));
   norm2_ = register_module("norm2", make_norm(ctx, config));
   ffn_ = register_module("ffn", make_ffn(ctx, config));
@@ -196,41 +212,47 @@ DecoderLayer::DecoderLayer(const BuildContext& ctx, const TransformerConfig& con
   scale_initial_weights(form_, *ffn_, [](std::string_view) { return true; });
 }
 
-Tensor DecoderLayer::attend_self(const Tensor& in, DecoderLayerState* state) {
+Tensor DecoderLayer::attend_self(const Tensor& in, DecoderLayerState* state, const SentenceLengths& lengths) {
   Tensor out = self_attn_->forward({.query = in,
                                     .key = in,
                                     .value = in,
                                     .causal = true,
                                     .cache = state ? &state->self_attn : nullptr,
-                                    .positions = positions_.get()});
+                                    .positions = positions_.get(),
+                                    .query_lengths = lengths.tgt,
+                                    .key_lengths = lengths.tgt});
   if (state) state->cross_attn.static_kv = true;
   return out;
 }
 
 Tensor DecoderLayer::attend_cross(const Tensor& in, const Tensor& memory, const Tensor& src_mask,
-                                  DecoderLayerState* state) {
+                                  DecoderLayerState* state, const SentenceLengths& lengths) {
   return cross_attn_->forward({.query = in,
                                .key = memory,
                                .value = memory,
                                .key_padding_mask = src_mask,
-                               .cache = state ? &state->cross_attn : nullptr});
+                               .cache = state ? &state->cross_attn : nullptr,
+                               .query_lengths = lengths.tgt,
+                               .key_lengths = lengths.src,
+                               .query_offset = lengths.tgt_offset});
 }
 
 Tensor DecoderLayer::forward(const Tensor& y, const Tensor& memory, const Tensor& src_mask,
-                             DecoderLayerState* state) {
+                             DecoderLayerState* state, const SentenceLengths& lengths) {
   Tensor h = residual_block(form_, *norm1_, *drop1_, y, fused_rng_,
-                            [&](const Tensor& in) { return attend_self(in, state); });
+                            [&](const Tensor& in) { return attend_self(in, state, lengths); });
   Tensor g = residual_block(form_, *norm2_, *drop2_, h, fused_rng_,
-                            [&](const Tensor& in) { return attend_cross(in, memory, src_mask, state); });
+                            [&](const Tensor& in) { return attend_cross(in, memory, src_mask, state, lengths); });
   return residual_block(form_, *norm3_, *drop3_, g, fused_rng_, [&](const Tensor& in) { return ffn_->forward(in); });
 }
 
 DropoutAddNormPair DecoderLayer::forward_pre_fused(const Tensor& y, Tensor yn, const Tensor& memory,
-                                                   const Tensor& src_mask, DecoderLayerState* state, Norm& next) {
+                                                   const Tensor& src_mask, DecoderLayerState* state, Norm& next,
+                                                   const SentenceLengths& lengths) {
   ATTNLAB_CHECK(fused_pre(), "DecoderLayer::forward_pre_fused: the layer is not a fused pre-norm layer");
   if (!yn.defined()) yn = norm1_->forward(y);
-  const DropoutAddNormPair h = add_then_norm(*drop1_, y, attend_self(yn, state), *norm2_, *fused_rng_);
-  const Tensor c = attend_cross(h.normed, memory, src_mask, state);
+  const DropoutAddNormPair h = add_then_norm(*drop1_, y, attend_self(yn, state, lengths), *norm2_, *fused_rng_);
+  const Tensor c = attend_cross(h.normed, memory, src_mask, state, lengths);
   const DropoutAddNormPair g = add_then_norm(*drop2_, h.sum, c, *norm3_, *fused_rng_);
   return add_then_norm(*drop3_, g.sum, ffn_->forward(g.normed), next, *fused_rng_);
 }
@@ -293,20 +315,22 @@ Tensor Transformer::embed(const Tensor& ids, PositionalEncoding& positional, std
 Encoded Transformer::encode(const Tensor& src) {
   Encoded out;
   out.src_mask = padding_mask(src, config_.pad_id, dtype_);
+  if (config_.expressions.any()) out.src_lengths = unpadded_lengths(src, config_.pad_id);
+  const SentenceLengths lengths{out.src_lengths, {}};
   Tensor x = src_dropout_->forward(embed(src, *src_positional_, 0));
   if (!encoder_.empty() && encoder_.front()->fused_pre()) {
     // Each residual add and the norm after it in one pass; the last norm is the stack's.
     Tensor xn;
     for (std::size_t i = 0; i < encoder_.size(); ++i) {
       Norm& next = i + 1 < encoder_.size() ? encoder_[i + 1]->input_norm() : *encoder_norm_;
-      DropoutAddNormPair o = encoder_[i]->forward_pre_fused(x, xn, out.src_mask, next);
+      DropoutAddNormPair o = encoder_[i]->forward_pre_fused(x, xn, out.src_mask, next, lengths);
       x = std::move(o.sum);
       xn = std::move(o.normed);
     }
     out.memory = xn;
     return out;
   }
-  for (auto& layer : encoder_) x = layer->forward(x, out.src_mask);
+  for (auto& layer : encoder_) x = layer->forward(x, out.src_mask, lengths);
   if (encoder_norm_) x = encoder_norm_->forward(x);
   out.memory = x;
   return out;
@@ -320,20 +344,28 @@ DecoderState Transformer::start_decoding() const {
 
 Tensor Transformer::decode(const Tensor& tgt_in, const Encoded& encoded, DecoderState* state) {
   const std::int64_t offset = state ? state->length : 0;
+  // Score expressions' lengths: the target's unpadded ones, or while decoding the positions so far.
+  SentenceLengths lengths{encoded.src_lengths, {}, offset};
+  if (config_.expressions.any()) {
+    lengths.tgt = state ? Tensor::full({tgt_in.dim(0)}, static_cast<double>(offset + tgt_in.dim(1)), DType::i32,
+                                       tgt_in.device())
+                        : unpadded_lengths(tgt_in, config_.pad_id);
+    if (!lengths.src.defined()) lengths.src = key_lengths_of_mask(encoded.src_mask).to(encoded.src_mask.device());
+  }
   Tensor y = tgt_dropout_->forward(embed(tgt_in, *tgt_positional_, offset));
   if (decoder_.front()->fused_pre()) {
     Tensor yn;
     for (std::size_t i = 0; i < decoder_.size(); ++i) {
       Norm& next = i + 1 < decoder_.size() ? decoder_[i + 1]->input_norm() : *decoder_norm_;
       DropoutAddNormPair o = decoder_[i]->forward_pre_fused(y, yn, encoded.memory, encoded.src_mask,
-                                                            state ? &state->layers[i] : nullptr, next);
+                                                            state ? &state->layers[i] : nullptr, next, lengths);
       y = std::move(o.sum);
       yn = std::move(o.normed);
     }
     y = yn;
   } else {
     for (std::size_t i = 0; i < decoder_.size(); ++i)
-      y = decoder_[i]->forward(y, encoded.memory, encoded.src_mask, state ? &state->layers[i] : nullptr);
+      y = decoder_[i]->forward(y, encoded.memory, encoded.src_mask, state ? &state->layers[i] : nullptr, lengths);
     if (decoder_norm_) y = decoder_norm_->forward(y);
   }
   if (state) state->length += tgt_in.dim(1);

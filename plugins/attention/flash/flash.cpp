@@ -5,8 +5,10 @@
 // one seed gives both the same weights. Rotary positions are applied to the queries and keys
 // before the kernels (they need nothing of the core); score and value terms enter the kernels in
 // kernel form (attnlab/plugin/kernel_terms.h: ALiBi's distance bias, Shaw et al.'s relative keys
-// and values); a scheme that gives its terms only as [Tq, Tk] tensors is refused. Under bf16
-// compute precision on CUDA the core runs in bf16 (flash_attention_in_precision).
+// and values); a scheme that gives its terms only as [Tq, Tk] tensors is refused. Score
+// expressions (score_mod, mask_mod) are compiled into its CPU tiles, whole tiles that mask_mod
+// removes skipped. Under bf16 compute precision on CUDA the core runs in bf16
+// (flash_attention_in_precision).
 #include <cmath>
 
 #include "attnlab/dispatch.h"
@@ -24,7 +26,8 @@ using namespace attnlab;
 class FlashAttention final : public ProjectedAttention {
  public:
   explicit FlashAttention(const BuildContext& ctx)
-      : ProjectedAttention("flash", ctx, [&] { check_context(ctx); }), rate_(ctx.dropout.attention),
+      : ProjectedAttention("flash", ctx, [&] { check_context(ctx); }, /*key_bias=*/true, /*score_expressions=*/true),
+        rate_(ctx.dropout.attention),
         rng_(ctx.dropout_rng) {}
 
   Tensor forward(const AttentionInputs& in) override {
@@ -38,6 +41,7 @@ class FlashAttention final : public ProjectedAttention {
     o.causal = in.causal;
     o.scale = 1.0 / std::sqrt(static_cast<double>(d_k_));
     if (in.positions) position_terms(*in.positions, q, k.dim(2), o);
+    if (auto call = score_expr_call(in, q, k.dim(2))) o.expressions = std::make_shared<expr::ScoreExprCall>(std::move(*call));
     if (training() && rate_ > 0.0) {
       ATTNLAB_CHECK(rng_ != nullptr, "attention flash: training with attention dropout {} needs the context's "
                                      "dropout_rng", rate_);
@@ -55,13 +59,14 @@ class FlashAttention final : public ProjectedAttention {
 
   // The fused core alone (no projections, no dropout), for benchmarks and core comparisons.
   Tensor attend(const AttentionCore& c) override {
-    check_attention_core("flash", c, true);
+    check_attention_core("flash", c, true, true);
     flash::FlashOptions o;
     o.key_padding_mask = c.key_padding_mask;
     o.causal = c.causal;
     o.scale = 1.0 / std::sqrt(static_cast<double>(c.query.dim(3)));
     const auto [q, k] = rotated_core(c);
     if (c.positions) position_terms(*c.positions, q, k.dim(2), o);
+    if (c.expressions) o.expressions = std::make_shared<expr::ScoreExprCall>(*c.expressions);
     return flash::flash_attention_in_precision(q, k, c.value, o);
   }
 
@@ -108,7 +113,8 @@ AttentionCapabilities capabilities() {
   caps.devices = {
       {.device = DeviceKind::cpu,
        .dtypes = {DType::f32, DType::f64},
-       .positions = {.rotate = true, .score_terms = true, .value_terms = true, .kernel_form = true}},
+       .positions = {.rotate = true, .score_terms = true, .value_terms = true, .kernel_form = true},
+       .score_expressions = true},
       {.device = DeviceKind::cuda,
        .dtypes = {DType::f32, DType::bf16},
        .head_dims = {flash::kCudaHeadDims.begin(), flash::kCudaHeadDims.end()},

@@ -22,7 +22,8 @@ using detail::flash_key_lengths_cuda;
 
 // Saves what the backward recomputes the weights from: q, k, v, the output and the per-row
 // logsumexp (not the [Tq, Tk] weights), with the mask, the key lengths and the options (whose
-// bucket scores and values are inputs 3 and 4, undefined when absent).
+// bucket scores and values are inputs 3 and 4, undefined when absent, and the expressions'
+// tensors inputs 5 on).
 class FlashAttentionNode final : public Node {
  public:
   FlashAttentionNode(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, Tensor lse, Tensor mask,
@@ -35,23 +36,39 @@ class FlashAttentionNode final : public Node {
     Tensor& values = options_.value_terms.bucket_values;
     if (scores.defined()) scores = scores.detach();
     if (values.defined()) values = values.detach();
+    if (options_.expressions) {
+      // The tensors detached, with a mark for those whose gradient is wanted.
+      auto call = std::make_shared<expr::ScoreExprCall>(*options_.expressions);
+      for (Tensor& t : call->tensors) {
+        const bool wanted = t.requires_grad();
+        t = t.detach();
+        if (wanted) t.set_requires_grad(true);
+      }
+      options_.expressions = call;
+    }
   }
 
   std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
     const Tensor dout = grads.empty() || !grads[0].defined() ? Tensor::zeros(out_.shape(), out_.dtype(), out_.device())
                                                               : grads[0];
-    detail::FlashGrads g{Tensor::empty_like(q_), Tensor::empty_like(k_), Tensor::empty_like(v_), {}, {}};
+    detail::FlashGrads g{Tensor::empty_like(q_), Tensor::empty_like(k_), Tensor::empty_like(v_), {}, {}, {}};
     const Tensor& scores = options_.score_terms.bucket_scores;
     const Tensor& values = options_.value_terms.bucket_values;
     if (scores.defined()) g.d_bucket_scores = Tensor::empty_like(scores);
     if (values.defined()) g.d_bucket_values = Tensor::empty_like(values);
     ATTNLAB_DISPATCH(q_.device(), flash_backward, q_, k_, v_, out_, lse_, dout, mask_, lengths_, options_, g);
-    return {g.dq, g.dk, g.dv, g.d_bucket_scores, g.d_bucket_values};
+    std::vector<Tensor> out = {g.dq, g.dk, g.dv, g.d_bucket_scores, g.d_bucket_values};
+    if (options_.expressions) {
+      g.d_expr_tensors.resize(options_.expressions->tensors.size());
+      out.insert(out.end(), g.d_expr_tensors.begin(), g.d_expr_tensors.end());
+    }
+    return out;
   }
   void release() override {
     q_ = k_ = v_ = out_ = lse_ = mask_ = lengths_ = Tensor();
     options_.score_terms = {};
     options_.value_terms = {};
+    options_.expressions = nullptr;
   }
   std::string_view name() const override { return "flash_attention"; }
 
@@ -93,6 +110,17 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Flash
                       len.shape() == Shape({q.dim(0)}),
                   "attention flash: key_lengths must be i32 or i64 [{}] on {}, got {}", q.dim(0), q.device().str(),
                   len.str());
+  }
+  if (o.expressions) {
+    ATTNLAB_CHECK(q.device().is_cpu(),
+                  "attention flash: score expressions run in its CPU kernels; on {} they are not compiled into the "
+                  "CUDA kernels yet (set fallback = \"scaled_dot\" and run on the CPU)",
+                  q.device().str());
+    expr::check_call("attention flash", *o.expressions, q.dim(0), q.dim(1), q.dim(2), k.dim(2));
+    for (const Tensor& t : o.expressions->tensors)
+      ATTNLAB_CHECK(t.device() == q.device() && t.dtype() == q.dtype(),
+                    "attention flash: an expression tensor is {} but q is {}; they must share dtype and device",
+                    t.str(), q.str());
   }
   if (o.score_terms.any() || o.value_terms.any()) {
     ATTNLAB_CHECK(q.dim(2) <= k.dim(2), "attention flash: with position terms, the {} queries cannot outnumber the "
@@ -150,9 +178,14 @@ FlashForward flash_attention_forward(const Tensor& q, const Tensor& k, const Ten
   // An undefined bucket tensor is an input without an edge.
   const Tensor& scores = options.score_terms.bucket_scores;
   const Tensor& values = options.value_terms.bucket_values;
-  if (any_requires_grad({&q, &k, &v, &scores, &values}))
+  std::vector<const Tensor*> inputs = {&q, &k, &v, &scores, &values};
+  if (options.expressions)
+    for (const Tensor& t : options.expressions->tensors) inputs.push_back(&t);
+  bool wanted = false;
+  for (const Tensor* t : inputs) wanted = wanted || (t->defined() && t->requires_grad());
+  if (wanted && grad_enabled())
     record(std::make_shared<FlashAttentionNode>(q, k, v, r.out, r.logsumexp, options.key_padding_mask, lengths, options),
-           {&q, &k, &v, &scores, &values}, r.out);
+           inputs, {&r.out});
   return r;
 }
 
@@ -177,11 +210,18 @@ Tensor flash_attention_in_precision(const Tensor& q, const Tensor& k, const Tens
     check_same_place(o.key_padding_mask, q, "key_padding_mask");
     o.key_padding_mask = o.key_padding_mask.to(dtype);
   }
-  // The position terms' buckets enter the kernels in their dtype (differentiably, as q, k, v).
+  // The position terms' buckets and the expressions' tensors enter the kernels in their dtype
+  // (differentiably, as q, k, v).
   Tensor& scores = o.score_terms.bucket_scores;
   Tensor& values = o.value_terms.bucket_values;
   if (scores.defined() && scores.dtype() != dtype) scores = cast(scores, dtype);
   if (values.defined() && values.dtype() != dtype) values = cast(values, dtype);
+  if (o.expressions) {
+    auto call = std::make_shared<expr::ScoreExprCall>(*o.expressions);
+    for (Tensor& t : call->tensors)
+      if (t.dtype() != dtype) t = cast(t, dtype);
+    o.expressions = call;
+  }
   return cast(flash_attention(cast(q, dtype), cast(k, dtype), cast(v, dtype), o), q.dtype());
 }
 

@@ -6,8 +6,10 @@
 // the per-row logsumexp; the backward recomputes the probabilities tile by tile from them. Position
 // terms enter in kernel form (attnlab/plugin/kernel_terms.h), computed inside the tiles.
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "attnlab/expr/score_call.h"
 #include "attnlab/plugin/kernel_terms.h"
 #include "attnlab/precision.h"
 #include "attnlab/tensor.h"
@@ -44,6 +46,10 @@ struct FlashOptions {
   // bias alone also runs on the tensor-core kernels (docs/plugins.md).
   KernelScoreTerms score_terms{};
   KernelValueTerms value_terms{};
+  // Score expressions (attnlab/expr/score_call.h), applied to each score after the position terms
+  // and before the mask, queries at the call's q_offset; the op is differentiable in their
+  // tensors. CPU only for now: on CUDA they are refused.
+  std::shared_ptr<const expr::ScoreExprCall> expressions{};
 };
 
 // q [B, H, Tq, d_k], k [B, H, Tk, d_k], v [B, H, Tk, d_v] -> [B, H, Tq, d_v], differentiable

@@ -13,6 +13,8 @@ namespace attnlab::flash::detail {
 // bucket scores and values (shaped like them; undefined when the options have none).
 struct FlashGrads {
   Tensor dq, dk, dv, d_bucket_scores, d_bucket_values;
+  // Of each of the expressions' tensors: defined for those that require grad.
+  std::vector<Tensor> d_expr_tensors;
 };
 
 // out = W (v + value terms), W = dropout(softmax(scale q k^T + score terms + mask)); lse = the

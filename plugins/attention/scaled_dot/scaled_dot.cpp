@@ -2,10 +2,13 @@
 //   MultiHead(Q, K, V) = Concat(head_1..head_h) W^O,
 //   head_i = softmax(Q W_i^Q (K W_i^K)^T / sqrt(d_k)) V W_i^V,
 // composed from core ops, so that it runs on every backend the core serves and autodiff is free.
+// Score expressions (score_mod, mask_mod) apply to its dense scores on the CPU (apply_score_expr):
+// the reference that fused kernels are checked against.
 #include <cmath>
 
 #include "attnlab/nn/linear.h"
 #include "attnlab/ops.h"
+#include "attnlab/ops/score_expr.h"
 #include "attnlab/plugin/attention_util.h"
 #include "attnlab/plugin/plugin_api.h"
 #include "attnlab/plugin/registry.h"
@@ -16,7 +19,8 @@ using namespace attnlab;
 
 class ScaledDotAttention final : public ProjectedAttention {
  public:
-  explicit ScaledDotAttention(const BuildContext& ctx) : ProjectedAttention("scaled_dot", ctx) {
+  explicit ScaledDotAttention(const BuildContext& ctx)
+      : ProjectedAttention("scaled_dot", ctx, /*check=*/{}, /*key_bias=*/true, /*score_expressions=*/true) {
     dropout_ = register_module("dropout", ctx.make_dropout(ctx.dropout.attention, DropoutSite::attention));
   }
 
@@ -24,26 +28,29 @@ class ScaledDotAttention final : public ProjectedAttention {
     check_attention_input("scaled_dot", "query", in.query, d_model_);
     auto [k, v] = projected_keys_values(in);          // [B, h, Tk, d_k], [B, h, Tk, d_v]
     Tensor q = projected_queries(in, k.dim(2));       // [B, h, Tq, d_k]
-    return w_o_->forward(merge_heads(core(q, k, v, in, true)));  // [B, Tq, d]
+    const auto expressions = score_expr_call(in, q, k.dim(2));
+    return w_o_->forward(merge_heads(core(q, k, v, in, true, expressions ? &*expressions : nullptr)));  // [B, Tq, d]
   }
 
   Tensor attend(const AttentionCore& c) override {
-    check_attention_core("scaled_dot", c, true);
+    check_attention_core("scaled_dot", c, true, true);
     AttentionInputs masks;
     masks.key_padding_mask = c.key_padding_mask;
     masks.causal = c.causal;
     masks.positions = c.positions;
     const auto [q, k] = rotated_core(c);
-    return core(q, k, c.value, masks, false);
+    return core(q, k, c.value, masks, false, c.expressions);
   }
 
  private:
-  // softmax(q k^T / sqrt(d_k) + position terms + masks) v (+ position terms): [B, h, Tq, d_k],
-  // [B, h, Tk, d_k], [B, h, Tk, d_v] -> [B, h, Tq, d_v], with the dropout plugin on the weights
-  // when `dropout`. The masks and positions come from `in`.
-  Tensor core(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionInputs& in, bool dropout) {
+  // softmax(expressions(q k^T / sqrt(d_k) + position terms) + masks) v (+ position terms):
+  // [B, h, Tq, d_k], [B, h, Tk, d_k], [B, h, Tk, d_v] -> [B, h, Tq, d_v], with the dropout plugin on
+  // the weights when `dropout`. The masks and positions come from `in`.
+  Tensor core(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionInputs& in, bool dropout,
+              const expr::ScoreExprCall* expressions) {
     Tensor scores = scale(matmul(q, k, false, true), 1.0 / std::sqrt(static_cast<double>(q.dim(3))));
     scores = add_position_scores(in, scores, q);
+    if (expressions) scores = apply_score_expr(scores, *expressions);
     Tensor mask = attention_padding_mask("scaled_dot", in, q.dim(0), k.dim(2));  // [B, 1, 1, Tk]
     Tensor weights = softmax(scores, mask, in.causal);                         // [B, h, Tq, Tk]
     if (dropout) weights = dropout_->forward(weights);
@@ -53,10 +60,14 @@ class ScaledDotAttention final : public ProjectedAttention {
   std::shared_ptr<Dropout> dropout_;
 };
 
-// Every device and feature of the core ops, and every position hook.
+// Every device and feature of the core ops, and every position hook; score expressions on the CPU
+// (the dense op is a CPU op).
 AttentionCapabilities capabilities() {
   AttentionCapabilities caps;
-  for (auto& d : caps.devices) d.positions = PositionHooks::all();
+  for (auto& d : caps.devices) {
+    d.positions = PositionHooks::all();
+    d.score_expressions = d.device == DeviceKind::cpu;
+  }
   return caps;
 }
 

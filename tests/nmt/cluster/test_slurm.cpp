@@ -4,7 +4,7 @@
 #include <string>
 
 #include "attnlab/error.h"
-#include "attnlab/nmt/cluster/process.h"
+#include "attnlab/process.h"
 #include "attnlab/nmt/cluster/slurm.h"
 #include "attnlab/nmt/cluster/status.h"
 #include "attnlab/nmt/io/folder_lock.h"

@@ -141,8 +141,9 @@ TEST_CASE("a compute dtype neither the plugin nor its fallback serves names both
   c.attention = {"flash", {}, "scaled_dot"};
   CHECK_THROWS_WITH_AS(resolve_attention(c, nmt::testing::plugins(), Device::cpu(), DType::bf16),
                        contains("attention plugin 'flash' does not support dtype bf16 on cpu (it supports on cpu: f32, "
-                                "f64; head sizes any; padding mask, causal, incremental, attention dropout; positions: "
-                                "rotation, score terms, value terms (kernel form)), and neither does its fallback: "
+                                "f64; head sizes any; padding mask, causal, incremental, attention dropout, score "
+                                "expressions; positions: rotation, score terms, value terms (kernel form)), and neither "
+                                "does its fallback: "
                                 "attention plugin 'scaled_dot' does not support dtype bf16 on cpu"),
                        Error);
   // check_attention_support is the one function every caller asks.

@@ -9,6 +9,10 @@
 #include "attnlab/module.h"
 #include "attnlab/plugin/attention_positions.h"
 
+namespace attnlab::expr {
+struct ScoreExprCall;
+}
+
 namespace attnlab {
 
 // Past keys and values of one attention layer during incremental decoding, after projection.
@@ -39,6 +43,15 @@ struct AttentionInputs {
   // applied by plugins that declare its hooks; null when positions are only in the embeddings.
   // The helpers of attention_util.h apply it at the offsets of the cache.
   const AttentionPositions* positions = nullptr;
+  // Each batch row's unpadded query and key lengths, i32 [B] on any device: q_len and kv_len of
+  // score expressions (attnlab/expr/score_expr.h). Undefined: the key lengths follow from
+  // key_padding_mask (Tk without one), the query lengths are the positions so far (Tk - Tq + Tq).
+  Tensor query_lengths{};
+  Tensor key_lengths{};
+  // Score expressions' q_idx of the call's first query. -1: Tk - Tq, the queries being the last
+  // positions of the keys' sequence (self-attention, with or without a cache); cross-attention
+  // gives the queries' own positions (0, or the step being decoded).
+  std::int64_t query_offset = -1;
 };
 
 // The attention core on projected heads: no projections, no dropout.
@@ -54,6 +67,10 @@ struct AttentionCore {
   // Tk - Tq ..: rotation of q and k, score and value terms, as forward() applies them. Null: none.
   // Plugins whose attend() does not apply them refuse them (check_attention_core).
   const AttentionPositions* positions = nullptr;
+  // Score expressions with their tensors, positions and lengths (attnlab/expr/score_call.h),
+  // applied to the scores after the position terms; null: none. Plugins that do not apply them
+  // refuse them (check_attention_core).
+  const expr::ScoreExprCall* expressions = nullptr;
 };
 
 // What an attention plugin serves on one kind of device. A plugin declares these when it registers
@@ -80,6 +97,9 @@ struct AttentionDeviceSupport {
   // The position hooks applied when AttentionInputs::positions is set; none by default, so that a
   // plugin written before positions existed is refused for such schemes instead of ignoring them.
   PositionHooks positions{};
+  // Score expressions (BuildContext::score_expr): score_mod and mask_mod with their tensors,
+  // learned ones among the layer's parameters. Off by default, for the same reason.
+  bool score_expressions = false;
   // For `attnlab plugins`: which kernels serve which problems on visible device `index` of this
   // kind, as one line (flash on a GPU: tensor cores or FMA kernels, by the device's compute
   // capability and shared memory). Called only for devices that exist; unset: nothing to add.

@@ -22,6 +22,8 @@ struct AttentionNeeds {
   // Causal queries over a longer padded key sequence (AttentionDeviceSupport's field of that
   // name): not asked by the Transformer, whose causal calls have no padding mask.
   bool causal_longer_padded_keys = false;
+  // Score expressions in [model.attention] (score_mod, mask_mod).
+  bool score_expressions = false;
   // The hooks of the positional plugin `positional` inside self-attention (its PluginInfo's).
   PositionHooks positions{};
   std::string positional;

@@ -16,6 +16,9 @@ namespace attnlab {
 
 class Registry;
 class Dropout;
+namespace expr {
+class ScoreExpr;
+}
 
 struct ModelDims {
   std::int64_t d_model = 512;
@@ -70,6 +73,10 @@ struct BuildContext {
   // the trainer before each update; null outside a model. For schedules of the step (a dropout
   // rate that changes during training).
   const std::int64_t* training_step = nullptr;
+  // Attention plugins: the score expressions of the site being built (attnlab/expr/score_expr.h),
+  // null for none. ProjectedAttention creates their tensors (learned ones as parameters named
+  // after them) and refuses them for a plugin that does not apply them.
+  std::shared_ptr<const expr::ScoreExpr> score_expr;
 
   // A dropout module of the configured dropout plugin with rate p at `site`.
   std::shared_ptr<Dropout> make_dropout(double p, DropoutSite site) const;

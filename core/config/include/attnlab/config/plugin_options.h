@@ -6,6 +6,7 @@
 #include <toml++/toml.h>
 
 #include "attnlab/plugin/options.h"
+#include "attnlab/suggest.h"
 
 namespace attnlab::config {
 
@@ -20,7 +21,7 @@ Options plugin_options_from_toml(const std::vector<OptionSpec>& specs, const tom
 // "file:line:column" of a node (or of its table when the node has no source).
 std::string source_position(const toml::source_region& region);
 
-// The closest of `candidates` to `word` when it is a plausible typo, else empty.
-std::string suggest(const std::string& word, const std::vector<std::string>& candidates);
+// The closest of `candidates` to `word` when it is a plausible typo, else empty (attnlab/suggest.h).
+using attnlab::suggest;
 
 }  // namespace attnlab::config

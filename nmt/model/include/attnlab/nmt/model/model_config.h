@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "attnlab/expr/score_expr.h"
 #include "attnlab/nmt/model/norm_position.h"
 #include "attnlab/plugin/context.h"
 #include "attnlab/plugin/options.h"
@@ -21,6 +22,22 @@ struct PluginChoice {
   // Attention only: the plugin that builds the attention layers when `name` cannot serve the
   // model (its device, compute dtype, d_k or d_v; see resolve_attention). Empty: none.
   std::string fallback;
+};
+
+// The attention sites of the Transformer, each with its own expressions.
+enum class AttentionSite : std::uint8_t { encoder, decoder, cross };
+inline constexpr AttentionSite kAttentionSites[] = {AttentionSite::encoder, AttentionSite::decoder,
+                                                    AttentionSite::cross};
+const char* attention_site_name(AttentionSite site);  // "encoder", "decoder", "cross"
+
+// Score expressions of [model.attention] (docs/score-expressions.md): score_mod and mask_mod of each
+// site (encoder self-attention, decoder self-attention, cross-attention; the table's own apply to
+// all three, [model.attention.encoder] and the others override them), and the tensors they read.
+struct AttentionExpressions {
+  expr::SiteExprs encoder, decoder, cross;
+  std::vector<expr::TensorSpec> tensors;
+  bool any() const { return encoder.any() || decoder.any() || cross.any(); }
+  const expr::SiteExprs& site(AttentionSite s) const;
 };
 
 struct TransformerConfig {
@@ -45,7 +62,17 @@ struct TransformerConfig {
   // LayerNorm(x + Dropout(y)) is one dropout_add_layer_norm call that draws the same dropout
   // masks from the same stream.
   bool fused_kernels = true;
+  // Score expressions applied by the attention plugin (none by default).
+  AttentionExpressions expressions;
 };
+
+// The site's expressions built (parsed, checked for the model's heads and max_length), or null
+// when the site has none. Throws the expressions' ExprError.
+std::shared_ptr<const expr::ScoreExpr> site_expressions(const TransformerConfig& config, AttentionSite site);
+
+// The parameters the expressions' learned tensors add to the model: each attention layer of a site
+// holds those its site's expressions read.
+std::int64_t expression_parameter_count(const TransformerConfig& config);
 
 // The attention plugin that builds a model's attention layers on `device` in `dtype`.
 struct AttentionResolution {

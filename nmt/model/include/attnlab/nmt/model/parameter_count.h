@@ -3,8 +3,8 @@
 // attention, one feed-forward, one positional and one norm module are built at the
 // configuration's dimensions through the registry (so any plugin counts correctly) and composed:
 //   V d_model (shared embedding) + N_enc (attn + pos + ffn + 2 norm) + N_dec (2 attn + pos + ffn
-//   + 3 norm) + 2 positional (+ one norm per stack with pre-norm), with pos the positions inside
-//   one self-attention layer.
+//   + 3 norm) + 2 positional (+ one norm per stack with pre-norm) + the learned tensors of score
+//   expressions, with pos the positions inside one self-attention layer.
 // Equal to Transformer::parameter_count() of the built model.
 #include <cstdint>
 
@@ -21,6 +21,8 @@ struct ParameterCount {
   std::int64_t positional = 0;  // one positional module (there are two: source and target)
   // The positional scheme's part in one self-attention layer (one per encoder and decoder layer).
   std::int64_t attention_positions = 0;
+  // The learned tensors of score expressions, over every attention layer that reads them.
+  std::int64_t expressions = 0;
   std::int64_t total = 0;
 };
 

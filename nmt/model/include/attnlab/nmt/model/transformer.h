@@ -44,23 +44,32 @@ struct ResidualForm {
   double beta = 1.0;
 };
 
+// Each batch row's unpadded source and target lengths, i32 [B]: q_len and kv_len of score
+// expressions (undefined where the model has none: nothing reads them); and the target position
+// of the call's first query (the step being decoded), cross-attention's q_idx offset.
+struct SentenceLengths {
+  Tensor src, tgt;
+  std::int64_t tgt_offset = 0;
+};
+
 class EncoderLayer : public Module {
  public:
   // `positional` builds the layer's part of a scheme that acts inside self-attention.
   EncoderLayer(const BuildContext& ctx, const TransformerConfig& config, const PositionalEncoding& positional);
   // x [B, S, d]; src_mask [B, S] additive (0 / -inf)
-  Tensor forward(const Tensor& x, const Tensor& src_mask);
+  Tensor forward(const Tensor& x, const Tensor& src_mask, const SentenceLengths& lengths = {});
   // Pre-norm with fused kernels (fused_pre()): xn is norm1(x) when the block before computed it
   // (else undefined), `next` the norm that reads this layer's output (the next layer's first norm
   // or the stack's final one). Returns the output (sum) and next(output) (normed), the output of
   // forward() and the next norm of it, each residual add and the following norm in one pass.
-  DropoutAddNormPair forward_pre_fused(const Tensor& x, Tensor xn, const Tensor& src_mask, Norm& next);
+  DropoutAddNormPair forward_pre_fused(const Tensor& x, Tensor xn, const Tensor& src_mask, Norm& next,
+                                       const SentenceLengths& lengths = {});
   bool fused_pre() const { return form_.pre_norm && fused_rng_ != nullptr; }
   Norm& input_norm() { return *norm1_; }
 
  private:
   // The self-attention sub-layer on its (normed) input, as both forward paths call it.
-  Tensor attend(const Tensor& in, const Tensor& src_mask);
+  Tensor attend(const Tensor& in, const Tensor& src_mask, const SentenceLengths& lengths);
   std::shared_ptr<Attention> self_attn_;
   std::shared_ptr<AttentionPositions> positions_;  // null when positions are only in the embeddings
   std::shared_ptr<FeedForward> ffn_;
@@ -80,17 +89,19 @@ class DecoderLayer : public Module {
  public:
   DecoderLayer(const BuildContext& ctx, const TransformerConfig& config, const PositionalEncoding& positional);
   // y [B, T, d]; memory [B, S, d]; state non-null for incremental decoding (y is then the new steps).
-  Tensor forward(const Tensor& y, const Tensor& memory, const Tensor& src_mask, DecoderLayerState* state);
+  Tensor forward(const Tensor& y, const Tensor& memory, const Tensor& src_mask, DecoderLayerState* state,
+                 const SentenceLengths& lengths = {});
   // As EncoderLayer::forward_pre_fused.
   DropoutAddNormPair forward_pre_fused(const Tensor& y, Tensor yn, const Tensor& memory, const Tensor& src_mask,
-                                       DecoderLayerState* state, Norm& next);
+                                       DecoderLayerState* state, Norm& next, const SentenceLengths& lengths = {});
   bool fused_pre() const { return form_.pre_norm && fused_rng_ != nullptr; }
   Norm& input_norm() { return *norm1_; }
 
  private:
   // The two attention sub-layers on their (normed) inputs, as both forward paths call them.
-  Tensor attend_self(const Tensor& in, DecoderLayerState* state);
-  Tensor attend_cross(const Tensor& in, const Tensor& memory, const Tensor& src_mask, DecoderLayerState* state);
+  Tensor attend_self(const Tensor& in, DecoderLayerState* state, const SentenceLengths& lengths);
+  Tensor attend_cross(const Tensor& in, const Tensor& memory, const Tensor& src_mask, DecoderLayerState* state,
+                      const SentenceLengths& lengths);
   std::shared_ptr<Attention> self_attn_, cross_attn_;
   std::shared_ptr<AttentionPositions> positions_;  // the self-attention's; null when none
   std::shared_ptr<FeedForward> ffn_;
@@ -111,6 +122,7 @@ struct DecoderState {
 struct Encoded {
   Tensor memory;    // [B, S, d_model]
   Tensor src_mask;  // [B, S] additive: 0 for tokens, -inf for padding
+  Tensor src_lengths;  // [B] i32, the source's unpadded lengths; undefined without score expressions
 };
 
 class Transformer : public Module {

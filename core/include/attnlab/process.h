@@ -1,10 +1,10 @@
 #pragma once
-// Running the cluster's own programs (sbatch, squeue, sacct) and reading what they print.
+// Running another program (a compiler; the cluster's sbatch, squeue, sacct) and reading what it prints.
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace attnlab::nmt {
+namespace attnlab {
 
 struct ProcessResult {
   int exit_code = 0;  // 128 + signal when killed by one
@@ -18,4 +18,4 @@ std::optional<std::string> find_program(const std::string& name);
 // output. Throws an Error naming the program when it cannot be started.
 ProcessResult run_program(const std::vector<std::string>& argv);
 
-}  // namespace attnlab::nmt
+}  // namespace attnlab

@@ -1,4 +1,4 @@
-#include "attnlab/nmt/cluster/process.h"
+#include "attnlab/process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -19,7 +19,7 @@
 
 extern char** environ;
 
-namespace attnlab::nmt {
+namespace attnlab {
 
 std::optional<std::string> find_program(const std::string& name) {
   const char* path = std::getenv("PATH");
@@ -94,4 +94,4 @@ ProcessResult run_program(const std::vector<std::string>& argv) {
   return result;
 }
 
-}  // namespace attnlab::nmt
+}  // namespace attnlab
