@@ -7,7 +7,15 @@
 //
 // With --positional NAME (alibi, relative, rope) the core applies that scheme's part inside
 // attention (AttentionCore::positions) and lines name the plugin as impl=PLUGIN+NAME; plugins that
-// do not serve the scheme on the device are skipped with the reason.
+// do not serve the scheme on the device are skipped with the reason. With --expr NAME the core
+// applies a score expression instead (AttentionCore::expressions; impl=PLUGIN+expr:NAME), one of
+//   score    score_mod = "score" (the plain score, through the expression machinery)
+//   alibi    score_mod = "score - slope[h] * abs(q_idx - kv_idx)", slope = ALiBi's slopes
+//   softcap  score_mod = "30 * tanh(score / 30)"
+//   t5       score_mod = "score + bias[h, clamp(kv_idx - q_idx, -32, 32) + 32]", bias learned
+//   temp     score_mod = "score * temp[h]", temp learned
+//   window   mask_mod  = "kv_idx == 0 || abs(q_idx - kv_idx) <= 128" (a sliding window with a sink)
+// The FLOPs of a line are those of the attention it replaces (a window's skipped tiles count).
 //
 // FLOPs: 4 B h T^2 d for the forward (Q K^T and P V, 2 B h T^2 d each), halved when causal; the
 // backward counts 2.5 times the forward, so forward+backward is 3.5 times the forward (position
@@ -15,7 +23,7 @@
 //
 //   bench_attention [--device cpu|cuda:N] [--plugins a,b,..] [--dims 64,128] [--min-len N]
 //                   [--max-len N] [--tokens N] [--warmup W] [--iters I] [--threads N] [--dtype auto|f32|bf16]
-//                   [--positional NAME]
+//                   [--positional NAME] [--expr NAME]
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -29,6 +37,7 @@
 #include <fmt/format.h>
 
 #include "attnlab/attnlab.h"
+#include "attnlab/expr/score_call.h"
 #include "attnlab/init.h"
 #include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/loader.h"
@@ -49,13 +58,14 @@ struct BenchOptions {
   int threads = 2;
   std::string dtype = "auto";  // auto: bf16 where the plugin takes it on CUDA, else f32
   std::string positional;      // empty: no positions inside attention
+  std::string expr;            // empty: no score expression
 };
 
 [[noreturn]] void usage(const std::string& msg) {
   fmt::print(stderr,
              "bench_attention: {}\nusage: bench_attention [--device cpu|cuda:N] [--plugins a,b,..] [--dims 64,128] "
              "[--min-len N] [--max-len N] [--tokens N] [--warmup W] [--iters I] [--threads N] "
-             "[--dtype auto|f32|bf16] [--positional NAME]\n",
+             "[--dtype auto|f32|bf16] [--positional NAME] [--expr score|alibi|softcap|t5|temp|window]\n",
              msg);
   std::exit(2);
 }
@@ -90,6 +100,7 @@ BenchOptions parse(int argc, char** argv) {
     else if (a == "--threads") o.threads = std::atoi(v.c_str());
     else if (a == "--dtype") o.dtype = v;
     else if (a == "--positional") o.positional = v;
+    else if (a == "--expr") o.expr = v;
     else usage("unknown option " + a);
   }
   const bool gpu = o.device.is_cuda();
@@ -129,6 +140,45 @@ Tensor random_heads(const Shape4& s, std::uint64_t seed, DType dtype, Device dev
   return uniform({s.b, s.h, s.t, s.d}, -1.0, 1.0, g, DType::f32).to(dtype).to(device);
 }
 
+// The --expr variant for h heads, with its tensors (learned ones requiring grad) in dtype on device.
+std::unique_ptr<expr::ScoreExprCall> expression(const std::string& name, std::int64_t h, const BenchOptions& o,
+                                                DType dtype) {
+  if (name.empty()) return nullptr;
+  expr::SiteExprs site;
+  std::vector<expr::TensorSpec> tensors;
+  auto tensor = [&](const char* t, std::vector<std::int64_t> shape, expr::TensorInit init, bool learned) {
+    expr::TensorSpec spec;
+    spec.name = t;
+    spec.shape = std::move(shape);
+    spec.per_head.assign(spec.shape.size(), false);
+    spec.init = init;
+    spec.learned = learned;
+    tensors.push_back(spec);
+  };
+  if (name == "score") site.score_mod.text = "score";
+  else if (name == "alibi") {
+    site.score_mod.text = "score - slope[h] * abs(q_idx - kv_idx)";
+    tensor("slope", {h}, expr::TensorInit::alibi_slopes, false);
+  } else if (name == "softcap") site.score_mod.text = "30 * tanh(score / 30)";
+  else if (name == "t5") {
+    site.score_mod.text = "score + bias[h, clamp(kv_idx - q_idx, -32, 32) + 32]";
+    tensor("bias", {h, 65}, expr::TensorInit::normal, true);
+  } else if (name == "temp") {
+    site.score_mod.text = "score * temp[h]";
+    tensor("temp", {h}, expr::TensorInit::alibi_slopes, true);
+  } else if (name == "window") site.mask_mod.text = "kv_idx == 0 || abs(q_idx - kv_idx) <= 128";
+  else usage("unknown --expr " + name);
+  auto call = std::make_unique<expr::ScoreExprCall>();
+  call->expr = expr::ScoreExpr::build(site, tensors, {h, o.max_len});
+  Generator g(7);
+  for (const auto& spec : call->expr->tensors()) {
+    Tensor t = expr::initial_tensor(spec, g, DType::f32, o.device).to(dtype);
+    if (spec.learned) t.set_requires_grad();
+    call->tensors.push_back(t);
+  }
+  return call;
+}
+
 // Runs every length, causal setting and pass for one plugin and head size; prints one line each.
 void bench_plugin(Attention& module, const std::string& name, DType dtype, std::int64_t d, const BenchOptions& o,
                   const AttentionPositions* positions) {
@@ -139,10 +189,16 @@ void bench_plugin(Attention& module, const std::string& name, DType dtype, std::
            v = random_heads(s, 3, dtype, o.device);
     const Tensor grad = random_heads(s, 4, dtype, o.device);
     for (Tensor* x : {&q, &k, &v}) x->set_requires_grad();
+    const auto expressions = expression(o.expr, h, o, dtype);
     for (bool causal : {false, true}) {
       const double fwd_flops = 4.0 * static_cast<double>(s.b * s.h) * static_cast<double>(t * t) *
                                static_cast<double>(d) * (causal ? 0.5 : 1.0);
-      const AttentionCore core{.query = q, .key = k, .value = v, .causal = causal, .positions = positions};
+      const AttentionCore core{.query = q,
+                               .key = k,
+                               .value = v,
+                               .causal = causal,
+                               .positions = positions,
+                               .expressions = expressions.get()};
       const double fwd_ms = time_ms(o.device, o.warmup, o.iters, [&] {
         NoGradGuard no_grad;
         Tensor out = module.attend(core);
@@ -151,6 +207,9 @@ void bench_plugin(Attention& module, const std::string& name, DType dtype, std::
         Tensor out = module.attend(core);
         out.backward(grad);
         for (Tensor* x : {&q, &k, &v}) x->zero_grad();
+        if (expressions)
+          for (Tensor& x : expressions->tensors)
+            if (x.requires_grad()) x.zero_grad();
       });
       for (const auto& [pass, ms, flops] : {std::tuple{"fwd", fwd_ms, fwd_flops}, std::tuple{"fwd+bwd", train_ms, 3.5 * fwd_flops}})
         fmt::print("impl={} device={} dtype={} d={} T={} causal={} pass={} B={} h={} ms={:.4f} tflops={:.4f}\n", name,
@@ -230,6 +289,13 @@ int main(int argc, char** argv) {
           scheme_ctx.options = Options::with_defaults(scheme.options);
           positions = registry.make_positional(o.positional, scheme_ctx)->attention_positions(scheme_ctx);
           label += "+" + o.positional;
+        }
+        if (!o.expr.empty()) {
+          if (!support->score_expressions) {
+            fmt::print("# skip {} d={}: it does not apply score expressions on {}\n", name, d, o.device.str());
+            continue;
+          }
+          label += "+expr:" + o.expr;
         }
         ctx.options = Options::with_defaults(registry.find(PluginFamily::attention, name).options);
         std::shared_ptr<Attention> module = registry.make_attention(name, ctx);

@@ -1,7 +1,8 @@
-// attnlab check SUITE.toml: resolves and validates every row of a suite (plugins, options, shapes,
-// whether the attention plugin serves the row or its fallback does), prints one line per row with
-// its dimensions, attention plugin and parameter count (beside the paper's, when the row has one),
-// one note per row served by a fallback, and lists data files that do not exist. Exit status: 0 all good, 3 valid but data
+// attnlab check SUITE.toml (or one experiment's TOML): resolves and validates every row of a suite
+// (plugins, options, shapes, score expressions, whether the attention plugin serves the row or its
+// fallback does), prints one line per row with its dimensions, attention plugin and parameter count
+// (beside the paper's, when the row has one), one note per row served by a fallback, the score
+// expressions with their tensors and compiled kernels, and lists data files that do not exist. Exit status: 0 all good, 3 valid but data
 // missing, 1 errors.
 #include <filesystem>
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "attnlab/nmt/suite/suite.h"
 #include "attnlab/threads.h"
 #include "attnlab/device.h"
+#include "check_expressions.h"
 
 namespace attnlab::app {
 namespace {
@@ -200,6 +202,7 @@ int run_check(const CheckFlags& f) {
   fmt::print("\n{}{}\n", f.jobs > 1 ? "attnlab run --jobs " + std::to_string(f.jobs) + ": " : "one row at a time: ",
              plan.describe());
   if (suite.search) print_search_plan(suite);
+  print_expressions(suite);
   if (!notices.empty()) {
     fmt::print("\n");
     for (const auto& n : notices) fmt::print("{}\n", n);

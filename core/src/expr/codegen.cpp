@@ -93,13 +93,18 @@ std::string helpers(const Dialect& d) {
 {0} int ax_div(int a, int b) {{ const int q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }}
 {0} int ax_mod(int a, int b) {{ return a - ax_div(a, b) * b; }}
 )", q);
-  // The real functions for float and double: CUDA's math functions, or the C library's.
+  // The real functions for float and double: CUDA's math functions; on the CPU the C library's for
+  // double, and for float the branch-free ones of cpu/vector_math.h, so that the tile loops
+  // vectorize (pow stays the C library's).
   for (const char* t : {"float", "double"}) {
     const bool f = std::string(t) == "float";
     auto fn = [&](const char* name) {
-      if (d.cuda) return fmt::format("{}{}", name, f ? "f" : "");
+      const bool vector_math = !d.cuda && f && (std::string(name) == "exp" || std::string(name) == "log" ||
+                                                std::string(name) == "tanh");
+      if (vector_math) return fmt::format("attnlab_vm_{}", name);
       return fmt::format("{}{}", name, f ? "f" : "");
     };
+    const std::string sigmoid = !d.cuda && f ? "attnlab_vm_sigmoid(x)" : fmt::format("({0})1 / (({0})1 + {1}(-x))", t, fn("exp"));
     out += fmt::format(R"(
 {0} {1} ax_exp({1} x) {{ return {2}(x); }}
 {0} {1} ax_log({1} x) {{ return {3}(x); }}
@@ -111,7 +116,7 @@ std::string helpers(const Dialect& d) {
 {0} {1} ax_abs({1} x) {{ return {9}(x); }}
 {0} {1} ax_fmod({1} a, {1} b) {{ return a - {6}(a / b) * b; }}
 {0} {1} ax_sign({1} x) {{ return ({1})((x > ({1})0) - (x < ({1})0)); }}
-{0} {1} ax_sigmoid({1} x) {{ return ({1})1 / (({1})1 + {2}(-x)); }}
+{0} {1} ax_sigmoid({1} x) {{ return {10}; }}
 {0} int ax_to_int({1} x) {{
   if (!(x == x)) return 0;
   if (x >= ({1})2147483647.0) return 2147483647;
@@ -122,7 +127,7 @@ std::string helpers(const Dialect& d) {
 {0} {1} ax_nan({1}) {{ return ({1})(0.0 / 0.0); }}
 )",
                        q, t, fn("exp"), fn("log"), fn("sqrt"), fn("tanh"), fn("floor"), fn("ceil"), fn("pow"),
-                       fn("fabs"));
+                       fn("fabs"), sigmoid);
   }
   return out;
 }

@@ -24,6 +24,7 @@
 namespace attnlab::expr {
 namespace detail {
 extern const char kTileAbiText[];
+extern const char kVectorMathText[];
 }
 namespace {
 
@@ -70,7 +71,7 @@ std::string arch_flag() {
 }
 
 std::vector<std::string> flags() {
-  return {"-x", "c++", "-std=c++17", "-O3", arch_flag(), "-fPIC", "-shared", "-fno-math-errno", "-ffp-contract=off",
+  return {"-x", "c++", "-std=c++20", "-O3", arch_flag(), "-fPIC", "-shared", "-fno-math-errno", "-ffp-contract=off",
           "-fvisibility=hidden", "-w"};
 }
 
@@ -164,7 +165,8 @@ std::string cpu_kernel_source(const ScoreExpr& e) {
   std::string out = "// attnlab score expressions: CPU kernels generated from\n";
   for (const ExprText* t : {&e.source().score_mod, &e.source().mask_mod})
     if (!t->empty()) out += "//   " + std::string(t == &e.source().score_mod ? "score_mod = " : "mask_mod  = ") + t->text + "\n";
-  out += std::string(detail::kTileAbiText) + "\n#include <math.h>\n" + helpers(Dialect{false, "float"});
+  out += std::string(detail::kTileAbiText) + "\n#include <math.h>\n" + detail::kVectorMathText +
+         helpers(Dialect{false, "float"});
   out += tile_function(e, "float", false) + tile_function(e, "float", true);
   out += tile_function(e, "double", false) + tile_function(e, "double", true);
   return out;
@@ -221,6 +223,21 @@ void forget_loaded_cpu_kernels() {
   static std::vector<std::unique_ptr<Loaded>> kept;
   for (auto& [key, l] : loaded()) kept.push_back(std::move(l));
   loaded().clear();
+}
+
+MaskReads mask_reads(const ScoreExpr& e) {
+  const Program& p = e.program();
+  MaskReads r;
+  if (p.mask < 0) return r;
+  const std::vector<bool> used = p.live({p.mask});
+  for (std::size_t k = 0; k < p.nodes.size(); ++k) {
+    if (!used[k] || p.nodes[k].op != Op::variable) continue;
+    const Var v = p.nodes[k].var;
+    r.b = r.b || v == Var::b;
+    r.h = r.h || v == Var::h;
+    r.lengths = r.lengths || v == Var::q_len || v == Var::kv_len;
+  }
+  return r;
 }
 
 TileMask classify_tile(const ScoreExpr& e, const TileBox& box) {

@@ -99,6 +99,7 @@ class SuiteReader {
 
   Suite read() {
     toml::table doc = parse_toml_text(text_, path_);
+    if (is_experiment(doc)) return one_experiment(std::move(doc));
     TableReader root(doc, "");
     read_vars(root);
     Suite suite;
@@ -148,6 +149,31 @@ class SuiteReader {
   }
 
  private:
+  // One experiment's file rather than a suite's: a table of an experiment and none of a suite.
+  static bool is_experiment(const toml::table& doc) {
+    for (const char* key : {"suite", "base", "rows", "grids", "search", "vars"})
+      if (doc.contains(key)) return false;
+    for (const char* key : {"experiment", "data", "model", "training"})
+      if (doc.contains(key)) return true;
+    return false;
+  }
+
+  // The experiment as a suite of one row, named after it, in its own run folder.
+  Suite one_experiment(toml::table doc) {
+    Suite suite;
+    suite.source_file = path_;
+    SuiteRow row;
+    row.name = "experiment";
+    row.position = path_;
+    row.config = parse_experiment_table(std::move(doc), path_);
+    row.seed = row.config.seed;
+    row.hash = hash_row(row.config, row.seed);
+    suite.name = row.config.name;
+    suite.run_dir = row.config.run_dir;
+    suite.rows.push_back(std::move(row));
+    return suite;
+  }
+
   std::string expanded(TableReader& t, const std::string& key, const std::string& fallback) {
     const std::string value = t.get_string(key, fallback);
     if (!t.has(key)) return value;

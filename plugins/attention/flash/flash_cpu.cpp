@@ -62,9 +62,10 @@ PositionTerms<T> TermInputs<T>::of(std::int64_t bh, const Geometry& g, T* d_scor
 }
 
 template <typename T>
-Expressions<T>::Expressions(const FlashOptions& o, const Geometry& g) : heads_(g.heads) {
+Expressions<T>::Expressions(const FlashOptions& o, const Geometry& g) : heads_(g.heads), tq_(g.tq), tk_(g.tk) {
   if (!o.expressions) return;
   call_ = o.expressions.get();
+  reads_ = expr::mask_reads(*call_->expr);
   const expr::CpuKernels& k = expr::cpu_kernels(*call_->expr);
   forward_ = std::is_same_v<T, float> ? k.forward_f32 : k.forward_f64;
   backward_ = std::is_same_v<T, float> ? k.backward_f32 : k.backward_f64;
@@ -80,12 +81,50 @@ Expressions<T>::Expressions(const FlashOptions& o, const Geometry& g) : heads_(g
 }
 
 template <typename T>
-expr::TileMask Expressions<T>::classify(std::int64_t bh, std::int64_t i0, std::int64_t i1, std::int64_t j0,
-                                        std::int64_t j1) const {
-  if (!call_) return expr::TileMask::kept;
-  const std::int64_t b = bh / heads_;
-  return expr::classify_tile(*call_->expr, {b, bh % heads_, call_->q_offset + i0, call_->q_offset + i1, j0, j1,
-                                            q_len_[static_cast<std::size_t>(b)], kv_len_[static_cast<std::size_t>(b)]});
+const std::vector<typename Expressions<T>::KeySpan>& Expressions<T>::tile_map(std::int64_t bh) const {
+  const std::int64_t b = bh / heads_, h = bh % heads_;
+  const std::pair<std::int64_t, std::int64_t> key{reads_.b || reads_.lengths ? b : 0, reads_.h ? h : 0};
+  std::lock_guard lock(maps_mutex_);
+  auto it = maps_.find(key);
+  if (it != maps_.end()) return it->second;
+  const std::int64_t nq = (tq_ + kRows - 1) / kRows, nk = (tk_ + kCols - 1) / kCols;
+  const std::int64_t q_len = q_len_[static_cast<std::size_t>(b)], kv_len = kv_len_[static_cast<std::size_t>(b)];
+  std::vector<KeySpan> map(static_cast<std::size_t>(nq * nk));
+  for (std::int64_t a = 0; a < nq; ++a) {
+    const std::int64_t q0 = call_->q_offset + a * kRows, q1 = call_->q_offset + std::min((a + 1) * kRows, tq_);
+    auto classify = [&](std::int64_t j0, std::int64_t j1) {
+      return expr::classify_tile(*call_->expr, {b, h, q0, q1, j0, j1, q_len, kv_len});
+    };
+    for (std::int64_t c = 0; c < nk; ++c) {
+      const std::int64_t j0 = c * kCols, j1 = std::min(j0 + kCols, tk_);
+      KeySpan sp{classify(j0, j1), 0, j1 - j0};
+      if (sp.cls == expr::TileMask::removed) sp.end = 0;
+      if (sp.cls == expr::TileMask::mixed) {
+        // The first and last strips that are not removed whole.
+        std::int64_t first = -1, last = -1;
+        for (std::int64_t s0 = j0; s0 < j1; s0 += kStrip)
+          if (classify(s0, std::min(s0 + kStrip, j1)) != expr::TileMask::removed) {
+            if (first < 0) first = s0;
+            last = std::min(s0 + kStrip, j1);
+          }
+        if (first < 0) sp = {expr::TileMask::removed, 0, 0};
+        else sp.begin = first - j0, sp.end = last - j0;
+      }
+      map[static_cast<std::size_t>(a * nk + c)] = sp;
+    }
+  }
+  return maps_.emplace(key, std::move(map)).first->second;
+}
+
+template <typename T>
+typename Expressions<T>::KeySpan Expressions<T>::span(std::int64_t bh, std::int64_t i0, std::int64_t j0,
+                                                      std::int64_t j1) const {
+  if (!call_ || !call_->expr->has_mask_mod()) return {expr::TileMask::kept, j0, j1};
+  // Tiles are cut at multiples of kRows and kCols; one cut short by the keys a query sees is
+  // classified as the whole one (a range that holds it), then cut again.
+  const std::int64_t nk = (tk_ + kCols - 1) / kCols;
+  const KeySpan& sp = tile_map(bh)[static_cast<std::size_t>((i0 / kRows) * nk + j0 / kCols)];
+  return {sp.cls, j0 + sp.begin, std::min(j1, j0 + sp.end)};
 }
 
 template <typename T>
@@ -171,11 +210,19 @@ void score_tile(const Head<T>& h, const T* kt, const PositionTerms<T>& pt, const
 
 template <typename T>
 void transpose(const T* x, std::int64_t t, std::int64_t d, T* out) {
-  constexpr std::int64_t kBlock = 16;
-  for (std::int64_t i0 = 0; i0 < t; i0 += kBlock)
-    for (std::int64_t j0 = 0; j0 < d; j0 += kBlock)
-      for (std::int64_t i = i0; i < std::min(i0 + kBlock, t); ++i)
-        for (std::int64_t j = j0; j < std::min(j0 + kBlock, d); ++j) out[j * t + i] = x[i * d + j];
+  // Blocks of 32 x 32 (4 KiB of floats, in L1 both ways), each output row written in one run.
+  constexpr std::int64_t kBlock = 32;
+  for (std::int64_t i0 = 0; i0 < t; i0 += kBlock) {
+    const std::int64_t i1 = std::min(i0 + kBlock, t);
+    for (std::int64_t j0 = 0; j0 < d; j0 += kBlock) {
+      const std::int64_t j1 = std::min(j0 + kBlock, d);
+      for (std::int64_t j = j0; j < j1; ++j) {
+        T* o = out + j * t;
+        const T* in = x + j;
+        for (std::int64_t i = i0; i < i1; ++i) o[i] = in[i * d];
+      }
+    }
+  }
 }
 
 float row_max(const float* x, std::int64_t n) { return cpu::max_row(x, n); }

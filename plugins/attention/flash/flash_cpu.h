@@ -10,6 +10,9 @@
 // removes whole are skipped; mask_mod is evaluated only on tiles its positions leave mixed.
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "attnlab/expr/score_call.h"
@@ -107,8 +110,15 @@ class Expressions {
  public:
   Expressions(const FlashOptions& o, const Geometry& g);
   bool any() const { return call_ != nullptr; }
-  // What mask_mod does over queries [i0, i1) and keys [j0, j1) of head bh.
-  expr::TileMask classify(std::int64_t bh, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) const;
+  // The keys of [j0, j1) that queries [i0, i1) of head bh may keep, and what mask_mod does over them:
+  // the tile's class, narrowed on a mixed tile to the strips of kStrip keys not removed whole (a
+  // sink's tile computes its first strip alone). begin == end: nothing to compute.
+  struct KeySpan {
+    expr::TileMask cls;
+    std::int64_t begin, end;
+  };
+  KeySpan span(std::int64_t bh, std::int64_t i0, std::int64_t j0, std::int64_t j1) const;
+  static constexpr std::int64_t kStrip = 16;
   // The tile's scores s [rows, kCols] -> score_mod's, -inf where a mixed tile's mask_mod removes them.
   void forward(T* s, std::int64_t bh, std::int64_t i0, std::int64_t rows, std::int64_t j0, std::int64_t cols,
                expr::TileMask cls) const;
@@ -124,8 +134,14 @@ class Expressions {
  private:
   attnlab_expr_tile tile(T* s, std::int64_t bh, std::int64_t i0, std::int64_t rows, std::int64_t j0,
                          std::int64_t cols, expr::TileMask cls) const;
+  // The span of every (query tile, key tile) of the heads mask_mod does not tell apart from bh, keys
+  // relative to the tile's first.
+  const std::vector<KeySpan>& tile_map(std::int64_t bh) const;
   const expr::ScoreExprCall* call_ = nullptr;
-  std::int64_t heads_ = 1;
+  std::int64_t heads_ = 1, tq_ = 0, tk_ = 0;
+  expr::MaskReads reads_;
+  mutable std::mutex maps_mutex_;
+  mutable std::map<std::pair<std::int64_t, std::int64_t>, std::vector<KeySpan>> maps_;
   expr::TileFn forward_ = nullptr, backward_ = nullptr;
   std::vector<Tensor> host_;
   std::vector<const void*> data_;

@@ -34,10 +34,11 @@ void forward_tile(const Head<T>& h, const T* kt, const PositionTerms<T>& pt, con
   T* s = w.s.data();
   // The tile's last query sees the most keys: no key tile past that is visited.
   const std::int64_t key_end = visible_end(i0 + rows - 1, h.length, g, o.causal);
-  for (std::int64_t j0 = 0; j0 < key_end; j0 += kCols) {
-    const std::int64_t cols = std::min(kCols, key_end - j0);
-    const expr::TileMask cls = ex.classify(h.bh, i0, i0 + rows, j0, j0 + cols);
-    if (cls == expr::TileMask::removed) continue;
+  for (std::int64_t tile0 = 0; tile0 < key_end; tile0 += kCols) {
+    const auto span = ex.span(h.bh, i0, tile0, std::min(tile0 + kCols, key_end));
+    if (span.begin >= span.end) continue;  // mask_mod removes every key of the tile
+    const std::int64_t j0 = span.begin, cols = span.end - span.begin;
+    const expr::TileMask cls = span.cls;
     score_tile(h, kt, pt, ex, g, o, i0, rows, j0, cols, cls, s, static_cast<T*>(nullptr));
     for (std::int64_t r = 0; r < rows; ++r) {
       T* row = s + r * kCols;

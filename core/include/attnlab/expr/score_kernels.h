@@ -48,6 +48,13 @@ enum class TileMask : std::uint8_t {
   kept,     // true for every pair: the mask need not be evaluated
   mixed,    // either, or not known from the positions: evaluate it per pair
 };
+// Which of the batch row, the head and the lengths mask_mod reads: tiles of two heads (or batch
+// rows) it does not tell apart are classified alike.
+struct MaskReads {
+  bool b = false, h = false, lengths = false;
+};
+MaskReads mask_reads(const ScoreExpr& expr);
+
 // What mask_mod does over `box`, from the ranges of its nodes (interval arithmetic: never wrong,
 // sometimes `mixed` where a finer look would tell). `kept` without a mask_mod.
 TileMask classify_tile(const ScoreExpr& expr, const TileBox& box);

@@ -76,7 +76,9 @@ struct Suite {
 };
 
 // Reads and expands a suite file: every row resolved and validated as an experiment (file:line:
-// column and the key in every error; unknown keys suggested). Plugins are not checked here.
+// column and the key in every error; unknown keys suggested). Plugins are not checked here. One
+// experiment's file (tables of an experiment, none of a suite) reads as a suite of one row,
+// "experiment", named after the experiment.
 Suite load_suite(const std::string& path);
 
 // The row folder: <suite.run_dir>/<row.name>-s<seed>-<hash>. (A row that is the same run as an
