@@ -38,7 +38,8 @@ expr::SourceSpot spot_of(const toml::node& node, const std::string& key) {
   s.column = static_cast<int>(r.begin.column);
   const std::string text = line_of(s.file, s.line);
   const std::size_t at = static_cast<std::size_t>(s.column - 1);
-  const bool triple = text.compare(at, 3, "\"\"\"") == 0 || text.compare(at, 3, "'''") == 0;
+  const bool triple =
+      at < text.size() && (text.compare(at, 3, "\"\"\"") == 0 || text.compare(at, 3, "'''") == 0);
   s.column += triple ? 3 : 1;
   if (triple && text.find_first_not_of(" \t\r", at + 3) == std::string::npos) {
     ++s.line;

@@ -149,6 +149,7 @@ TrainResult train(const ExperimentConfig& config, const Registry& registry, cons
                                                   state.step()));
   MetricsLog metrics(root ? (fs::path(config.run_dir) / "metrics.jsonl").string() : std::string(), state.step());
   log(model_line(state, result.parameters, model, device, tc.precision));
+  if (device.is_cpu() && config.model.expressions.any()) log(prepare_expression_kernels(config.model));
   log(state.optimizer_line());
   if (tc.pad_to_multiple > 0) {
     const ShapeSummary shapes = summarize_shapes(state.batches());

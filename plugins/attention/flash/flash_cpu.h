@@ -24,7 +24,7 @@
 namespace attnlab::flash::detail::cpu_path {
 
 // Queries and keys of a tile.
-inline constexpr std::int64_t kRows = 64;
+inline constexpr std::int64_t kRows = 32;
 inline constexpr std::int64_t kCols = 64;
 
 struct Geometry {

@@ -172,11 +172,16 @@ TEST_CASE("a bf16 run with weight copies and bf16 logits resumes bit-identically
 
 TEST_CASE("a resumed run is bit-identical with positions inside attention and site-aware dropout") {
   // Relative positions (parameters in every self-attention layer) with DropHead, rotary positions
-  // with token dropout, ALiBi with a dropout rate that follows the step.
+  // with token dropout, ALiBi with a dropout rate that follows the step; and flash with score
+  // expressions that learn two tensors (a temperature and a relative bias) under a window mask.
   const std::string variants[] = {
       "[model.positional]\nname = \"relative\"\nmax_distance = 4\n[model.dropout_plugin]\nname = \"drophead\"\n",
       "[model.positional]\nname = \"rope\"\n[model.dropout_plugin]\nname = \"token\"\n",
-      "[model.positional]\nname = \"alibi\"\n[model.dropout_plugin]\nname = \"scheduled\"\nsteps = 10\n"};
+      "[model.positional]\nname = \"alibi\"\n[model.dropout_plugin]\nname = \"scheduled\"\nsteps = 10\n",
+      "[model.attention]\nname = \"flash\"\nscore_mod = \"score * temp[h] + bias[h, clamp(kv_idx - q_idx, -3, 3) + 3]\"\n"
+      "mask_mod = \"kv_idx == 0 || abs(q_idx - kv_idx) <= 4\"\n[model.attention.tensors.temp]\nshape = [\"heads\"]\n"
+      "values = [1.0, 0.8]\nlearned = true\n[model.attention.tensors.bias]\nshape = [\"heads\", 7]\ninit = \"normal\"\n"
+      "learned = true\n"};
   const fs::path root = fs::temp_directory_path() / fmt::format("attnlab-resume-variants-{}", ::getpid());
   TrainOptions quiet;
   quiet.progress = false;

@@ -70,6 +70,11 @@ struct TransformerConfig {
 // when the site has none. Throws the expressions' ExprError.
 std::shared_ptr<const expr::ScoreExpr> site_expressions(const TransformerConfig& config, AttentionSite site);
 
+// Loads (compiling into the kernel cache first where they are not there) the CPU kernels of every
+// site's expressions; one line for the log saying which were compiled now and which were cached,
+// "" without expressions. Throws the compiler's Error.
+std::string prepare_expression_kernels(const TransformerConfig& config);
+
 // The parameters the expressions' learned tensors add to the model: each attention layer of a site
 // holds those its site's expressions read.
 std::int64_t expression_parameter_count(const TransformerConfig& config);
