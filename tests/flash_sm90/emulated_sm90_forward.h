@@ -21,7 +21,7 @@ inline bool sm90_extras(const Case& c) { return c.mask || c.terms || c.dropout >
 template <int D>
 k::Inputs<__nv_bfloat16> sm90_inputs(const Case& c, const Prepared<__nv_bfloat16, D, D>& r) {
   return {r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
-          c.h, c.tq, c.tk, c.causal, r.scale, r.drop, r.terms(c.tq, c.tk)};
+          c.h, c.tq, c.tk, c.causal, r.scale, r.drop, r.terms(c.tq, c.tk), {}};
 }
 
 // out [B, H, Tq, D] and lse [B, H, Tq] of the emulated Hopper forward.

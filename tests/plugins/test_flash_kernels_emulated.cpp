@@ -76,7 +76,7 @@ void run_case(const Case& c, std::uint64_t seed) {
   std::vector<float> lse(static_cast<std::size_t>(c.b * c.h * c.tq));
   const k::Grid gq = k::query_tile_grid(c.b * c.h, c.tq);
   const k::Inputs<T> in{q.device.data(), kk.device.data(), v.device.data(), mask_ptr, lengths_ptr, c.h, c.tq, c.tk,
-                        c.causal, scale, drop, r.terms(c.tq, c.tk)};
+                        c.causal, scale, drop, r.terms(c.tq, c.tk), {}};
   emu::launch(dim3(gq.x, gq.y), k::kThreads, [&] { k::forward_kernel<T, DK, DV>(in, out.data(), lse.data()); });
   const testing::Tolerance out_tol = bf16 ? testing::Tolerance{1e-2, 1e-2} : testing::Tolerance{2e-6, 2e-5};
   check_close(as_doubles(out), r.out64, out_tol, "out");
@@ -130,7 +130,7 @@ void run_tc_case(const Case& c, std::uint64_t seed) {
   const k::Grid gq = tc::query_tile_grid(c.b * c.h, c.tq);
   REQUIRE(!(c.terms && (c.score_buckets || c.value_terms)));  // ALiBi is the one term they apply
   const k::Inputs<T> in{r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
-                        c.h, c.tq, c.tk, c.causal, r.scale, r.drop, r.terms(c.tq, c.tk)};
+                        c.h, c.tq, c.tk, c.causal, r.scale, r.drop, r.terms(c.tq, c.tk), {}};
   emu::launch(dim3(gq.x, gq.y), tc::kThreads, [&] { tc::forward_kernel<DK, DV>(in, out.data(), lse.data()); });
   // P enters P V in bf16: a little looser than the FMA kernels' bf16 output.
   check_close(as_doubles(out), r.out64, {1.5e-2, 1.5e-2}, "out");

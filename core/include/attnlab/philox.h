@@ -2,7 +2,7 @@
 // Philox-4x32-10 as a header both compilers read: random.cpp (host), dropout_cuda.cu (device) and
 // plugins that fuse dropout into their kernels use these same functions, so a dropout mask is
 // bit-identical on every backend. Public, and without fmt: nvcc compiles this file.
-#include <cstdint>
+#include "attnlab/device_std.h"
 
 #include "attnlab/host_device.h"
 

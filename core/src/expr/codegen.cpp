@@ -123,11 +123,12 @@ std::string helpers(const Dialect& d) {
   if (x <= ({1})-2147483648.0) return -2147483647 - 1;
   return (int)x;
 }}
-{0} {1} ax_inf({1}) {{ return ({1})(1.0 / 0.0); }}
-{0} {1} ax_nan({1}) {{ return ({1})(0.0 / 0.0); }}
+{0} {1} ax_inf({1}) {{ return ({1}){11}; }}
+{0} {1} ax_nan({1}) {{ return ({1}){12}; }}
 )",
                        q, t, fn("exp"), fn("log"), fn("sqrt"), fn("tanh"), fn("floor"), fn("ceil"), fn("pow"),
-                       fn("fabs"), sigmoid);
+                       fn("fabs"), sigmoid, d.cuda ? "__int_as_float(0x7f800000)" : "__builtin_inf()",
+                       d.cuda ? "__int_as_float(0x7fc00000)" : "__builtin_nan(\"\")");
   }
   return out;
 }

@@ -181,16 +181,18 @@ std::string kernel_cache_folder() { return kernel_cache_dir().string(); }
 
 std::int64_t cpu_kernels_compiled() { return compiled_count.load(); }
 
-const CpuKernels& cpu_kernels(const ScoreExpr& e) {
-  std::lock_guard lock(loaded_mutex);
-  if (auto p = by_program().find(e.canonical()); p != by_program().end()) return *p->second;
-  const std::string source = cpu_kernel_source(e);
-  const std::string key = cache_key(source);
-  auto it = loaded().find(key);
-  if (it != loaded().end()) return *(by_program()[e.canonical()] = &it->second->kernels);
-  const Cached c = cached_artifact(key, ".so", source, [&](const std::filesystem::path& src, const std::filesystem::path& out) {
+namespace {
+
+// The shared object of C++ `source` (with the kernels' flags and `extra`) in the kernel cache:
+// found, or compiled now.
+Cached compiled(const std::string& source, const std::vector<std::string>& extra) {
+  std::string what = source;
+  for (const auto& f : extra) what += " " + f;
+  return cached_artifact(cache_key(what), ".so", source,
+                         [&](const std::filesystem::path& src, const std::filesystem::path& out) {
     std::vector<std::string> argv = {compiler()};
     for (const auto& f : flags()) argv.push_back(f);
+    argv.insert(argv.end(), extra.begin(), extra.end());
     argv.insert(argv.end(), {"-o", out.string(), src.string()});
     const ProcessResult r = run_program(argv);
     if (r.exit_code != 0) {
@@ -203,6 +205,18 @@ const CpuKernels& cpu_kernels(const ScoreExpr& e) {
                   "object", argv[0]);
     compiled_count.fetch_add(1);
   });
+}
+
+}  // namespace
+
+const CpuKernels& cpu_kernels(const ScoreExpr& e) {
+  std::lock_guard lock(loaded_mutex);
+  if (auto p = by_program().find(e.canonical()); p != by_program().end()) return *p->second;
+  const std::string source = cpu_kernel_source(e);
+  const std::string key = cache_key(source);
+  auto it = loaded().find(key);
+  if (it != loaded().end()) return *(by_program()[e.canonical()] = &it->second->kernels);
+  const Cached c = compiled(source, {});
   auto l = std::make_unique<Loaded>();
   l->library.load(c.path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   auto fn = [&](const char* name) { return &l->library.get<void(const attnlab_expr_tile*)>(name); };
@@ -214,6 +228,19 @@ const CpuKernels& cpu_kernels(const ScoreExpr& e) {
   l->kernels.compiled_now = c.made_now;
   const CpuKernels* k = &loaded().emplace(key, std::move(l)).first->second->kernels;
   return *(by_program()[e.canonical()] = k);
+}
+
+std::vector<void*> compile_and_load(const std::string& source, const std::vector<std::string>& extra,
+                                    const std::vector<std::string>& symbols) {
+  std::lock_guard lock(loaded_mutex);
+  const Cached c = compiled(source, extra);
+  // Loaded for the rest of the process.
+  static std::vector<std::unique_ptr<boost::dll::shared_library>> libraries;
+  libraries.push_back(std::make_unique<boost::dll::shared_library>());
+  libraries.back()->load(c.path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  std::vector<void*> out;
+  for (const auto& name : symbols) out.push_back(reinterpret_cast<void*>(&libraries.back()->get<void()>(name)));
+  return out;
 }
 
 void forget_loaded_cpu_kernels() {
@@ -238,6 +265,31 @@ MaskReads mask_reads(const ScoreExpr& e) {
     r.lengths = r.lengths || v == Var::q_len || v == Var::kv_len;
   }
   return r;
+}
+
+TileMap tile_map(const ScoreExpr& e, std::int64_t batch, std::int64_t heads, std::int64_t tq, std::int64_t tk,
+                 std::int64_t q_offset, const std::vector<std::int64_t>& q_len, const std::vector<std::int64_t>& kv_len,
+                 std::int64_t tile_rows, std::int64_t tile_cols) {
+  TileMap m;
+  if (!e.has_mask_mod()) return m;
+  const MaskReads reads = mask_reads(e);
+  m.by_b = reads.b || reads.lengths;
+  m.by_h = reads.h;
+  m.tiles_q = (tq + tile_rows - 1) / tile_rows;
+  m.tiles_k = (tk + tile_cols - 1) / tile_cols;
+  const std::int64_t gb = m.by_b ? batch : 1, gh = m.by_h ? heads : 1;
+  m.classes.resize(static_cast<std::size_t>(gb * gh * m.tiles_q * m.tiles_k));
+  std::size_t at = 0;
+  for (std::int64_t b = 0; b < gb; ++b)
+    for (std::int64_t h = 0; h < gh; ++h)
+      for (std::int64_t a = 0; a < m.tiles_q; ++a)
+        for (std::int64_t c = 0; c < m.tiles_k; ++c) {
+          const TileBox box{b, h, q_offset + a * tile_rows, q_offset + std::min((a + 1) * tile_rows, tq), c * tile_cols,
+                            std::min((c + 1) * tile_cols, tk), q_len[static_cast<std::size_t>(b)],
+                            kv_len[static_cast<std::size_t>(b)]};
+          m.classes[at++] = static_cast<unsigned char>(classify_tile(e, box));
+        }
+  return m;
 }
 
 TileMask classify_tile(const ScoreExpr& e, const TileBox& box) {

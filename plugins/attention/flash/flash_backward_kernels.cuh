@@ -58,7 +58,9 @@ __device__ __forceinline__ float dot_value_row(const float* dout_i, const T* vr)
 
 // Block (bh = blockIdx.x, blockIdx.y) computes dq of queries i0 .. i0 + 31 of head bh
 // (i0 = 32 blockIdx.y), walking the key tiles the forward walked; thread t owns query i0 + t / 4.
-template <typename T, int DK, int DV>
+// With score expressions E, dS passes back through E::grad, which also adds the learned tensors'
+// gradients (here only, not in dkdv_kernel, so that each pair adds once).
+template <typename T, int DK, int DV, typename E = expr::NoExpressions>
 __global__ void __launch_bounds__(kThreads)
     dq_kernel(const BackwardInputs<T> in,
               T* __restrict__ dq,                // (B, H, Tq, DK)
@@ -94,6 +96,8 @@ __global__ void __launch_bounds__(kThreads)
   KeepCache cache;
 
   for (std::int64_t j0 = 0; j0 < key_end; j0 += kCols) {
+    const unsigned char cls = E::kMask ? expr::tile_class(in.expr, b, bh % in.heads, i0, j0) : expr::kTileKept;
+    if (cls == expr::kTileRemoved) continue;  // the same for the whole block
     __syncthreads();  // the previous tile's ks and ds are read; qs and dos are loaded
     load_tile<DK, 1>(ks, in.k + bh * in.tk * DK, j0, key_end);
     load_tile<DV, 1>(vs, in.v + bh * in.tk * DV, j0, key_end);
@@ -117,10 +121,18 @@ __global__ void __launch_bounds__(kThreads)
       float dsv = 0.0f;
       if (j < row_end && lse_i != -INFINITY) {
         const float term = score_term(pos, bh % in.heads, scores_i, p_i, j);
-        const float p = pair_weight(pair_score(s[t], in.scale, term, mask_at(mask_b, j)), lse_i);
+        float raw = 0.0f, x;
+        if constexpr (E::kAny) {
+          raw = pair_score(s[t], in.scale, term, 0.0f);
+          x = expression_score<E>(in, raw, cls, b, bh % in.heads, i, j) + mask_at(mask_b, j);
+        } else {
+          x = pair_score(s[t], in.scale, term, mask_at(mask_b, j));
+        }
+        const float p = pair_weight(x, lse_i);
         const float z = pair_dropout(in.drop, p, keep_scale, bh, i, j, in.tq, in.tk, cache);
         const float dpv = dp[t] + dot_value_row<DV>(dos + r * (DV + 1), value_row<T, DV>(pos, p_i, j));
         dsv = pair_grads(p, z, dpv, delta_i).ds;
+        if constexpr (E::kAny) dsv = expression_grad<E>(in, raw, dsv, b, bh % in.heads, i, j, true);
       }
       ds[r * (kCols + 1) + c0 + t] = dsv;
     }
@@ -165,8 +177,9 @@ std::size_t dkdv_terms_smem_floats(const PositionTerms<T>& t) {
 // and the 8 queries 8 (t % 4) .. 8 (t % 4) + 7 of each query tile. A tile entirely past the batch
 // row's key length gets zeros at once; under causal masking, query tiles that end before the
 // first query seeing key j0 are skipped. With bucket values, the block writes its share of their
-// gradient to row (blockIdx.x gridDim.y + blockIdx.y) of value_shares.
-template <typename T, int DK, int DV>
+// gradient to row (blockIdx.x gridDim.y + blockIdx.y) of value_shares. With score expressions E,
+// query tiles that mask_mod removes are skipped and dS passes back through E::grad.
+template <typename T, int DK, int DV, typename E = expr::NoExpressions>
 __global__ void __launch_bounds__(kThreads)
     dkdv_kernel(const BackwardInputs<T> in,
                 T* __restrict__ dk,                // (B, H, Tk, DK)
@@ -221,6 +234,8 @@ __global__ void __launch_bounds__(kThreads)
   std::int64_t first = in.causal ? j0 - (in.tk - in.tq) : 0;
   first = first < 0 ? 0 : first;
   for (std::int64_t i0 = first / kRows * kRows; i0 < in.tq; i0 += kRows) {
+    const unsigned char cls = E::kMask ? expr::tile_class(in.expr, b, bh % in.heads, i0, j0) : expr::kTileKept;
+    if (cls == expr::kTileRemoved) continue;  // the same for the whole block
     __syncthreads();  // ks and vs are loaded; the previous tile's qs, dos, pt and dst are read
     load_tile<DK, 1>(qs, in.q + bh * in.tq * DK, i0, in.tq);
     load_tile<DV, 1>(dos, in.dout + bh * in.tq * DV, i0, in.tq);
@@ -251,12 +266,20 @@ __global__ void __launch_bounds__(kThreads)
       if (i < in.tq && key_valid && j < visible_end(i, length, in.tq, in.tk, in.causal) && lse_i != -INFINITY) {
         const std::int64_t p_i = pos.q_offset + i;
         const float term = score_term(pos, bh % in.heads, score_row(pos, bh, in.tq, i), p_i, j);
-        const float p = pair_weight(pair_score(s[t], in.scale, term, mask_j), lse_i);
+        float raw = 0.0f, x;
+        if constexpr (E::kAny) {
+          raw = pair_score(s[t], in.scale, term, 0.0f);
+          x = expression_score<E>(in, raw, cls, b, bh % in.heads, i, j) + mask_j;
+        } else {
+          x = pair_score(s[t], in.scale, term, mask_j);
+        }
+        const float p = pair_weight(x, lse_i);
         const float z = pair_dropout(in.drop, p, keep_scale, bh, i, j, in.tq, in.tk, cache);
         const float dpv = dp[t] + dot_value_row<DV>(dos + (r0 + t) * (DV + 1), value_row<T, DV>(pos, p_i, j));
         const PairGrads grads = pair_grads(p, z, dpv, delta_s[r0 + t]);
         pz = grads.pz;
         dsv = grads.ds;
+        if constexpr (E::kAny) dsv = expression_grad<E>(in, raw, dsv, b, bh % in.heads, i, j, false);
       }
       pt[c * (kRows + 1) + r0 + t] = pz;
       dst[c * (kRows + 1) + r0 + t] = dsv;

@@ -6,9 +6,8 @@
 // files include <cuda_runtime.h> and <cuda_bf16.h> first, and the kernel test that runs the same
 // device code on host threads (tests/plugins/test_flash_kernels_emulated.cpp) includes its
 // emulation of that API instead. No fmt here: nvcc compiles this file.
-#include <cmath>
-#include <cstdint>
-
+#include "attnlab/device_std.h"
+#include "attnlab/expr/device_abi.h"
 #include "attnlab/plugin/kernel_term_math.h"
 #include "flash_dropout.h"
 #include "flash_score.h"
@@ -99,7 +98,31 @@ struct Inputs {
   float scale;
   DropoutStream drop;
   PositionTerms<T> terms;  // none by default (the tensor-core kernels take ALiBi's slopes only)
+  // What score expressions read (attnlab/expr/device_abi.h); unused by kernels instantiated
+  // without expressions (expr::NoExpressions).
+  expr::DeviceArgs expr;
 };
+
+// A score after score expressions E: E::score of x (the scaled product with its position term),
+// or -inf where the tile is mixed and E::keep removes the pair (query i, key j of batch row b,
+// head h; q_idx is i past the expressions' q_offset).
+template <typename E, typename T>
+__device__ __forceinline__ float expression_score(const Inputs<T>& in, float x, unsigned char cls, std::int64_t b,
+                                                  std::int64_t h, std::int64_t i, std::int64_t j) {
+  const int qi = static_cast<int>(in.expr.q_offset + i), bi = static_cast<int>(b), hi = static_cast<int>(h);
+  const int kj = static_cast<int>(j);
+  if (E::kMask && cls == expr::kTileMixed && !E::keep(in.expr, bi, hi, qi, kj)) return -INFINITY;
+  return E::score(x, in.expr, bi, hi, qi, kj);
+}
+
+// The gradient of a pair's raw score (before E) from ds, that of E::score's result: E::grad at the
+// raw score x, adding to the learned tensors' accumulators when `learn`.
+template <typename E, typename T>
+__device__ __forceinline__ float expression_grad(const Inputs<T>& in, float x, float ds, std::int64_t b,
+                                                 std::int64_t h, std::int64_t i, std::int64_t j, bool learn) {
+  return E::grad(x, ds, in.expr, static_cast<int>(b), static_cast<int>(h), static_cast<int>(in.expr.q_offset + i),
+                 static_cast<int>(j), learn);
+}
 
 // What the backward kernels read besides: the output's gradient and the forward's statistics.
 template <typename T>

@@ -4,7 +4,7 @@
 // element ((b H + h) Tq + i) Tk + j of the Philox stream (seed, offset), numbered exactly as
 // attnlab::dropout() numbers the elements of that tensor: it is kept when its uniform is >= p.
 // No fmt here: nvcc compiles this file.
-#include <cstdint>
+#include "attnlab/device_std.h"
 
 #include "attnlab/philox.h"
 

@@ -19,8 +19,11 @@ constexpr std::size_t forward_smem_floats() {
 
 // Block (bh = blockIdx.x, blockIdx.y) computes out and lse of queries i0 .. i0 + 31 of head bh
 // (i0 = 32 blockIdx.y); thread t owns query i0 + t / 4. Key tiles past the last key that the
-// tile's last query may see (key length, causal diagonal) are not visited.
-template <typename T, int DK, int DV>
+// tile's last query may see (key length, causal diagonal) are not visited. With score expressions
+// E (attnlab/expr/device_abi.h: the struct generated for a site, compiled by NVRTC), each score
+// passes through E::score after its position term, key tiles that mask_mod removes are skipped and
+// E::keep is asked only on tiles where it is mixed.
+template <typename T, int DK, int DV, typename E = expr::NoExpressions>
 __global__ void __launch_bounds__(kThreads)
     forward_kernel(const Inputs<T> in,
                    T* __restrict__ out,        // (B, H, Tq, DV)
@@ -49,6 +52,10 @@ __global__ void __launch_bounds__(kThreads)
   KeepCache cache;
 
   for (std::int64_t j0 = 0; j0 < key_end; j0 += kCols) {
+    // The tile's class under mask_mod: the same for the whole block, so a removed tile is skipped
+    // by every thread before the barrier.
+    const unsigned char cls = E::kMask ? expr::tile_class(in.expr, b, bh % in.heads, i0, j0) : expr::kTileKept;
+    if (cls == expr::kTileRemoved) continue;
     __syncthreads();  // the previous tile's ks, vs and ps are read; qs is loaded
     load_tile<DK, 1>(ks, in.k + bh * in.tk * DK, j0, key_end);
     load_tile<DV, 0>(vs, in.v + bh * in.tk * DV, j0, key_end);
@@ -68,8 +75,13 @@ __global__ void __launch_bounds__(kThreads)
       // Not pair_score, which evaluates the terms before the product: here the product comes
       // first, before the position term's branches, and the compiler keeps it apart from the
       // term's addition, where pair_score's would fuse with it (one rounding less).
-      s[t] = j < row_end ? s[t] * in.scale + score_term(pos, bh % in.heads, scores_i, p_i, j) + mask_at(mask_b, j)
-                         : -INFINITY;
+      if constexpr (E::kAny)
+        s[t] = j < row_end ? expression_score<E>(in, s[t] * in.scale + score_term(pos, bh % in.heads, scores_i, p_i, j),
+                                                 cls, b, bh % in.heads, i, j) + mask_at(mask_b, j)
+                           : -INFINITY;
+      else
+        s[t] = j < row_end ? s[t] * in.scale + score_term(pos, bh % in.heads, scores_i, p_i, j) + mask_at(mask_b, j)
+                           : -INFINITY;
       tile_max = fmaxf(tile_max, s[t]);
     }
     const float m_new = fmaxf(m, group_max(tile_max));

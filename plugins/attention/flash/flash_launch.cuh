@@ -34,7 +34,7 @@ kernels::Inputs<T> inputs_of(const Problem& p) {
                                         p.tk - p.tq};
   return {static_cast<const T*>(p.q), static_cast<const T*>(p.k), static_cast<const T*>(p.v),
           static_cast<const T*>(p.mask), p.key_lengths, p.heads, p.tq, p.tk, p.causal, p.scale,
-          DropoutStream{p.dropout, p.seed, p.offset, p.seed_slot}, terms};
+          DropoutStream{p.dropout, p.seed, p.offset, p.seed_slot}, terms, {}};
 }
 template <typename T>
 kernels::BackwardInputs<T> backward_inputs_of(const Problem& p, const void* dout, const float* lse,

@@ -14,8 +14,7 @@
 // that form the product first (FMA and tensor cores) keep their own line, as the compiler would
 // otherwise fuse the product with a sum it keeps apart there, or lay the loop out otherwise. The
 // kernels on the GPU and their host emulation in the tests both call these.
-#include <cmath>
-#include <cstdint>
+#include "attnlab/device_std.h"
 
 #include "attnlab/host_device.h"
 #include "flash_dropout.h"

@@ -6,7 +6,9 @@
 // kernel skips tiles the mask removes and evaluates the mask only where it is mixed.
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "attnlab/expr/device_abi.h"
 #include "attnlab/expr/score_expr.h"
 #include "attnlab/expr/tile_abi.h"
 
@@ -38,15 +40,22 @@ std::string kernel_cache_folder();
 // Shared objects this process has compiled (each at most once; a second run compiles none).
 std::int64_t cpu_kernels_compiled();
 
+// The site's expressions as CUDA C++ (with the helpers the statements call): a struct `name` with
+// the members of expr::NoExpressions (attnlab/expr/device_abi.h) that flash's kernels take as
+// their Expressions parameter. For NVRTC, and for the kernels' host emulation in the tests. An
+// Error when the site reads more than kMaxDeviceTensors tensors.
+std::string cuda_expressions_source(const ScoreExpr& expr, const std::string& name);
+
 // A box of positions: batch row b, head h, queries [q_begin, q_end), keys [k_begin, k_end), and the
 // row's lengths.
 struct TileBox {
   std::int64_t b, h, q_begin, q_end, k_begin, k_end, q_len, kv_len;
 };
+// The values of device_abi.h's kTileRemoved, kTileKept and kTileMixed.
 enum class TileMask : std::uint8_t {
-  removed,  // mask_mod is false for every pair: no work at all
-  kept,     // true for every pair: the mask need not be evaluated
-  mixed,    // either, or not known from the positions: evaluate it per pair
+  removed = kTileRemoved,  // mask_mod is false for every pair: no work at all
+  kept = kTileKept,        // true for every pair: the mask need not be evaluated
+  mixed = kTileMixed,      // either, or not known from the positions: evaluate it per pair
 };
 // Which of the batch row, the head and the lengths mask_mod reads: tiles of two heads (or batch
 // rows) it does not tell apart are classified alike.
@@ -54,6 +63,18 @@ struct MaskReads {
   bool b = false, h = false, lengths = false;
 };
 MaskReads mask_reads(const ScoreExpr& expr);
+
+// The classes of a kernel's tiles of tile_rows queries by tile_cols keys (device_abi.h's layout):
+// [by_b ? batch : 1][by_h ? heads : 1][tiles_q][tiles_k], one per group of heads and batch rows that
+// mask_mod does not tell apart; empty `classes` without a mask_mod.
+struct TileMap {
+  std::vector<unsigned char> classes;
+  std::int64_t tiles_q = 0, tiles_k = 0;
+  bool by_b = false, by_h = false;
+};
+TileMap tile_map(const ScoreExpr& expr, std::int64_t batch, std::int64_t heads, std::int64_t tq, std::int64_t tk,
+                 std::int64_t q_offset, const std::vector<std::int64_t>& q_len, const std::vector<std::int64_t>& kv_len,
+                 std::int64_t tile_rows, std::int64_t tile_cols);
 
 // What mask_mod does over `box`, from the ranges of its nodes (interval arithmetic: never wrong,
 // sometimes `mixed` where a finer look would tell). `kept` without a mask_mod.

@@ -2,7 +2,7 @@
 // The index math of position terms in kernel form (kernel_terms.h), shared by the CPU paths and
 // the CUDA kernels of fused attention plugins, so that both compute the same term for a query
 // and key position. No fmt and no Tensor: nvcc compiles this file.
-#include <cstdint>
+#include "attnlab/device_std.h"
 
 #include "attnlab/host_device.h"
 
