@@ -23,6 +23,11 @@
 #   attention  bench/attention_compare.sh: scaled_dot, flash, cudnn and torch SDPA
 #   positions  bench_attention for flash and scaled_dot (bf16, d 64) without positions, with alibi
 #              and with relative: the position terms inside flash's kernels against both
+#   exprs      score expressions on cuda:0: test_cuda's expression cases (NVRTC's kernels against the
+#              CPU), then bench_attention for flash (f32 and bf16, d 64, T 512-4096) without an
+#              expression, with ALiBi built in and as an expression, the plain score, soft-capping
+#              and a window with a sink: the expressions' cost against the built-in kernels (goal
+#              within 1.25x) and the tiles the window skips
 #   checks     tests and plugins at the same time (test_cuda's output in OUT/tests.log)
 #   rows       further rows of the Multi30k suite (ROWS, --jobs JOBS on the one GPU), appended
 #              to OUT/train.tgz
@@ -276,6 +281,18 @@ phase_positions() {
   for scheme in none alibi relative; do
     limited "${T_POSITIONS:-120}" "${run[@]}" bench_attention --device cuda:0 --plugins flash,scaled_dot --dims 64 \
       --min-len 512 --max-len 4096 $([ "$scheme" = none ] || echo "--positional $scheme")
+  done
+}
+
+phase_exprs() {
+  limited "${T_TESTS:-600}" "${run[@]}" test_cuda --test-case='*expression*'
+  local dtype extra
+  for dtype in f32 bf16; do
+    for extra in "" "--positional alibi" "--expr alibi" "--expr score" "--expr softcap" "--expr window"; do
+      # shellcheck disable=SC2086  # extra is a list of options
+      limited "${T_POSITIONS:-120}" "${run[@]}" bench_attention --device cuda:0 --plugins flash --dims 64 \
+        --dtype "$dtype" --min-len 512 --max-len 4096 $extra
+    done
   done
 }
 

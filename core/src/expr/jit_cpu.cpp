@@ -19,7 +19,7 @@
 #include "expr/codegen.h"
 #include "expr/ir.h"
 #include "expr/jit_cpu.h"
-#include "expr/kernel_cache.h"
+#include "attnlab/expr/kernel_cache.h"
 
 namespace attnlab::expr {
 namespace detail {

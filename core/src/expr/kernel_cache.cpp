@@ -1,4 +1,4 @@
-#include "expr/kernel_cache.h"
+#include "attnlab/expr/kernel_cache.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

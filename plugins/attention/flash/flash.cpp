@@ -119,6 +119,7 @@ AttentionCapabilities capabilities() {
        .dtypes = {DType::f32, DType::bf16},
        .head_dims = {flash::kCudaHeadDims.begin(), flash::kCudaHeadDims.end()},
        .positions = {.rotate = true, .score_terms = true, .value_terms = true, .kernel_form = true},
+       .score_expressions = true,
        .kernels = [](int index) -> std::string {
          ATTNLAB_CUDA_ONLY("flash's CUDA kernels", return flash::detail::flash_kernels_cuda(index));
        }},

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "attnlab/autograd.h"
+#include "attnlab/expr/score_kernels.h"
 #include "attnlab/dispatch.h"
 #include "attnlab/ops/cast.h"
 #include "flash_attention_kernels.h"
@@ -112,10 +113,6 @@ void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Flash
                   len.str());
   }
   if (o.expressions) {
-    ATTNLAB_CHECK(q.device().is_cpu(),
-                  "attention flash: score expressions run in its CPU kernels; on {} they are not compiled into the "
-                  "CUDA kernels yet (set fallback = \"scaled_dot\" and run on the CPU)",
-                  q.device().str());
     expr::check_call("attention flash", *o.expressions, q.dim(0), q.dim(1), q.dim(2), k.dim(2));
     for (const Tensor& t : o.expressions->tensors)
       ATTNLAB_CHECK(t.device() == q.device() && t.dtype() == q.dtype(),
@@ -191,6 +188,13 @@ FlashForward flash_attention_forward(const Tensor& q, const Tensor& k, const Ten
 
 Tensor flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, const FlashOptions& options) {
   return flash_attention_forward(q, k, v, options).out;
+}
+
+ExpressionKernels compile_expression_kernels(const expr::ScoreExpr& e, DType element, std::int64_t dk, std::int64_t dv,
+                                             const std::string& arch) {
+  ATTNLAB_CUDA_ONLY("score expressions' CUDA kernels",
+                    return detail::compile_expression_kernels_cuda(
+                        expr::cuda_expressions_source(e, "SiteExpressions"), element, dk, dv, arch));
 }
 
 DType flash_compute_dtype(Device device, DType dtype, Precision precision) {

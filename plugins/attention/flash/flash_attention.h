@@ -48,7 +48,7 @@ struct FlashOptions {
   KernelValueTerms value_terms{};
   // Score expressions (attnlab/expr/score_call.h), applied to each score after the position terms
   // and before the mask, queries at the call's q_offset; the op is differentiable in their
-  // tensors. CPU only for now: on CUDA they are refused.
+  // tensors. On CUDA they run on the FMA kernels, compiled by NVRTC with them (f32 and bf16).
   std::shared_ptr<const expr::ScoreExprCall> expressions{};
 };
 
@@ -83,6 +83,17 @@ DType flash_compute_dtype(Device device, DType dtype, Precision precision);
 // exactly flash_attention. The plugin calls this.
 Tensor flash_attention_in_precision(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const FlashOptions& options = {});
+
+// flash's FMA kernels (forward, dq, dk/dv) with a site's score expressions, compiled by NVRTC for one
+// GPU architecture ("sm_80", "sm_90a") into the kernel cache: the artifact, the kernels' lowered
+// names and the CUBIN. For the CUDA path, `attnlab check` and the tests; a compile needs no GPU.
+// Throws "built without CUDA" in a build without it, and NVRTC's messages when it fails.
+struct ExpressionKernels {
+  std::string path, forward, dq, dkdv, cubin;
+  bool compiled_now = false;
+};
+ExpressionKernels compile_expression_kernels(const expr::ScoreExpr& expr, DType element, std::int64_t dk,
+                                             std::int64_t dv, const std::string& arch);
 
 // Empty when the CUDA kernels serve (d_k, d_v); else the Error text for `plugin`.
 std::string cuda_head_dims_problem(std::int64_t d_k, std::int64_t d_v);

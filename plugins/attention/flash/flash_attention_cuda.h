@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "attnlab/expr/device_abi.h"
+
 struct CUstream_st;  // cudaStream_t without the CUDA headers
 
 namespace attnlab::flash::cuda {
@@ -35,6 +37,13 @@ struct Problem {
   std::int64_t score_clip = 0;
   const void* bucket_values = nullptr;
   std::int64_t value_clip = 0;
+  // Score expressions (attnlab/expr/device_abi.h): what their code reads, and the FMA kernels NVRTC
+  // compiled with it for this element type and these head sizes (cudaKernel_t handles of the
+  // forward, dq and dk/dv kernels); null without expressions. They run on the FMA kernels alone.
+  const expr::DeviceArgs* expr = nullptr;
+  const void* expr_forward = nullptr;
+  const void* expr_dq = nullptr;
+  const void* expr_dkdv = nullptr;
   int device = 0;
   CUstream_st* stream = nullptr;
   bool has_terms() const { return slopes || bucket_scores || bucket_values; }

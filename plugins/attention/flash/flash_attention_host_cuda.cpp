@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "attnlab/device.h"
+#include "attnlab/expr/score_call.h"
+#include "attnlab/expr/score_kernels.h"
 #include "flash_attention_cuda.h"
 #include "flash_attention_kernels.h"
 #include "flash_kernel_choice.h"
@@ -20,6 +22,65 @@ cuda::Element element_of(DType dtype) {
 void check(int status, const char* what) {
   if (status != 0)
     throw Error(fmt::format("attention flash: the CUDA {} failed: {}", what, cuda::error_string(status)));
+}
+
+// A call's score expressions on the device: what their code reads (DeviceArgs), the tensors that
+// hold it (kept alive until the kernels are queued), and the learned tensors' fixed-point
+// gradient accumulators (backward).
+struct DeviceExpressions {
+  expr::DeviceArgs args{};
+  std::vector<Tensor> keep;
+  std::vector<Tensor> grads;  // i64 [numel] per tensor, undefined where not learned
+  detail::LoadedExpressionKernels kernels;
+};
+
+// The i32 [B] device tensor of lengths.
+Tensor device_lengths(const std::vector<std::int64_t>& lengths, Device device) {
+  return Tensor::from_vector<std::int32_t>({static_cast<std::int64_t>(lengths.size())},
+                                           std::vector<std::int32_t>(lengths.begin(), lengths.end()))
+      .to(device);
+}
+
+void prepare_expressions(const Tensor& q, const Tensor& k, const Tensor& v, const FlashOptions& o, bool backward,
+                         DeviceExpressions& d) {
+  const expr::ScoreExprCall& call = *o.expressions;
+  const expr::ScoreExpr& e = *call.expr;
+  const std::int64_t batch = q.dim(0), heads = q.dim(1), tq = q.dim(2), tk = k.dim(2);
+  ATTNLAB_CHECK(static_cast<int>(call.tensors.size()) <= expr::kMaxDeviceTensors,
+                "attention flash: the score expressions read {} tensors; the CUDA kernels take at most {}",
+                call.tensors.size(), expr::kMaxDeviceTensors);
+  const Device dev = q.device();
+  for (std::size_t t = 0; t < call.tensors.size(); ++t) {
+    Tensor f = call.tensors[t].detach().to(DType::f32).to(dev);
+    d.keep.push_back(f);
+    d.args.tensors[t] = f.data<float>();
+    Tensor g;
+    if (backward && e.tensors()[t].learned && call.tensors[t].requires_grad()) {
+      g = Tensor::zeros({call.tensors[t].numel()}, DType::i64, dev);
+      d.args.grads[t] = reinterpret_cast<unsigned long long*>(g.data<std::int64_t>());
+    }
+    d.grads.push_back(g);
+  }
+  const std::vector<std::int64_t> q_len = expr::query_lengths(call, batch, tq), kv_len = expr::key_lengths(call, batch, tk);
+  d.keep.push_back(device_lengths(q_len, dev));
+  d.args.q_len = d.keep.back().data<std::int32_t>();
+  d.keep.push_back(device_lengths(kv_len, dev));
+  d.args.kv_len = d.keep.back().data<std::int32_t>();
+  d.args.q_offset = static_cast<int>(call.q_offset);
+  // The FMA kernels' tiles: kRows queries by kCols keys (flash_tiles.h).
+  const expr::TileMap map = expr::tile_map(e, batch, heads, tq, tk, call.q_offset, q_len, kv_len, kTileQueries, kTileKeys);
+  if (!map.classes.empty()) {
+    d.keep.push_back(Tensor::from_vector<std::uint8_t>({static_cast<std::int64_t>(map.classes.size())}, map.classes).to(dev));
+    d.args.tiles = d.keep.back().data<std::uint8_t>();
+    d.args.tile_rows = static_cast<int>(kTileQueries);
+    d.args.tile_cols = static_cast<int>(kTileKeys);
+    d.args.tiles_q = static_cast<int>(map.tiles_q);
+    d.args.tiles_k = static_cast<int>(map.tiles_k);
+    d.args.by_b = map.by_b;
+    d.args.by_h = map.by_h;
+    d.args.heads = static_cast<int>(heads);
+  }
+  d.kernels = detail::expression_kernels_on(e, q.dtype(), k.dim(3), v.dim(3), dev.index);
 }
 
 // The problem of one call; `slopes` receives the f32 copy of the distance bias's slopes that
@@ -63,12 +124,40 @@ cuda::Problem problem(const Tensor& q, const Tensor& k, const Tensor& v, const T
   return p;
 }
 
+void with_expressions(cuda::Problem& p, const DeviceExpressions& d) {
+  p.expr = &d.args;
+  p.expr_forward = d.kernels.forward;
+  p.expr_dq = d.kernels.dq;
+  p.expr_dkdv = d.kernels.dkdv;
+}
+
+// The learned tensors' gradients from their fixed-point accumulators, shaped and typed like them.
+void expression_gradients(const FlashOptions& o, const DeviceExpressions& d, FlashGrads& g) {
+  const expr::ScoreExprCall& call = *o.expressions;
+  g.d_expr_tensors.assign(call.tensors.size(), Tensor());
+  for (std::size_t t = 0; t < call.tensors.size(); ++t) {
+    if (!d.grads[t].defined()) continue;
+    std::vector<double> values;
+    for (std::int64_t x : d.grads[t].to(Device::cpu()).to_vector<std::int64_t>())
+      values.push_back(static_cast<double>(x) / expr::kFixedPointScale);
+    g.d_expr_tensors[t] = Tensor::from_vector<double>(call.tensors[t].shape(), values)
+                              .to(call.tensors[t].dtype())
+                              .to(call.tensors[t].device());
+  }
+}
+
 }  // namespace
 
 void flash_forward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& lengths,
                         const FlashOptions& options, Tensor& out, Tensor& lse) {
   Tensor slopes;
-  check(cuda::forward(problem(q, k, v, mask, lengths, options, slopes), out.raw_data(), lse.data<float>()), "forward");
+  cuda::Problem p = problem(q, k, v, mask, lengths, options, slopes);
+  DeviceExpressions expressions;
+  if (options.expressions) {
+    prepare_expressions(q, k, v, options, false, expressions);
+    with_expressions(p, expressions);
+  }
+  check(cuda::forward(p, out.raw_data(), lse.data<float>()), "forward");
 }
 
 void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
@@ -76,7 +165,12 @@ void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, cons
                          FlashGrads& g) {
   Tensor delta = Tensor::empty(lse.shape(), DType::f32, q.device());
   Tensor slopes;
-  const cuda::Problem p = problem(q, k, v, mask, lengths, options, slopes);
+  cuda::Problem p = problem(q, k, v, mask, lengths, options, slopes);
+  DeviceExpressions expressions;
+  if (options.expressions) {
+    prepare_expressions(q, k, v, options, true, expressions);
+    with_expressions(p, expressions);
+  }
   cuda::TermGrads terms;
   Tensor shares;
   if (g.d_bucket_scores.defined()) terms.d_bucket_scores = g.d_bucket_scores.raw_data();
@@ -91,6 +185,7 @@ void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, cons
   check(cuda::backward(p, out.raw_data(), lse.data<float>(), dout.raw_data(), delta.data<float>(), g.dq.raw_data(),
                        g.dk.raw_data(), g.dv.raw_data(), terms),
         "backward");
+  if (options.expressions) expression_gradients(options, expressions, g);
 }
 
 void flash_key_lengths_cuda(const Tensor& mask, Tensor& lengths) {

@@ -41,6 +41,21 @@ void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, cons
                          const Tensor& dout, const Tensor& mask, const Tensor& lengths, const FlashOptions& options,
                          FlashGrads& grads);
 void flash_key_lengths_cuda(const Tensor& mask, Tensor& lengths);
+// The source NVRTC compiles for score expressions (`expressions`: cuda_expressions_source's struct
+// named SiteExpressions), and the compile itself (flash_rtc_cuda.cpp).
+std::string expression_kernels_source(const std::string& expressions, DType element, std::int64_t dk, std::int64_t dv);
+ExpressionKernels compile_expression_kernels_cuda(const std::string& expressions, DType element, std::int64_t dk,
+                                                  std::int64_t dv, const std::string& arch);
+// The three kernels of `e` for CUDA device `device` (its architecture), compiled (or found in the
+// cache) and loaded once per process: cudaKernel_t handles.
+struct LoadedExpressionKernels {
+  const void* forward = nullptr;
+  const void* dq = nullptr;
+  const void* dkdv = nullptr;
+};
+LoadedExpressionKernels expression_kernels_on(const expr::ScoreExpr& e, DType element, std::int64_t dk,
+                                              std::int64_t dv, int device);
+
 // For `attnlab plugins`: which kernels serve which problems on CUDA device `device`
 // (describe_cuda_kernels with the real blocks and the device's limits).
 std::string flash_kernels_cuda(int device);

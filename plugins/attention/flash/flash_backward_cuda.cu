@@ -27,15 +27,21 @@ int launch_backward(const Problem& p, const void* dout, const float* lse, const 
   if (p.tq > 0) {
     const kernels::Grid g = kernels::query_tile_grid(p.batch * p.heads, p.tq);
     const std::size_t smem = (dq_smem_floats<DK, DV>() + dq_terms_smem_floats(in.terms)) * sizeof(float);
-    const int status = launch(dq_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, smem, p.stream, in, static_cast<T*>(dq),
-                              static_cast<T*>(terms.d_bucket_scores));
+    const int status =
+        p.expr_dq ? launch_compiled(p.expr_dq, dim3(g.x, g.y), kThreads, smem, p.stream, in, static_cast<T*>(dq),
+                                    static_cast<T*>(terms.d_bucket_scores))
+                  : launch(dq_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, smem, p.stream, in, static_cast<T*>(dq),
+                           static_cast<T*>(terms.d_bucket_scores));
     if (status != 0) return status;
   }
   const kernels::Grid g = kernels::key_tile_grid(p.batch * p.heads, p.tk);
   if (p.tk > 0) {
     const std::size_t smem = (dkdv_smem_floats<DK, DV>() + dkdv_terms_smem_floats<T, DV>(in.terms)) * sizeof(float);
-    const int status = launch(dkdv_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, smem, p.stream, in,
-                              static_cast<T*>(dk), static_cast<T*>(dv), terms.value_shares);
+    const int status =
+        p.expr_dkdv ? launch_compiled(p.expr_dkdv, dim3(g.x, g.y), kThreads, smem, p.stream, in, static_cast<T*>(dk),
+                                      static_cast<T*>(dv), terms.value_shares)
+                    : launch(dkdv_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, smem, p.stream, in,
+                             static_cast<T*>(dk), static_cast<T*>(dv), terms.value_shares);
     if (status != 0) return status;
   }
   if (!p.bucket_values) return 0;

@@ -22,8 +22,12 @@ using kernels::key_lengths_kernel;
 template <typename T, int DK, int DV>
 int launch_forward(const Problem& p, void* out, float* lse) {
   const kernels::Grid g = kernels::query_tile_grid(p.batch * p.heads, p.tq);
-  return launch(forward_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, forward_smem_floats<DK, DV>() * sizeof(float),
-                p.stream, inputs_of<T>(p), static_cast<T*>(out), lse);
+  const std::size_t smem = forward_smem_floats<DK, DV>() * sizeof(float);
+  if (p.expr_forward)  // compiled by NVRTC with the score expressions
+    return launch_compiled(p.expr_forward, dim3(g.x, g.y), kThreads, smem, p.stream, inputs_of<T>(p),
+                           static_cast<T*>(out), lse);
+  return launch(forward_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, smem, p.stream, inputs_of<T>(p),
+                static_cast<T*>(out), lse);
 }
 
 template <int DK, int DV>

@@ -19,6 +19,7 @@ bool aligned16(const void* x) { return reinterpret_cast<std::uintptr_t>(x) % 16 
 // What both MMA families ask of a problem: bf16, d_k and d_v 64 or 128, more than one query (a
 // decoding step stays on the FMA kernels), and q, k, v and the pass's buffers 16-byte aligned.
 Refusal mma_problem(const Problem& p, std::initializer_list<const void*> buffers) {
+  if (p.expr) return Refusal::expressions;
   if (p.element != Element::bf16) return Refusal::element;
   if (!MmaHeadSizes::has(p.dk) || !MmaHeadSizes::has(p.dv)) return Refusal::head_size;
   if (p.tq < 2) return Refusal::one_query;
@@ -132,6 +133,8 @@ std::string refusal_text(const KernelChoice& c, Kernel family) {
     case Refusal::unequal_heads: return fmt::format("d_k {} != d_v {} has no Hopper kernel", c.dk, c.dv);
     case Refusal::one_query: return fmt::format("a single query (a decoding step) has no {} kernel", kernels);
     case Refusal::bucket_terms: return "relative positions' bucket terms have no tensor-core kernel";
+    case Refusal::expressions:
+      return fmt::format("score expressions are compiled into the FMA kernels, not yet into the {} kernels", kernels);
     case Refusal::misaligned:
       return fmt::format("a tensor is not 16-byte aligned, as the {} kernels' vector loads need", kernels);
     case Refusal::shared_memory:

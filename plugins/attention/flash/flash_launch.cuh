@@ -34,7 +34,7 @@ kernels::Inputs<T> inputs_of(const Problem& p) {
                                         p.tk - p.tq};
   return {static_cast<const T*>(p.q), static_cast<const T*>(p.k), static_cast<const T*>(p.v),
           static_cast<const T*>(p.mask), p.key_lengths, p.heads, p.tq, p.tk, p.causal, p.scale,
-          DropoutStream{p.dropout, p.seed, p.offset, p.seed_slot}, terms, {}};
+          DropoutStream{p.dropout, p.seed, p.offset, p.seed_slot}, terms, p.expr ? *p.expr : expr::DeviceArgs{}};
 }
 template <typename T>
 kernels::BackwardInputs<T> backward_inputs_of(const Problem& p, const void* dout, const float* lse,
@@ -51,6 +51,18 @@ int launch(Kernel kernel, dim3 grid, unsigned threads, std::size_t smem, cudaStr
   if (status != cudaSuccess) return static_cast<int>(status);
   kernel<<<grid, threads, smem, stream>>>(args...);
   return static_cast<int>(cudaGetLastError());
+}
+
+// Launches a kernel NVRTC compiled (a cudaKernel_t from a loaded library: score expressions) like
+// launch() above: its arguments' addresses in order, `smem` bytes of dynamic shared memory.
+template <typename... Args>
+int launch_compiled(const void* kernel, dim3 grid, unsigned threads, std::size_t smem, cudaStream_t stream,
+                    Args... args) {
+  cudaError_t status =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (status != cudaSuccess) return static_cast<int>(status);
+  void* argv[] = {static_cast<void*>(&args)...};
+  return static_cast<int>(cudaLaunchKernel(kernel, grid, dim3(threads), argv, smem, stream));
 }
 
 }  // namespace attnlab::flash::cuda

@@ -63,7 +63,7 @@ TEST_CASE("a row the attention plugin cannot serve is refused at check time nami
       validate_plugins(c, nmt::testing::plugins()),
       contains("a1.toml:15:1: model.attention: attention plugin 'flash' does not support head size d_k = 512, head "
                "size d_v = 512 on cuda (it supports on cuda: f32, bf16; head sizes 16, 32, 64, 128; padding mask, "
-               "causal, incremental, attention dropout; positions: rotation, score terms, value terms (kernel "
+               "causal, incremental, attention dropout, score expressions; positions: rotation, score terms, value terms (kernel "
                "form)); set fallback = \"scaled_dot\" (or another attention plugin) in [model.attention]"),
       Error);
   // The same model on the CPU, or with 8 heads of 64 on cuda, is served.
@@ -84,7 +84,8 @@ TEST_CASE("the fallback serves the rows the attention plugin cannot and says so"
   REQUIRE(notices.size() == 1);
   CHECK(notices[0] == "a1.toml:15:1: model.attention: attention plugin 'flash' does not support head size d_k = "
                       "512, head size d_v = 512 on cuda (it supports on cuda: f32, bf16; head sizes 16, 32, 64, 128; "
-                      "padding mask, causal, incremental, attention dropout; positions: rotation, score terms, value "
+                      "padding mask, causal, incremental, attention dropout, score expressions; positions: rotation, score "
+                      "terms, value "
                       "terms (kernel form)): using its fallback 'scaled_dot'");
   const AttentionResolution r = resolve_attention(c.model, nmt::testing::plugins(), Device::cuda(0), DType::f32);
   CHECK(r.choice.name == "scaled_dot");
@@ -151,7 +152,8 @@ TEST_CASE("a compute dtype neither the plugin nor its fallback serves names both
   CHECK_FALSE(check_attention_support(flash, Device::cuda(0), DType::bf16, 64, 128));
   CHECK(check_attention_support(flash, Device::cuda(0), DType::f64, 64, 64).value() ==
         "attention plugin 'flash' does not support dtype f64 on cuda (it supports on cuda: f32, bf16; head sizes 16, "
-        "32, 64, 128; padding mask, causal, incremental, attention dropout; positions: rotation, score terms, value "
+        "32, 64, 128; padding mask, causal, incremental, attention dropout, score expressions; positions: rotation, "
+              "score terms, value "
         "terms (kernel form))");
 }
 

@@ -1,0 +1,182 @@
+// NVRTC compiles flash's FMA kernels (forward, dq, dk/dv) with the struct generated for a site's
+// score expressions (attnlab/expr/score_kernels.h: cuda_expressions_source) for one element type,
+// pair of head sizes and GPU architecture, into the kernel cache (attnlab/expr/kernel_cache.h). The
+// kernel headers come from the plugin itself (flash_rtc_headers.h); the CUDA toolkit's from the
+// toolkit the plugin was built with. A compile needs no GPU.
+#include <cuda_runtime.h>
+#include <nvrtc.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "attnlab/build_info.h"
+#include "attnlab/expr/kernel_cache.h"
+#include "attnlab/expr/score_kernels.h"
+#include "flash_attention_kernels.h"
+#include "flash_rtc_headers.h"
+
+namespace attnlab::flash::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kKernelNamespace = "attnlab::flash::cuda::kernels::";
+constexpr const char* kArtifactMagic = "attnlab-cubin 1";
+
+void check(nvrtcResult r, const char* what) {
+  ATTNLAB_CHECK(r == NVRTC_SUCCESS, "score expressions: NVRTC {} failed: {}", what, nvrtcGetErrorString(r));
+}
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  check(nvrtcVersion(&major, &minor), "version");
+  return fmt::format("{}.{}", major, minor);
+}
+
+std::vector<std::string> options(const std::string& arch) {
+  const std::string cuda = ATTNLAB_CUDA_INCLUDE_DIR;
+  // -default-device: the kernel headers' host helpers (grid and shared-memory sizes) become device
+  // functions NVRTC accepts, and are not called.
+  return {"--gpu-architecture=" + arch, "-std=c++20", "-default-device", "-w", "-I" + cuda, "-I" + cuda + "/cccl"};
+}
+
+// The kernels' names as written in the source (the name expressions NVRTC lowers).
+std::vector<std::string> name_expressions(const char* element, int dk, int dv) {
+  std::vector<std::string> names;
+  for (const char* kernel : {"forward_kernel", "dq_kernel", "dkdv_kernel"})
+    names.push_back(fmt::format("&{}{}<{}, {}, {}, SiteExpressions>", kKernelNamespace, kernel, element, dk, dv));
+  return names;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Compiles `source` into `out`: the artifact's header (its magic and the three lowered names, a
+// line each) followed by the CUBIN.
+void compile(const std::string& source, const std::vector<std::string>& names, const std::string& arch,
+             const fs::path& out) {
+  std::vector<const char*> header_texts, header_names;
+  for (const auto& h : cuda::rtc_headers()) {
+    header_texts.push_back(h.text);
+    header_names.push_back(h.name);
+  }
+  nvrtcProgram program = nullptr;
+  check(nvrtcCreateProgram(&program, source.c_str(), "attnlab_flash_expressions.cu",
+                           static_cast<int>(header_texts.size()), header_texts.data(), header_names.data()),
+        "program creation");
+  struct Destroy {
+    nvrtcProgram& p;
+    ~Destroy() { nvrtcDestroyProgram(&p); }
+  } destroy{program};
+  for (const auto& n : names) check(nvrtcAddNameExpression(program, n.c_str()), "name expression");
+  const std::vector<std::string> opts = options(arch);
+  std::vector<const char*> argv;
+  for (const auto& o : opts) argv.push_back(o.c_str());
+  const nvrtcResult r = nvrtcCompileProgram(program, static_cast<int>(argv.size()), argv.data());
+  std::size_t log_size = 0;
+  nvrtcGetProgramLogSize(program, &log_size);
+  std::string log(log_size, '\0');
+  if (log_size > 0) nvrtcGetProgramLog(program, log.data());
+  ATTNLAB_CHECK(r == NVRTC_SUCCESS, "score expressions: NVRTC could not compile flash's kernels for {}: {}\n{}", arch,
+                nvrtcGetErrorString(r), log.substr(0, 6000));
+  std::string artifact = std::string(kArtifactMagic) + "\n";
+  for (const auto& n : names) {
+    const char* lowered = nullptr;
+    check(nvrtcGetLoweredName(program, n.c_str(), &lowered), "lowered name");
+    artifact += std::string(lowered) + "\n";
+  }
+  std::size_t size = 0;
+  check(nvrtcGetCUBINSize(program, &size), "CUBIN size");
+  std::string cubin(size, '\0');
+  check(nvrtcGetCUBIN(program, cubin.data()), "CUBIN");
+  std::ofstream file(out, std::ios::binary | std::ios::trunc);
+  file << artifact << cubin;
+  ATTNLAB_CHECK(file.good(), "score expressions: cannot write {}", out.string());
+}
+
+}  // namespace
+
+std::string expression_kernels_source(const std::string& expressions, DType element, std::int64_t dk, std::int64_t dv) {
+  (void)dk;
+  (void)dv;
+  ATTNLAB_CHECK(element == DType::f32 || element == DType::bf16,
+                "attention flash: score expressions run on cuda in f32 or bf16, not {}", dtype_name(element));
+  return "// flash's FMA kernels with a site's score expressions, for NVRTC\n"
+         "#include <cuda_bf16.h>\n#include \"flash_backward_kernels.cuh\"\n#include \"flash_forward_kernels.cuh\"\n" +
+         expressions;
+}
+
+ExpressionKernels compile_expression_kernels_cuda(const std::string& expressions, DType element, std::int64_t dk,
+                                                  std::int64_t dv, const std::string& arch) {
+  const std::string source = expression_kernels_source(expressions, element, dk, dv);
+  const char* type = element == DType::bf16 ? "__nv_bfloat16" : "float";
+  const std::vector<std::string> names = name_expressions(type, static_cast<int>(dk), static_cast<int>(dv));
+  std::string what = source + "\nnvrtc " + nvrtc_version() + "\n" + core_build_id();
+  for (const auto& o : options(arch)) what += " " + o;
+  for (const auto& n : names) what += "\n" + n;
+  const std::string key = "cuda-" + expr::hash_hex(what);
+  const expr::Cached c = expr::cached_artifact(key, ".cubin", what, [&](const fs::path&, const fs::path& out) {
+    compile(source, names, arch, out);
+  });
+  // The artifact: the magic line, three lowered names, then the CUBIN.
+  const std::string text = read_file(c.path);
+  ExpressionKernels k;
+  k.path = c.path.string();
+  k.compiled_now = c.made_now;
+  std::size_t at = 0;
+  std::vector<std::string> lines;
+  for (int n = 0; n < 4; ++n) {
+    const std::size_t end = text.find('\n', at);
+    ATTNLAB_CHECK(end != std::string::npos, "score expressions: {} is not a kernel artifact (remove it)", k.path);
+    lines.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  ATTNLAB_CHECK(lines[0] == kArtifactMagic, "score expressions: {} is not a kernel artifact (remove it)", k.path);
+  k.forward = lines[1];
+  k.dq = lines[2];
+  k.dkdv = lines[3];
+  k.cubin = text.substr(at);
+  ATTNLAB_CHECK(!k.cubin.empty(), "score expressions: {} holds no CUBIN (remove it)", k.path);
+  return k;
+}
+
+LoadedExpressionKernels expression_kernels_on(const expr::ScoreExpr& e, DType element, std::int64_t dk, std::int64_t dv,
+                                              int device) {
+  int major = 0, minor = 0;
+  ATTNLAB_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess,
+                "attention flash: cannot read the compute capability of cuda:{}", device);
+  const std::string arch = fmt::format("sm_{}{}", major, minor);
+  static std::mutex mutex;
+  static std::map<std::string, LoadedExpressionKernels> loaded;
+  const std::string key = fmt::format("{}|{}|{}|{}|{}", e.canonical(), dtype_name(element), dk, dv, arch);
+  std::lock_guard lock(mutex);
+  if (auto it = loaded.find(key); it != loaded.end()) return it->second;
+  const ExpressionKernels k =
+      compile_expression_kernels_cuda(expr::cuda_expressions_source(e, "SiteExpressions"), element, dk, dv, arch);
+  // The library stays loaded for the rest of the process.
+  cudaLibrary_t library = nullptr;
+  cudaError_t status = cudaLibraryLoadData(&library, k.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  ATTNLAB_CHECK(status == cudaSuccess, "attention flash: cannot load the kernels compiled for score expressions ({}): "
+                "{}", k.path, cudaGetErrorString(status));
+  LoadedExpressionKernels out;
+  const std::string* names[] = {&k.forward, &k.dq, &k.dkdv};
+  const void** handles[] = {&out.forward, &out.dq, &out.dkdv};
+  for (int n = 0; n < 3; ++n) {
+    cudaKernel_t kernel = nullptr;
+    status = cudaLibraryGetKernel(&kernel, library, names[n]->c_str());
+    ATTNLAB_CHECK(status == cudaSuccess, "attention flash: kernel {} is not in {}: {}", *names[n], k.path,
+                  cudaGetErrorString(status));
+    *handles[n] = reinterpret_cast<const void*>(kernel);
+  }
+  return loaded.emplace(key, out).first->second;
+}
+
+}  // namespace attnlab::flash::detail
