@@ -12,7 +12,8 @@
 //   [model.attention] / [model.positional] / [model.ffn] / [model.dropout_plugin] / [model.norm]:
 //                name + options;
 //                [model.attention] also takes `fallback`, the attention plugin for rows the named
-//                one cannot serve
+//                one cannot serve, and score expressions: score_mod, mask_mod, [.tensors.<name>]
+//                and per-site [.encoder] / [.decoder] / [.cross] (docs/score-expressions.md)
 //   [training]   batch_tokens, accumulate, max_steps, max_seconds, warmup_steps, lr_scale,
 //                schedule, lr, min_lr, optimizer, weight_decay, weight_decay_exclude, clip_norm,
 //                adam_beta1, adam_beta2, adam_eps, label_smoothing, rdrop, eval_every,
