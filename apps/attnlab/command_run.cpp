@@ -75,46 +75,12 @@ struct RunFlags {
   std::string file, only_row, device;
   std::int64_t threads = 0;  // the child's share of the cores (--jobs)
   nmt::SuiteRunOptions options;
-  bool slurm = false, dry_run = false, take_promoted = false;
+  bool slurm = false, dry_run = false, take_promoted = false, outcome_exit_codes = false;
   nmt::SlurmSettings slurm_flags;  // the command line's Slurm settings, over [suite.slurm]
   CLI::App* app = nullptr;
 };
 
 int run_suite_command(RunFlags& f);
-
-// A Slurm task of a search, once its own row is done or held: every row the search has promoted
-// and no process trains (the task that records a result may promote rows whose own tasks have
-// ended), one after another until none is left. 130 when interrupted.
-int train_promoted_rows(const nmt::Suite& suite, const Registry& registry, const nmt::RowRunOptions& options,
-                        const std::string& taker) {
-  std::vector<const nmt::SuiteRow*> rows;
-  for (const auto& row : suite.rows) rows.push_back(&row);
-  std::set<std::string> passed_over;
-  while (const nmt::SuiteRow* row = nmt::next_search_row(suite, rows, passed_over, true)) {
-    fmt::print(stderr, "== promoted row {} (seed {}) -> {} (log: its run.log)\n", row->name, row->seed,
-               row->config.run_dir);
-    // The row's lines go to its own run.log, as when its own task trains it, after a line saying
-    // which task took it.
-    nmt::RowRunOptions own = options;
-    own.log = [log_path = row->config.run_dir + "/run.log"](const std::string& line) {
-      if (std::FILE* f = std::fopen(log_path.c_str(), "a")) {
-        fmt::print(f, "{}\n", line);
-        std::fclose(f);
-      }
-    };
-    own.log(fmt::format("== promoted row {} (seed {}) taken by the task of {}", row->name, row->seed, taker));
-    try {
-      nmt::run_row(suite, *row, registry, own);
-    } catch (const nmt::RowInterrupted& e) {
-      fmt::print(stderr, "{}\n", e.what());
-      return 130;
-    } catch (const std::exception& e) {  // another process took it, or it failed (recorded in search.json)
-      fmt::print(stderr, "{} (seed {}): {}\n", row->name, row->seed, e.what());
-      passed_over.insert(nmt::row_key(*row));
-    }
-  }
-  return 0;
-}
 
 }  // namespace
 
@@ -152,6 +118,8 @@ Command run_command(CLI::App& root) {
   app->add_option("--threads", f->threads, "")->check(whole_number(1, 1 << 16))->group("");
   // A Slurm task of a search: after its row, the rows the search promoted that no process trains.
   app->add_flag("--take-promoted", f->take_promoted, "")->group("");
+  // A --jobs child: the row's turn's end as the exit status (nmt::row_end_exit_code).
+  app->add_flag("--outcome-exit-codes", f->outcome_exit_codes, "")->group("");
   add_device_option(*app, f->device, "")->group("");
   // Slurm: the command line over [suite.slurm].
   auto* slurm = app->add_flag("--slurm", f->slurm, "submit as a Slurm job array (options below override [suite.slurm])");
@@ -206,27 +174,21 @@ int run_suite_command(RunFlags& f) {
         throw Error(fmt::format("row {} is skipped (unsupported = \"skip\"): {}", only_row, row.skipped));
       if (!device.empty()) row.config.device = Device::parse(device).str();
       if (f.threads > 0) row.config.threads = f.threads;  // its share under --jobs (the folder stays)
-      // Why the row failed, for `attnlab status` (no parent records it under a scheduler).
-      const std::string error_file = row.config.run_dir + "/row-error.txt";
       // The trainer's log lines go to stderr: the row's run.log under --jobs and Slurm.
       const nmt::RowRunOptions row_options{options.progress, [](const std::string& line) {
                                              fmt::print(stderr, "{}\n", line);
                                            },
                                            options.no_prune};
-      try {
-        nmt::run_row(suite, row, registry, row_options);
-      } catch (const nmt::RowInterrupted& e) {
-        fmt::print(stderr, "{}\n", e.what());
-        return 130;
-      } catch (const nmt::FolderInUse&) {
-        throw;  // another process has the row: nothing failed
-      } catch (const std::exception& e) {
-        nmt::detail::write_file_atomic(error_file, std::string(e.what()) + "\n");
-        throw;
+      if (f.outcome_exit_codes) {
+        const nmt::RowTurn turn = nmt::run_row_turn(suite, row, registry, row_options);
+        if (!turn.error.empty()) fmt::print(stderr, "{}\n", turn.error);
+        return nmt::row_end_exit_code(turn.end);
       }
-      std::filesystem::remove(error_file);
-      if (f.take_promoted && suite.search) return train_promoted_rows(suite, registry, row_options, only_row);
-      return 0;
+      // A task: a row lost to another process or held by the search is no failure; a failed row,
+      // its own or a promoted one, is.
+      const nmt::SuiteRunSummary s = nmt::run_task(suite, row, registry, row_options, f.take_promoted);
+      if (s.interrupted) return 130;
+      return s.failed > 0 ? 4 : 0;
     }
     throw Error(fmt::format("suite {} has no row {}", suite.name, only_row));
   }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/core.h>
 
@@ -31,32 +33,62 @@ std::optional<std::string> find_program(const std::string& name) {
   return std::nullopt;
 }
 
+namespace {
+
+// posix_spawn's attributes: the program starts with no signal blocked, whatever this thread blocks
+// (a training process blocks SIGINT and SIGTERM outside its signal thread, and the mask is
+// inherited).
+struct SpawnAttributes {
+  posix_spawnattr_t attr;
+  SpawnAttributes() {
+    posix_spawnattr_init(&attr);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  }
+  ~SpawnAttributes() { posix_spawnattr_destroy(&attr); }
+  SpawnAttributes(const SpawnAttributes&) = delete;
+  SpawnAttributes& operator=(const SpawnAttributes&) = delete;
+};
+
+struct FileActions {
+  posix_spawn_file_actions_t actions;
+  FileActions() { posix_spawn_file_actions_init(&actions); }
+  ~FileActions() { posix_spawn_file_actions_destroy(&actions); }
+  FileActions(const FileActions&) = delete;
+  FileActions& operator=(const FileActions&) = delete;
+};
+
+// argv as posix_spawn takes it, pointing into `args`.
+std::vector<char*> c_argv(std::vector<std::string>& args) {
+  std::vector<char*> out;
+  for (std::string& a : args) out.push_back(a.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+}  // namespace
+
 ProcessResult run_program(const std::vector<std::string>& argv) {
   ATTNLAB_CHECK(!argv.empty(), "run_program: no program");
   int out_pipe[2], err_pipe[2];
   ATTNLAB_CHECK(::pipe2(out_pipe, O_CLOEXEC) == 0 && ::pipe2(err_pipe, O_CLOEXEC) == 0, "pipe: {}",
                 std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   std::vector<std::string> args = argv;
-  std::vector<char*> cargs;
-  for (std::string& a : args) cargs.push_back(a.data());
-  cargs.push_back(nullptr);
-  // The program starts with no signal blocked, whatever this thread blocks (a training process
-  // blocks SIGINT and SIGTERM outside its signal thread, and the mask is inherited).
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+  const std::vector<char*> cargs = c_argv(args);
   pid_t pid = 0;
-  const int spawned = ::posix_spawnp(&pid, cargs[0], &actions, &attributes, cargs.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
+  int spawned = 0;
+  {
+    FileActions fa;
+    posix_spawn_file_actions_adddup2(&fa.actions, out_pipe[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&fa.actions, err_pipe[1], STDERR_FILENO);
+    posix_spawn_file_actions_addopen(&fa.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    SpawnAttributes sa;
+    spawned = ::posix_spawnp(&pid, cargs[0], &fa.actions, &sa.attr, cargs.data(), environ);
+  }
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   if (spawned != 0) {
@@ -90,8 +122,80 @@ ProcessResult run_program(const std::vector<std::string>& argv) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.exit_code = exit_code_of(status);
   return result;
+}
+
+pid_t start_program(const ProgramLaunch& launch) {
+  ATTNLAB_CHECK(!launch.argv.empty(), "start_program: no program");
+  // The environment: ours, with launch.env's names replaced.
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    bool replaced = false;
+    for (const auto& [name, value] : launch.env)
+      replaced = replaced || (entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=');
+    if (!replaced) env.emplace_back(entry);
+  }
+  for (const auto& [name, value] : launch.env) env.push_back(name + "=" + value);
+  std::vector<std::string> args = launch.argv;
+  const std::vector<char*> cargs = c_argv(args);
+  const std::vector<char*> cenv = c_argv(env);
+  // The log is opened here (close-on-exec; the child's copy is its stderr), so that a log that
+  // cannot be written is named before anything starts.
+  int log_fd = -1;
+  if (!launch.stderr_path.empty()) {
+    log_fd = ::open(launch.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    ATTNLAB_CHECK(log_fd >= 0, "cannot run {}: cannot open its log {}: {}", launch.argv[0], launch.stderr_path,
+                  std::strerror(errno));
+  }
+  pid_t pid = 0;
+  int spawned = 0;
+  {
+    FileActions fa;
+    posix_spawn_file_actions_addopen(&fa.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    if (log_fd >= 0) posix_spawn_file_actions_adddup2(&fa.actions, log_fd, STDERR_FILENO);
+    SpawnAttributes sa;
+    spawned = ::posix_spawnp(&pid, cargs[0], &fa.actions, &sa.attr, cargs.data(), cenv.data());
+  }
+  if (log_fd >= 0) ::close(log_fd);
+  ATTNLAB_CHECK(spawned == 0, "cannot run {}: {}", launch.argv[0], std::strerror(spawned));
+  return pid;
+}
+
+EndedProgram wait_for_one_of(const std::vector<pid_t>& pids) {
+  ATTNLAB_CHECK(!pids.empty(), "wait_for_one_of: no process to wait for");
+  // One pidfd per child, readable once it has ended: poll sleeps until one of them has, and no
+  // other child of this process is reaped. Without pidfds (Linux before 5.3), a poll every 50 ms.
+  std::vector<pollfd> fds;
+  for (const pid_t pid : pids) {
+    const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (fd < 0) break;
+    fds.push_back({fd, POLLIN, 0});
+  }
+  const bool polling = fds.size() == pids.size();
+  const auto close_all = [&] {
+    for (const pollfd& p : fds) ::close(p.fd);
+  };
+  for (;;) {
+    for (const pid_t pid : pids) {
+      int status = 0;
+      pid_t r;
+      while ((r = ::waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR) {
+      }
+      if (r == pid) {
+        close_all();
+        return {pid, exit_code_of(status)};
+      }
+      if (r < 0) {
+        const int error = errno;
+        close_all();
+        throw Error(fmt::format("waiting for process {}: {}", pid, std::strerror(error)));
+      }
+    }
+    if (polling) ::poll(fds.data(), fds.size(), -1);  // EINTR: look again
+    else ::poll(nullptr, 0, 50);
+  }
 }
 
 }  // namespace attnlab

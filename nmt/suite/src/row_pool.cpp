@@ -1,6 +1,9 @@
-// The parallel path of run_suite: one child process per row (`attnlab run SUITE --row NAME@SEED`),
-// at most `jobs` alive, job slot k with its share of the machine (or on devices[k % devices.size()]).
+// The executor of run_suite's --jobs: one child process per row (`attnlab run SUITE --row NAME@SEED`),
+// at most `jobs` alive, job slot k with its share of the machine (or on devices[k % devices.size()]),
+// started with posix_spawn and waited for among this run's own children only.
 #include <filesystem>
+#include <fstream>
+#include <memory>
 #include <map>
 #include <set>
 #include <string>
@@ -11,11 +14,10 @@
 
 #include "attnlab/device.h"
 #include "attnlab/error.h"
+#include "attnlab/process.h"
 #include "attnlab/threads.h"
 #include "attnlab/nmt/suite/machine_share.h"
-#include "attnlab/nmt/train/stop_signals.h"
-#include "row_process.h"
-#include "suite_run.h"
+#include "row_scheduler.h"
 
 namespace attnlab::nmt {
 namespace {
@@ -38,89 +40,75 @@ RowResources slot_resources(const SuiteRow& row, const MachinePlan& plan, std::s
   return share;
 }
 
-// The child's command: the same suite file, this row only, quiet (its log is run.log), with the
-// threads of its share; --device only where the share moves the row off its own device.
-RowCommand row_command(const SuiteRun& run, const SuiteRow& row, const RowResources& share) {
-  RowCommand command;
-  command.argv = {run.options.program, "run", run.suite.source_file, "--row", row_key(row), "--quiet",
-                  "--threads", std::to_string(share.threads)};
-  if (share.device != row.config.device) command.argv.insert(command.argv.end(), {"--device", share.device});
-  if (run.options.no_prune) command.argv.push_back("--no-prune");
-  command.log_path = (fs::path(row.config.run_dir) / "run.log").string();
-  command.threads = share.threads;
-  command.visible_gpus = share.visible_gpus;
-  return command;
+// The child's command: the same suite file, this row only, quiet (its log is run.log), its turn's
+// end as its exit status, with the threads of its share; --device only where the share moves the
+// row off its own device. OpenMP and OpenBLAS size their pools from the environment before the row
+// sets its threads.
+ProgramLaunch row_launch(const SuiteRun& run, const SuiteRow& row, const RowResources& share) {
+  ProgramLaunch launch;
+  launch.argv = {run.options.program, "run", run.suite.source_file, "--row", row_key(row), "--quiet",
+                 "--outcome-exit-codes", "--threads", std::to_string(share.threads)};
+  if (share.device != row.config.device) launch.argv.insert(launch.argv.end(), {"--device", share.device});
+  if (run.options.no_prune) launch.argv.push_back("--no-prune");
+  launch.stderr_path = (fs::path(row.config.run_dir) / "run.log").string();
+  const std::string threads = std::to_string(share.threads);
+  launch.env = {{"OMP_NUM_THREADS", threads}, {"OPENBLAS_NUM_THREADS", threads}};
+  if (!share.visible_gpus.empty()) launch.env.emplace_back("CUDA_VISIBLE_DEVICES", share.visible_gpus);
+  return launch;
+}
+
+// Why a child's row failed: the first line of the row's row-error.txt, which the child writes, or
+// (a crash, a child that could not start the row) its exit status.
+std::string child_failure(const SuiteRow& row, int code) {
+  const fs::path dir(row.config.run_dir);
+  std::string why = fmt::format("exit status {}", code);
+  if (std::ifstream in(dir / "row-error.txt"); in) {
+    std::string line;
+    if (std::getline(in, line) && !line.empty()) why = line;
+  }
+  return fmt::format("{} (see {}/run.log)", why, row.config.run_dir);
 }
 
 // The children alive and the job slots they hold. A slot freed by a child that ended goes to the
 // next row, so that slot k keeps its share of the machine whichever row holds it.
-class RowPool {
+class ChildProcessRows : public RowExecutor {
  public:
-  RowPool(SuiteRun& run, MachinePlan plan)
+  ChildProcessRows(SuiteRun& run, MachinePlan plan)
       : run_(run), plan_(std::move(plan)), slot_busy_(static_cast<std::size_t>(run.options.jobs), false) {}
 
-  bool full() const { return children_.size() >= slot_busy_.size(); }
-  bool empty() const { return children_.empty(); }
-  // The rows not to start now: those running here and those that failed in this run.
-  std::set<std::string> passed_over() const {
-    std::set<std::string> keys = failed_;
-    for (const auto& [pid, child] : children_) keys.insert(row_key(*child.row));
-    return keys;
-  }
+  std::size_t slots() const override { return slot_busy_.size(); }
 
-  // Starts the row's child in the first free slot; the pool must not be full.
-  void start(const SuiteRow& row) {
+  void start(const SuiteRow& row) override {
     std::size_t slot = 0;
     while (slot_busy_[slot]) ++slot;
     const RowResources share = slot_resources(row, plan_, slot, run_.options);
-    const RowCommand command = row_command(run_, row, share);
+    const ProgramLaunch launch = row_launch(run_, row, share);
     fs::create_directories(row.config.run_dir);
-    const pid_t pid = start_row_process(command);
+    const pid_t pid = start_program(launch);
     slot_busy_[slot] = true;
     children_[pid] = {&row, slot};
-    run_.set_status(row, RowStatus::kPending, "");
     run_.log(fmt::format("== {} (seed {}) started on {}{}, {} thread(s) -> {} (log: {})", row.name, row.seed,
                          share.device,
                          share.visible_gpus.empty() ? std::string() : " (GPUs " + share.visible_gpus + ")",
-                         share.threads, row.config.run_dir, command.log_path));
+                         share.threads, row.config.run_dir, launch.stderr_path));
   }
 
-  // Waits for a child to end and records its row. false: this process has no child left.
-  bool wait() {
-    const EndedProcess ended = wait_for_child();
-    if (ended.pid < 0) return false;
-    auto it = children_.find(ended.pid);
-    if (it == children_.end()) return true;  // not one of the rows' children
-    const auto [row, slot] = it->second;
+  Ended wait() override {
+    std::vector<pid_t> pids;
+    for (const auto& [pid, child] : children_) pids.push_back(pid);
+    const EndedProgram ended = wait_for_one_of(pids);
+    const auto it = children_.find(ended.pid);
+    const Child child = it->second;
     children_.erase(it);
-    slot_busy_[slot] = false;
-    record(*row, ended.code);
-    return true;
+    slot_busy_[child.slot] = false;
+    RowTurn turn;
+    turn.end = row_end_of_exit_code(ended.exit_code);
+    if (turn.end == RowEnd::failed) turn.error = child_failure(*child.row, ended.exit_code);
+    if (turn.end == RowEnd::lost) turn.error = fmt::format("see {}/run.log", child.row->config.run_dir);
+    return {child.row, turn};
   }
 
  private:
-  // Done only with its result.json; 130 is the child's Ctrl-C (the row resumes next time).
-  void record(const SuiteRow& row, int code) {
-    if (code == 0 && fs::exists(fs::path(row.config.run_dir) / "result.json")) {
-      run_.set_status(row, RowStatus::kDone, "");
-      ++run_.summary.done;
-      run_.log(fmt::format("{} (seed {}): done", row.name, row.seed));
-    } else if (code == 0 && run_.suite.search) {  // held at a rung by the search (its run.log says which)
-      run_.set_status(row, RowStatus::kPending, "");
-      run_.log(fmt::format("{} (seed {}): held at a rung by the search", row.name, row.seed));
-    } else if (code == 130) {
-      run_.set_status(row, RowStatus::kPending, "");
-      run_.summary.interrupted = true;
-    } else {
-      run_.set_status(row, RowStatus::kFailed,
-                      fmt::format("exit status {} (see {}/run.log)", code, row.config.run_dir));
-      ++run_.summary.failed;
-      failed_.insert(row_key(row));
-      run_.log(fmt::format("{} (seed {}) failed with exit status {}; see {}/run.log", row.name, row.seed, code,
-                           row.config.run_dir));
-    }
-  }
-
   struct Child {
     const SuiteRow* row;
     std::size_t slot;
@@ -129,36 +117,15 @@ class RowPool {
   const MachinePlan plan_;
   std::map<pid_t, Child> children_;
   std::vector<bool> slot_busy_;
-  std::set<std::string> failed_;
 };
 
 }  // namespace
 
-void run_rows_in_parallel(SuiteRun& run, const std::vector<const SuiteRow*>& todo) {
+std::unique_ptr<RowExecutor> child_process_rows(SuiteRun& run) {
   ATTNLAB_CHECK(!run.options.program.empty(), "run_suite: jobs > 1 needs the attnlab program path");
-  const MachinePlan plan = plan_machine(run.options);
+  MachinePlan plan = plan_machine(run.options);
   run.log(plan.describe());
-  RowPool pool(run, plan);
-  // The next row is asked for each time a slot frees: under a search, a row promoted by a child's
-  // result is started then.
-  std::size_t next = 0;
-  // After an interruption (Ctrl-C reaches the whole process group) no further row starts: the
-  // running ones stop at their next step and the suite resumes from there.
-  const auto may_start = [&] { return !run.summary.interrupted && !stop_requested(); };
-  bool left = false;  // a row could not start because of an interruption
-  for (;;) {
-    while (!pool.full()) {
-      if (!may_start()) {
-        left = run.searching() || next < todo.size();
-        break;
-      }
-      const SuiteRow* row = run.next_row(todo, next, pool.passed_over());
-      if (!row) break;
-      pool.start(*row);
-    }
-    if (pool.empty() || !pool.wait()) break;
-  }
-  if (left && stop_requested()) run.summary.interrupted = true;  // rows left unstarted
+  return std::make_unique<ChildProcessRows>(run, std::move(plan));
 }
 
 }  // namespace attnlab::nmt

@@ -1,7 +1,8 @@
 #pragma once
-// What the two ways run_suite trains its rows share: one after another in this process
-// (suite_runner.cpp) or several at once in child processes (row_pool.cpp). Both record every
-// row's status in suite.json as it changes and count the rows into the summary run_suite returns.
+// What every way of training a suite's rows shares: the run's options, its log, suite.json (each
+// row's status as it changes) and the summary, which the one scheduling loop (row_scheduler.h)
+// records every row's turn into, whether the rows train in this process (suite_runner.cpp), in
+// --jobs children (row_pool.cpp) or in a Slurm task (run_task).
 #include <cstddef>
 #include <functional>
 #include <set>
@@ -22,16 +23,16 @@ struct SuiteRun {
   std::function<void(const std::string&)> log;  // options.log, or stderr when it has none
   SuiteState state;
   SuiteRunSummary summary;
+  bool keeps_state = true;  // false in a scheduler's task: suite.json is the suite runner's
 
   // suite.json is written at every change, so that a run stopped at any point leaves it current.
   void save_state() const;
   void set_status(const SuiteRow& row, RowStatus status, const std::string& error);
+  // A row's turn began / ended: its status, the log line, the summary's count.
+  void record_start(const SuiteRow& row);
+  void record(const SuiteRow& row, const RowTurn& turn);
   // Whether the rows train under the suite's search: it has one, and the run is not --no-prune.
   bool searching() const { return suite.search && !options.no_prune; }
-  // The next row of `todo` to train: the one at `next` (which advances), or under a search the one
-  // next_search_row picks (promotions first), none of `passed_over`. nullptr when none is left.
-  const SuiteRow* next_row(const std::vector<const SuiteRow*>& todo, std::size_t& next,
-                           const std::set<std::string>& passed_over) const;
 };
 
 // The dev set's evaluation of a row's model from `checkpoint` (a run folder or checkpoint file).
@@ -51,8 +52,5 @@ RowResult finish_row(const SuiteRow& row, const Registry& registry, const RowRun
 RowOutcome run_search_row(const Suite& suite, const SuiteRow& row, const Registry& registry,
                           const RowRunOptions& options);
 
-// Trains the rows of `todo` in child processes, options.jobs at once, until all have ended or an
-// interruption (Ctrl-C, a child that exits 130) lets no further row start.
-void run_rows_in_parallel(SuiteRun& run, const std::vector<const SuiteRow*>& todo);
 
 }  // namespace attnlab::nmt

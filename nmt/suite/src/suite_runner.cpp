@@ -1,8 +1,10 @@
 #include "attnlab/nmt/suite/suite_runner.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <set>
 
 #include "attnlab/error.h"
@@ -14,10 +16,12 @@
 #include "attnlab/nmt/suite/suite_results.h"
 #include "attnlab/nmt/train/trainer.h"
 #include "attnlab/nmt/train/training_summary.h"
+#include "row_scheduler.h"
 #include "suite_run.h"
 
-// run_suite: which rows, which of them need training, then the rows trained one after another in
-// this process (run_rows_serially, here) or several at once in child processes (row_pool.cpp).
+// run_suite: which rows, which of them need training, then the rows scheduled (row_scheduler.h)
+// one after another in this process or several at once in child processes (row_pool.cpp); and
+// run_task, a Slurm task's rows.
 
 namespace attnlab::nmt {
 namespace {
@@ -94,13 +98,8 @@ RowOutcome run_row(const Suite& suite, const SuiteRow& row, const Registry& regi
 
 void SuiteRun::save_state() const { write_suite_state((fs::path(suite.run_dir) / "suite.json").string(), state); }
 
-const SuiteRow* SuiteRun::next_row(const std::vector<const SuiteRow*>& todo, std::size_t& next,
-                                   const std::set<std::string>& passed_over) const {
-  if (searching()) return next_search_row(suite, todo, passed_over, false);
-  return next < todo.size() ? todo[next++] : nullptr;
-}
-
 void SuiteRun::set_status(const SuiteRow& row, RowStatus status, const std::string& error) {
+  if (!keeps_state) return;
   if (SuiteRowState* entry = state.find(row.name, row.seed)) entry->status = status, entry->error = error;
   save_state();
 }
@@ -153,47 +152,20 @@ std::vector<const SuiteRow*> rows_to_train(SuiteRun& run, const std::vector<cons
   return todo;
 }
 
-// Trains the rows one after another in this process (jobs <= 1), in the order next_row gives:
-// under a search each row trains to the rung it may reach and on while promoted, and rows promoted
-// by later results are taken up again. A failed row is recorded and the next one starts; an
-// interrupted row (Ctrl-C) ends the run, to resume from it next time.
-void run_rows_serially(SuiteRun& run, const std::vector<const SuiteRow*>& todo, const Registry& registry) {
-  std::set<std::string> passed_over;  // rows that failed in this run, or (under a search) that another process has
-  std::size_t next = 0;
-  while (const SuiteRow* row = run.next_row(todo, next, passed_over)) {
-    run.log(fmt::format("== {} (seed {}) -> {}", row->name, row->seed, row->config.run_dir));
-    run.set_status(*row, RowStatus::kPending, "");
-    const auto failed = [&](const std::exception& e) {
-      run.set_status(*row, RowStatus::kFailed, e.what());
-      run.log(fmt::format("{} (seed {}) failed: {}", row->name, row->seed, e.what()));
-      ++run.summary.failed;
-      passed_over.insert(row_key(*row));
+// The rows of `todo` in order, or under a search in the order next_search_row gives (promotions
+// first, read again each time).
+RowPicker suite_order(const SuiteRun& run, const std::vector<const SuiteRow*>& todo) {
+  if (run.searching())
+    return [&run, &todo](const std::set<std::string>& excluded) {
+      return next_search_row(run.suite, todo, excluded, false);
     };
-    try {
-      const RowOutcome out = run_row(run.suite, *row, registry, {run.options.progress, run.log, run.options.no_prune});
-      if (out.result) {
-        run.set_status(*row, RowStatus::kDone, "");
-        ++run.summary.done;
-      } else {
-        run.log(fmt::format("{} (seed {}): held at rung {} by the search", row->name, row->seed, out.held_at_rung));
-      }
-    } catch (const RowInterrupted& e) {
-      run.set_status(*row, RowStatus::kPending, "");
-      run.log(fmt::format("{}; run the same command again to resume", e.what()));
-      run.summary.interrupted = true;
-      return;
-    } catch (const FolderInUse& e) {
-      // Under a search another process took the row after next_search_row saw it free.
-      if (!run.searching()) {
-        failed(e);
-        continue;
-      }
-      run.log(fmt::format("{} (seed {}): {}", row->name, row->seed, e.what()));
-      passed_over.insert(row_key(*row));
-    } catch (const std::exception& e) {
-      failed(e);
+  return [&todo, next = std::size_t{0}](const std::set<std::string>& excluded) mutable -> const SuiteRow* {
+    while (next < todo.size()) {
+      const SuiteRow* row = todo[next++];
+      if (!excluded.count(row_key(*row))) return row;
     }
-  }
+    return nullptr;
+  };
 }
 
 // A row that is the same run as another: done when that run is.
@@ -216,9 +188,55 @@ SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const Su
   const std::vector<const SuiteRow*> selected = select_rows(suite, o.rows);
   run.save_state();
   const std::vector<const SuiteRow*> todo = rows_to_train(run, selected);
-  if (o.jobs <= 1) run_rows_serially(run, todo, registry);
-  else run_rows_in_parallel(run, todo);
+  if (o.jobs <= 1) {
+    InProcessRows here(suite, registry, [&run](const SuiteRow&) {
+      return RowRunOptions{run.options.progress, run.log, run.options.no_prune};
+    });
+    schedule_rows(run, suite_order(run, todo), here);
+  } else {
+    const std::unique_ptr<RowExecutor> children = child_process_rows(run);
+    schedule_rows(run, suite_order(run, todo), *children);
+  }
   settle_same_runs(run, selected);
+  return run.summary;
+}
+
+SuiteRunSummary run_task(const Suite& suite, const SuiteRow& row, const Registry& registry, const RowRunOptions& o,
+                         bool take_promoted) {
+  SuiteRunOptions options;
+  options.progress = o.progress;
+  options.no_prune = o.no_prune;
+  const auto log = [&o](const std::string& line) {
+    if (o.log) o.log(line);
+    else fmt::print(stderr, "{}\n", line);
+  };
+  SuiteRun run{suite, options, log, {}, {}};
+  run.keeps_state = false;
+  std::vector<const SuiteRow*> rows;
+  for (const SuiteRow& r : suite.rows) rows.push_back(&r);
+  const std::string own = row_key(row);
+  bool own_started = false;
+  const RowPicker pick = [&](const std::set<std::string>& excluded) -> const SuiteRow* {
+    if (!own_started) return own_started = true, &row;
+    if (!take_promoted || !run.searching()) return nullptr;
+    return next_search_row(suite, rows, excluded, true);
+  };
+  InProcessRows here(suite, registry, [&](const SuiteRow& r) {
+    if (row_key(r) == own) return o;
+    // A promoted row's lines go to its own run.log, as when its own task trains it, after a line
+    // saying which task took it.
+    log(fmt::format("== promoted row {} (seed {}) -> {} (log: its run.log)", r.name, r.seed, r.config.run_dir));
+    RowRunOptions promoted = o;
+    promoted.log = [log_path = r.config.run_dir + "/run.log"](const std::string& line) {
+      if (std::FILE* f = std::fopen(log_path.c_str(), "a")) {
+        fmt::print(f, "{}\n", line);
+        std::fclose(f);
+      }
+    };
+    promoted.log(fmt::format("== promoted row {} (seed {}) taken by the task of {}", r.name, r.seed, own));
+    return promoted;
+  });
+  schedule_rows(run, pick, here);
   return run.summary;
 }
 

@@ -4,7 +4,6 @@
 #include <string>
 
 #include "attnlab/error.h"
-#include "attnlab/process.h"
 #include "attnlab/nmt/cluster/slurm.h"
 #include "attnlab/nmt/cluster/status.h"
 #include "attnlab/nmt/io/folder_lock.h"
@@ -178,12 +177,3 @@ TEST_CASE("status reads each row's state from its folder") {
   (void)runs;
 }
 
-TEST_CASE("programs run with their output and exit status; a missing one is named") {
-  const ProcessResult r = run_program({"sh", "-c", "echo out; echo err >&2; exit 3"});
-  CHECK(r.exit_code == 3);
-  CHECK(r.out == "out\n");
-  CHECK(r.err == "err\n");
-  CHECK(find_program("sh").has_value());
-  CHECK_FALSE(find_program("attnlab-no-such-program").has_value());
-  CHECK_THROWS_WITH_AS(run_program({"attnlab-no-such-program"}), doctest::Contains("attnlab-no-such-program"), Error);
-}

@@ -62,6 +62,31 @@ struct RowOutcome {
 // while the rule promotes it; a row held at a rung returns without a result. Throws on failure.
 RowOutcome run_row(const Suite& suite, const SuiteRow& row, const Registry& registry, const RowRunOptions& options);
 
+// How a row's turn ended, the same on every path that trains rows (one after another in this
+// process, a --jobs child process, a Slurm array task).
+enum class RowEnd {
+  finished,     // result.json written
+  held,         // stopped at a rung by the search, to go on if promoted
+  lost,         // another process had the row's folder: it trains the row, nothing failed
+  failed,       // an error (RowTurn::error); the row's folder has row-error.txt
+  interrupted,  // Ctrl-C or a stop signal: the row resumes from its checkpoint next time
+};
+
+struct RowTurn {
+  RowEnd end = RowEnd::failed;
+  std::int64_t held_at_rung = -1;  // held: the rung, when known
+  std::string error;               // failed: why
+};
+
+// run_row with its end typed instead of thrown. A failure is also written to the row's
+// row-error.txt (for `attnlab status`), which the row's next turn that does not fail removes.
+RowTurn run_row_turn(const Suite& suite, const SuiteRow& row, const Registry& registry, const RowRunOptions& options);
+
+// The exit status of a child that ran one row's turn for a --jobs parent, and back: finished 0,
+// held 75, lost 74, interrupted 130, failed 1 (and every other status: a crash is a failure).
+int row_end_exit_code(RowEnd end);
+RowEnd row_end_of_exit_code(int code);
+
 // Under a search: the row a worker trains next among `rows` (ASHA's order): a promoted row, the
 // highest rung first, then in suite order; else, unless `promoted_only`, a row that has not
 // started. Never a finished row, one held at its rung, one in `passed_over` (keys NAME@SEED) or
@@ -70,5 +95,12 @@ const SuiteRow* next_search_row(const Suite& suite, const std::vector<const Suit
                                 const std::set<std::string>& passed_over, bool promoted_only);
 
 SuiteRunSummary run_suite(const Suite& suite, const Registry& registry, const SuiteRunOptions& options);
+
+// A scheduler's task (a Slurm array task): `row` in this process, then, with take_promoted under a
+// search, every row the search has promoted that no process trains, one after another (the task
+// that records a result may promote rows whose own tasks have ended). The first row's lines go to
+// options.log, a promoted row's to its own run.log. suite.json is left to the suite's runner.
+SuiteRunSummary run_task(const Suite& suite, const SuiteRow& row, const Registry& registry,
+                         const RowRunOptions& options, bool take_promoted);
 
 }  // namespace attnlab::nmt
