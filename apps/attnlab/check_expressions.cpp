@@ -15,8 +15,7 @@ namespace attnlab::app {
 namespace {
 
 std::string tensor_line(const expr::TensorSpec& t, std::int64_t layers) {
-  static constexpr const char* kInits[] = {"zeros", "normal", "alibi_slopes", "values"};
-  std::string init = kInits[static_cast<std::size_t>(t.init)];
+  std::string init(expr::kTensorInits.name(t.init));
   if (t.init == expr::TensorInit::normal) init += fmt::format(" (std {})", t.std);
   return fmt::format("  tensor {}: {}, {}, {}", t.name, t.shape_text(), init,
                      t.learned ? fmt::format("learned (a parameter of each attention layer that reads it: {} values "

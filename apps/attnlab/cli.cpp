@@ -46,17 +46,6 @@ CLI::Validator real_number(double min, bool min_allowed) {
       fmt::format("{}{}", min_allowed ? ">=" : ">", min));
 }
 
-CLI::Validator one_of(std::vector<std::string> names) {
-  const std::string list = fmt::format("{}", fmt::join(names, "|"));
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        for (const auto& n : names)
-          if (text == n) return {};
-        return fmt::format("expects one of {}, got '{}'", fmt::join(names, ", "), text);
-      },
-      list);
-}
-
 CLI::Validator device_name() {
   return CLI::Validator(
       [](std::string& text) -> std::string {

@@ -11,6 +11,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "attnlab/name_table.h"
+
 namespace attnlab::app {
 
 // One subcommand of the program and what runs it once its arguments are parsed (exit code).
@@ -22,7 +24,22 @@ struct Command {
 // --- validators: "--beam: expects a whole number from 1 to 1000, got 'abc'" -----------------
 CLI::Validator whole_number(std::int64_t min, std::int64_t max = std::numeric_limits<std::int64_t>::max());
 CLI::Validator real_number(double min, bool min_allowed = true);  // finite, >= min (or > min)
-CLI::Validator one_of(std::vector<std::string> names);
+// A name of `table` (or one of `aliases`), refused with the table's one wording for an unknown name.
+template <typename E, std::size_t N>
+CLI::Validator choice(const NameTable<E, N>& table, std::vector<std::string> aliases = {}) {
+  return CLI::Validator(
+      [table, aliases](std::string& text) -> std::string {
+        if (table.find(text)) return {};
+        for (const std::string& a : aliases)
+          if (a == text) return {};
+        return table.unknown(text);
+      },
+      [&table] {
+        std::string list;
+        for (const auto& [value, name] : table) list += (list.empty() ? "" : "|") + std::string(name);
+        return list;
+      }());
+}
 CLI::Validator device_name();  // cpu | cuda:N
 
 // An option given several times (--ref A --ref B) takes one value each time, so a positional that

@@ -110,9 +110,9 @@ Command bleu_command(CLI::App& root) {
                 "leave out segments whose every reference is empty (sacreBLEU scores them against the empty "
                 "reference; this changes the score)");
   app->add_option("HYP", f->hyp_path, "the hypotheses (default, or -: standard input)");
-  app->add_option("--tokenize", f->tokenize, "sacreBLEU's tokenizer")->check(one_of({"13a", "intl", "char", "none"}));
+  app->add_option("--tokenize", f->tokenize, "sacreBLEU's tokenizer")->check(choice(nmt::kBleuTokenizers));
   app->add_flag("--lowercase", f->bleu.lowercase, "case-insensitive");
-  app->add_option("--smooth", f->smooth, "smoothing")->check(one_of({"exp", "floor", "add-k", "none"}));
+  app->add_option("--smooth", f->smooth, "smoothing")->check(choice(nmt::kBleuSmooths));
   app->add_option("--smooth-value", f->smooth_value, "the floor or add-k value")->check(real_number(0.0))->type_name("X");
   app->add_flag("--effective-order", f->bleu.effective_order, "sentence-BLEU's effective order");
   app->add_option("--max-ngram-order", f->bleu.max_ngram_order, "longest n-gram")->check(whole_number(1, 100))->type_name("N");

@@ -49,9 +49,13 @@ std::string number(double v) {
   return s;
 }
 
+enum class TableFormat { text, markdown, csv };
+constexpr auto kTableFormats = name_table<TableFormat>(
+    "table format", {{TableFormat::text, "text"}, {TableFormat::markdown, "markdown"}, {TableFormat::csv, "csv"}});
+
 void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
-                 const std::string& format) {
-  if (format == "csv") {
+                 TableFormat format) {
+  if (format == TableFormat::csv) {
     auto field = [](const std::string& s) {
       if (s.find_first_of(",\"") == std::string::npos) return s;
       std::string q = "\"";
@@ -71,7 +75,7 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
   for (std::size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
   for (const auto& r : rows)
     for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-  const bool md = format == "markdown";
+  const bool md = format == TableFormat::markdown;
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out = md ? "| " : "";
     for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -107,7 +111,7 @@ Command check_command(CLI::App& root) {
                "serves, its fallback); print each row's settings, dimensions and parameter count; list missing data "
                "files. Exit 0: valid, 3: valid but data missing, 1: errors");
   app->add_option("SUITE", f->file, "the suite's (or one experiment's) TOML file")->required();
-  app->add_option("--format", f->format, "table format")->check(one_of({"text", "markdown", "csv"}));
+  app->add_option("--format", f->format, "table format")->check(choice(kTableFormats));
   app->add_option("--jobs", f->jobs, "show what each row gets when `attnlab run --jobs N` trains N rows at once")
       ->check(whole_number(1, 1024))
       ->type_name("N");
@@ -121,7 +125,7 @@ Command check_command(CLI::App& root) {
 }
 
 int run_check(const CheckFlags& f) {
-  const std::string& format = f.format;
+  const TableFormat format = kTableFormats.parse(f.format);
   nmt::Suite suite = nmt::load_suite(f.file);
   const Registry& registry = load_suite_plugins(suite);
   // What each row runs with: in this process (one job) or in a job slot of `run --jobs N`; the

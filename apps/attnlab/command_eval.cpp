@@ -49,7 +49,7 @@ Command eval_command(CLI::App& root) {
   source->needs(target);
   target->needs(source);
   add_beam_options(*app, f->beam);
-  app->add_option("--bleu", f->bleu, "BLEU mode")->check(one_of({"sacrebleu", "tokenized", "paper-wmt14"}));
+  app->add_option("--bleu", f->bleu, "BLEU mode")->check(choice(nmt::kBleuModes));
   app->add_flag("--lowercase", f->lowercase, "case-insensitive BLEU");
   app->add_option("--average", f->average, "average the run's last N checkpoints first (0: none)")
       ->check(whole_number(0))

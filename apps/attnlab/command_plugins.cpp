@@ -43,17 +43,16 @@ void print_kernels(const AttentionDeviceSupport& d) {
 }
 
 void print_plugins(const Registry& registry) {
-  for (std::size_t f = 0; f < kPluginFamilyNames.size(); ++f) {
-    const auto family = static_cast<PluginFamily>(f);
+  for (const auto& [family, family_text] : kPluginFamilies) {
     const auto plugins = registry.list(family);
-    fmt::print("{} ({})\n", family_name(family), plugins.size());
+    fmt::print("{} ({})\n", family_text, plugins.size());
     for (const auto& p : plugins) {
       fmt::print("  {} {}  {}\n      file: {}\n", p.name, p.version, p.description, p.source);
       fmt::print("{}", describe_options(p.options));
       if (family == PluginFamily::attention) {
         fmt::print("      serves:\n");
         for (const auto& d : p.capabilities.devices) {
-          fmt::print("        {}: {}\n", kDeviceKindNames[static_cast<std::size_t>(d.device)],
+          fmt::print("        {}: {}\n", device_kind_name(d.device),
                      describe_attention_support(d));
           print_kernels(d);
         }

@@ -29,7 +29,7 @@ Command report_command(CLI::App& root) {
   app->add_option("RUN_DIR", f->run_dir, "the suite's run folder (suite.json and one folder per row and seed)")
       ->required();
   app->add_option("--format,-f", f->format, "output format")
-      ->check(one_of({"terminal", "text", "markdown", "md", "csv", "latex", "tex", "html"}));
+      ->check(choice(nmt::kReportFormats, nmt::report_format_aliases()));
   app->add_option("--output,-o", f->output, "write to FILE (default: standard output)")->type_name("FILE");
   app->add_option("--ref", f->options.dev_reference, "the dev references for the bootstrap test")->type_name("FILE");
   app->add_option("--bootstrap-samples", f->options.bootstrap_samples, "paired bootstrap resamples")

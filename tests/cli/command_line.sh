@@ -28,11 +28,11 @@ case $command in
   translate)    bad=(--checkpoint r --beam abc);           expect="--beam: expects a whole number from 1 to 1000, got 'abc'" ;;
   score)        bad=(--checkpoint r --source a --target b --device gpu0); expect="--device: invalid device 'gpu0' (expected cpu, cuda or cuda:N)" ;;
   average)      bad=(r --last 0);                          expect="--last: expects a whole number >= 1, got '0'" ;;
-  bleu)         bad=(--ref r --tokenize moses);            expect="--tokenize: expects one of 13a, intl, char, none, got 'moses'" ;;
+  bleu)         bad=(--ref r --tokenize moses);            expect="--tokenize: unknown BLEU tokenizer 'moses' (valid: 13a, intl, char, none)" ;;
   eval)         bad=(r --alpha fast);                      expect="--alpha: expects a number >= 0, got 'fast'" ;;
   run)          bad=("$suite" --jobs 0);                   expect="--jobs: expects a whole number from 1 to 1024, got '0'" ;;
   status)       bad=();                                    expect="SUITE_OR_RUN_DIR is required" ;;
-  check)        bad=("$suite" --format pdf);               expect="--format: expects one of text, markdown, csv, got 'pdf'" ;;
+  check)        bad=("$suite" --format pdf);               expect="--format: unknown table format 'pdf' (valid: text, markdown, csv)" ;;
   report)       bad=(r --bootstrap-samples 0);             expect="--bootstrap-samples: expects a whole number from 1 to 1000000, got '0'" ;;
   *) fail "no case for command '$command'" ;;
 esac

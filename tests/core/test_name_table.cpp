@@ -9,7 +9,7 @@ using namespace attnlab;
 namespace {
 
 enum class Shade { light, dark, none };
-constexpr auto kShades = name_table<Shade>({{Shade::light, "light"}, {Shade::dark, "dark"}, {Shade::none, "none"}});
+constexpr auto kShades = name_table<Shade>("shade", {{Shade::light, "light"}, {Shade::dark, "dark"}, {Shade::none, "none"}});
 
 static_assert(kShades.name(Shade::dark) == "dark");
 static_assert(kShades.find("none") == Shade::none);
@@ -23,6 +23,6 @@ TEST_CASE("a name table round trips its names and lists them, in order, for an u
     CHECK(kShades.parse(name) == value);
   }
   CHECK(kShades.names() == "light, dark, none");
-  CHECK(kShades.unknown("grey") == "expected one of light, dark, none, got \"grey\"");
-  CHECK_THROWS_WITH_AS(kShades.parse("grey"), "expected one of light, dark, none, got \"grey\"", Error);
+  CHECK(kShades.unknown("grey") == "unknown shade 'grey' (valid: light, dark, none)");
+  CHECK_THROWS_WITH_AS(kShades.parse("grey"), "unknown shade 'grey' (valid: light, dark, none)", Error);
 }

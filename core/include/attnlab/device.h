@@ -11,9 +11,8 @@ struct CUstream_st;  // cudaStream_t = CUstream_st*
 namespace attnlab {
 
 enum class DeviceKind : std::uint8_t { cpu, cuda };
-inline constexpr std::array<std::string_view, 2> kDeviceKindNames = {"cpu", "cuda"};
-static_assert(kDeviceKindNames.size() == static_cast<std::size_t>(DeviceKind::cuda) + 1,
-              "kDeviceKindNames must name every DeviceKind");
+// "cpu", "cuda" (the name table is in device.cpp: CUDA sources include this header).
+std::string_view device_kind_name(DeviceKind kind);
 
 struct Device {
   DeviceKind kind = DeviceKind::cpu;

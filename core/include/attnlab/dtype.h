@@ -1,5 +1,6 @@
 #pragma once
-// Element types. Every enum that reaches a config, a log or an error has a name table.
+// Element types. Every enum that reaches a config, a log or an error has a name table
+// (attnlab/name_table.h); DType's is in dtype.cpp, since CUDA sources include this header.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -8,11 +9,7 @@
 namespace attnlab {
 
 enum class DType : std::uint8_t { f32, f64, bf16, i32, i64, u8 };
-inline constexpr std::size_t kDTypeCount = 6;
-inline constexpr std::array<std::string_view, kDTypeCount> kDTypeNames = {"f32", "f64", "bf16",
-                                                                         "i32", "i64", "u8"};
-static_assert(kDTypeNames.size() == static_cast<std::size_t>(DType::u8) + 1,
-              "kDTypeNames must name every DType");
+inline constexpr std::size_t kDTypeCount = 6;  // its names: dtype.cpp's table
 
 std::string_view dtype_name(DType dtype);
 // Parses "f32", "bf16", ... ; throws an Error listing the valid names otherwise.

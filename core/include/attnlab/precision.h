@@ -26,13 +26,13 @@
 #include <string_view>
 
 #include "attnlab/device.h"
+#include "attnlab/name_table.h"
 
 namespace attnlab {
 
 enum class Precision : std::uint8_t { fp32, tf32, bf16 };
-inline constexpr std::array<std::string_view, 3> kPrecisionNames = {"fp32", "tf32", "bf16"};
-static_assert(kPrecisionNames.size() == static_cast<std::size_t>(Precision::bf16) + 1,
-              "kPrecisionNames must name every Precision");
+inline constexpr auto kPrecisions =
+    name_table<Precision>("precision", {{Precision::fp32, "fp32"}, {Precision::tf32, "tf32"}, {Precision::bf16, "bf16"}});
 
 std::string_view precision_name(Precision precision);
 // The precision called `name`, or nothing.

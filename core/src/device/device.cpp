@@ -6,6 +6,7 @@
 
 #include "attnlab/build_info.h"
 #include "attnlab/error.h"
+#include "attnlab/name_table.h"
 #include "cuda/launch.h"
 #include "cuda/runtime.h"
 #include "device/cuda_architectures.h"
@@ -13,6 +14,12 @@
 #include "memory/memory_limit.h"
 
 namespace attnlab {
+
+namespace {
+constexpr auto kDeviceKinds = name_table<DeviceKind>("device kind", {{DeviceKind::cpu, "cpu"}, {DeviceKind::cuda, "cuda"}});
+}  // namespace
+
+std::string_view device_kind_name(DeviceKind kind) { return kDeviceKinds.name(kind); }
 
 Device Device::parse(std::string_view text) {
   if (text == "cpu") return cpu();

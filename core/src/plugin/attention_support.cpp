@@ -14,7 +14,7 @@ bool contains(const std::vector<T>& values, const T& value) {
 
 std::string device_kinds(const AttentionCapabilities& caps) {
   std::vector<std::string_view> kinds;
-  for (const auto& d : caps.devices) kinds.push_back(kDeviceKindNames[static_cast<std::size_t>(d.device)]);
+  for (const auto& d : caps.devices) kinds.push_back(device_kind_name(d.device));
   return kinds.empty() ? std::string("none") : fmt::format("{}", fmt::join(kinds, ", "));
 }
 
@@ -41,7 +41,7 @@ std::optional<std::string> check_attention_support(const PluginInfo& info, Devic
                                                    std::int64_t d_k, std::int64_t d_v, const AttentionNeeds& needs) {
   ATTNLAB_CHECK(info.family == PluginFamily::attention, "check_attention_support: {} plugin '{}' is not an attention plugin",
                 family_name(info.family), info.name);
-  const std::string_view kind = kDeviceKindNames[static_cast<std::size_t>(device.kind)];
+  const std::string_view kind = device_kind_name(device.kind);
   const AttentionDeviceSupport* s = info.capabilities.on(device.kind);
   if (!s)
     return fmt::format("attention plugin '{}' does not run on {} (it runs on: {})", info.name, kind,

@@ -4,15 +4,8 @@
 
 namespace attnlab {
 
-std::string_view family_name(PluginFamily family) {
-  return kPluginFamilyNames[static_cast<std::size_t>(family)];
-}
+std::string_view family_name(PluginFamily family) { return kPluginFamilies.name(family); }
 
-PluginFamily family_from_name(std::string_view name) {
-  for (std::size_t i = 0; i < kPluginFamilyNames.size(); ++i)
-    if (kPluginFamilyNames[i] == name) return static_cast<PluginFamily>(i);
-  throw Error(fmt::format("unknown plugin family '{}' (families: {})", name,
-                          fmt::join(kPluginFamilyNames, ", ")));
-}
+PluginFamily family_from_name(std::string_view name) { return kPluginFamilies.parse(name); }
 
 }  // namespace attnlab

@@ -28,7 +28,7 @@ void Registry::add_attention(PluginInfo info, PluginFactory<Attention> factory) 
     for (std::size_t j = i + 1; j < devices.size(); ++j)
       ATTNLAB_CHECK(devices[i].device != devices[j].device,
                     "attention plugin '{}' ({}) declares its {} capabilities twice", info.name, current_source_,
-                    kDeviceKindNames[static_cast<std::size_t>(devices[i].device)]);
+                    device_kind_name(devices[i].device));
   add({std::move(info), std::move(factory), {}, {}, {}, {}});
 }
 void Registry::add_positional(PluginInfo info, PluginFactory<PositionalEncoding> factory) {

@@ -8,20 +8,11 @@ namespace {
 thread_local Precision t_precision = Precision::fp32;
 }  // namespace
 
-std::string_view precision_name(Precision precision) {
-  return kPrecisionNames[static_cast<std::size_t>(precision)];
-}
+std::string_view precision_name(Precision precision) { return kPrecisions.name(precision); }
 
-std::optional<Precision> find_precision(std::string_view name) {
-  for (std::size_t i = 0; i < kPrecisionNames.size(); ++i)
-    if (kPrecisionNames[i] == name) return static_cast<Precision>(i);
-  return std::nullopt;
-}
+std::optional<Precision> find_precision(std::string_view name) { return kPrecisions.find(name); }
 
-Precision precision_from_name(std::string_view name) {
-  if (auto p = find_precision(name)) return *p;
-  throw Error(fmt::format("unknown precision '{}' (valid: {})", name, fmt::join(kPrecisionNames, ", ")));
-}
+Precision precision_from_name(std::string_view name) { return kPrecisions.parse(name); }
 
 Precision compute_precision() { return t_precision; }
 

@@ -4,17 +4,26 @@
 #include <string>
 
 #include "attnlab/error.h"
+#include "attnlab/name_table.h"
 #include "cpu/convert_bf16.h"
 
 namespace attnlab {
 
-std::string_view dtype_name(DType dtype) { return kDTypeNames[static_cast<std::size_t>(dtype)]; }
+namespace {
 
-DType dtype_from_name(std::string_view name) {
-  for (std::size_t i = 0; i < kDTypeCount; ++i)
-    if (kDTypeNames[i] == name) return static_cast<DType>(i);
-  throw Error(fmt::format("unknown dtype '{}' (valid: {})", name, fmt::join(kDTypeNames, ", ")));
-}
+constexpr auto kDTypes = name_table<DType>("dtype", {{DType::f32, "f32"},
+                                                     {DType::f64, "f64"},
+                                                     {DType::bf16, "bf16"},
+                                                     {DType::i32, "i32"},
+                                                     {DType::i64, "i64"},
+                                                     {DType::u8, "u8"}});
+static_assert(kDTypes.entries.size() == kDTypeCount);
+
+}  // namespace
+
+std::string_view dtype_name(DType dtype) { return kDTypes.name(dtype); }
+
+DType dtype_from_name(std::string_view name) { return kDTypes.parse(name); }
 
 std::size_t dtype_size(DType dtype) {
   switch (dtype) {

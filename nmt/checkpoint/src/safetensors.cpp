@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnlab/name_table.h"
 #include "attnlab/nmt/io/atomic_file.h"
 
 namespace attnlab::nmt {
@@ -22,8 +23,12 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
-constexpr std::array<std::string_view, kDTypeCount> kSafetensorsNames = {"F32", "F64", "BF16",
-                                                                         "I32", "I64", "U8"};
+constexpr auto kSafetensorsDTypes = name_table<DType>("safetensors dtype", {{DType::f32, "F32"},
+                                                                         {DType::f64, "F64"},
+                                                                         {DType::bf16, "BF16"},
+                                                                         {DType::i32, "I32"},
+                                                                         {DType::i64, "I64"},
+                                                                         {DType::u8, "U8"}});
 // Same upper bound on the header as the reference implementation.
 constexpr std::uint64_t kMaxHeaderBytes = 100u * 1024u * 1024u;
 constexpr char kMetadataKey[] = "__metadata__";
@@ -42,16 +47,9 @@ struct Entry {
 
 }  // namespace
 
-std::string_view safetensors_dtype_name(DType dtype) {
-  return kSafetensorsNames[static_cast<std::size_t>(dtype)];
-}
+std::string_view safetensors_dtype_name(DType dtype) { return kSafetensorsDTypes.name(dtype); }
 
-DType dtype_from_safetensors_name(std::string_view name) {
-  for (std::size_t i = 0; i < kDTypeCount; ++i)
-    if (kSafetensorsNames[i] == name) return static_cast<DType>(i);
-  throw Error(fmt::format("unsupported safetensors dtype '{}' (attnlab reads {})", name,
-                          fmt::join(kSafetensorsNames, ", ")));
-}
+DType dtype_from_safetensors_name(std::string_view name) { return kSafetensorsDTypes.parse(name); }
 
 const Tensor* SafetensorsContent::find(std::string_view name) const {
   for (const auto& t : tensors)

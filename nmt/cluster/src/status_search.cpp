@@ -25,26 +25,20 @@ void add_search_standings(StatusReport& report) {
   report.search = search_summary(*state);
   for (RowProgress& r : report.rows) {
     if (r.phase == RowPhase::kSkipped) continue;
-    // A row whose folder search.json does not name (new, or changed since) starts at rung 0.
-    const std::string folder = fs::path(r.dir).filename().string();
-    const SearchRowState* row = state->find_dir(folder);
-    const std::string key = row ? row->key : std::string();
     const bool finished = r.phase == RowPhase::kDone;
-    const SearchStanding standing = state->standing(key, finished);
-    r.search = search_standing_text(*state, key, finished);
+    const RunStanding s = run_standing(*state, fs::path(r.dir).filename().string(), finished);
+    r.search = s.text;
     if (r.phase == RowPhase::kRunning && !finished) {
-      const std::int64_t rung = state->standing_rung(key, false);
-      const std::int64_t target = state->rungs[static_cast<std::size_t>(rung)];
-      r.search = row && row->no_prune ? fmt::format("running to the end with --no-prune ({} steps)", target)
-                                      : fmt::format("running to rung {} ({} steps)", rung, target);
-      if (r.seconds_per_step > 0 && target > r.step)
-        r.eta_seconds = r.seconds_per_step * static_cast<double>(target - r.step);
-    } else if (held_at_rung(standing) && r.phase == RowPhase::kStopped) {
+      r.search = s.no_prune ? fmt::format("running to the end with --no-prune ({} steps)", s.rung_steps)
+                            : fmt::format("running to rung {} ({} steps)", s.rung, s.rung_steps);
+      if (r.seconds_per_step > 0 && s.rung_steps > r.step)
+        r.eta_seconds = r.seconds_per_step * static_cast<double>(s.rung_steps - r.step);
+    } else if (held_at_rung(s.standing) && r.phase == RowPhase::kStopped) {
       r.phase = RowPhase::kHeld;
       r.log_tail.clear();
-    } else if (standing == SearchStanding::failed && r.phase != RowPhase::kQueued) {
+    } else if (s.standing == SearchStanding::failed && r.phase != RowPhase::kQueued) {
       r.phase = RowPhase::kFailed;
-      if (r.error.empty()) r.error = row->error.substr(0, row->error.find('\n'));
+      if (r.error.empty()) r.error = s.error.substr(0, s.error.find('\n'));
     }
   }
 }

@@ -48,7 +48,7 @@ Evaluation evaluate_model(std::span<LoadedModel> members, const std::string& sou
   out.bleu_mode = eval.bleu;
   out.bleu_signature = bleu_signature(bleu, 1);
   const BleuConfig standard = BleuConfig::sacrebleu();
-  out.sacrebleu = eval.bleu == "sacrebleu" ? out.bleu : corpus_bleu(out.hypotheses, {corpus.tgt}, standard);
+  out.sacrebleu = kBleuModes.parse(eval.bleu) == BleuMode::sacrebleu ? out.bleu : corpus_bleu(out.hypotheses, {corpus.tgt}, standard);
   out.sacrebleu_signature = bleu_signature(standard, 1);
   return out;
 }

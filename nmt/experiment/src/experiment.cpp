@@ -10,6 +10,7 @@
 #include "attnlab/config/table_reader.h"
 #include "attnlab/device.h"
 #include "attnlab/error.h"
+#include "attnlab/nmt/metrics/bleu.h"
 #include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/registry.h"
 #include "attnlab/precision.h"
@@ -229,9 +230,8 @@ void read_eval(TableReader& e, EvalConfig& v) {
   v.average_last = e.get_int("average_last", v.average_last);
   check_positive(e, "beam", v.beam);
   check_positive(e, "batch_tokens", v.batch_tokens);
-  if (v.bleu != "sacrebleu" && v.bleu != "tokenized" && v.bleu != "paper-wmt14")
-    throw Error(fmt::format("{}: eval.bleu: expected \"sacrebleu\", \"tokenized\" or \"paper-wmt14\", got \"{}\"",
-                            e.position("bleu"), v.bleu));
+  if (!kBleuModes.find(v.bleu))
+    throw Error(fmt::format("{}: eval.bleu: {}", e.position("bleu"), kBleuModes.unknown(v.bleu)));
   e.finish();
 }
 

@@ -83,18 +83,12 @@ expr::TensorSpec read_tensor(TableReader& t, const std::string& name, std::int64
                               config::source_position(d.source()), s.spot.key, d.is_string() ? "another string" : "a value of another type"));
     }
   }
-  static constexpr std::pair<const char*, expr::TensorInit> kInits[] = {{"zeros", expr::TensorInit::zeros},
-                                                                         {"normal", expr::TensorInit::normal},
-                                                                         {"alibi_slopes", expr::TensorInit::alibi_slopes},
-                                                                         {"values", expr::TensorInit::values}};
   const bool has_values = t.has("values");
   const std::string init = t.get_string("init", has_values ? "values" : "zeros");
-  bool known = false;
-  for (const auto& [word, kind] : kInits)
-    if (init == word) s.init = kind, known = true;
-  if (!known)
-    throw Error(fmt::format("{}: {}.init: expected one of zeros, normal, alibi_slopes, values, got \"{}\"",
-                            t.position("init"), s.spot.key, init));
+  const std::optional<expr::TensorInit> kind = expr::kTensorInits.find(init);
+  if (!kind)
+    throw Error(fmt::format("{}: {}.init: {}", t.position("init"), s.spot.key, expr::kTensorInits.unknown(init)));
+  s.init = *kind;
   if (has_values != (s.init == expr::TensorInit::values))
     throw Error(fmt::format("{}: {}: init = \"values\" goes with values = [...], and values with it",
                             t.position(has_values ? "values" : "init"), s.spot.key));

@@ -41,7 +41,6 @@ void insert_expressions(toml::table& attention, const AttentionExpressions& e) {
     }
   }
   if (e.tensors.empty()) return;
-  static constexpr const char* kInits[] = {"zeros", "normal", "alibi_slopes", "values"};
   toml::table tensors;
   for (const auto& spec : e.tensors) {
     toml::array shape;
@@ -50,7 +49,7 @@ void insert_expressions(toml::table& attention, const AttentionExpressions& e) {
       else shape.push_back(spec.shape[d]);
     }
     toml::table t{{"shape", shape},
-                  {"init", kInits[static_cast<std::size_t>(spec.init)]},
+                  {"init", std::string(expr::kTensorInits.name(spec.init))},
                   {"learned", spec.learned}};
     if (spec.init == expr::TensorInit::normal) t.insert("std", spec.std);
     if (spec.init == expr::TensorInit::values) {

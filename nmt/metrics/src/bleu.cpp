@@ -52,21 +52,9 @@ double my_log(double x) { return x == 0.0 ? -9999999999.0 : std::log(x); }
 
 }  // namespace
 
-std::string_view bleu_smooth_name(BleuSmooth smooth) {
-  switch (smooth) {
-    case BleuSmooth::kNone: return "none";
-    case BleuSmooth::kFloor: return "floor";
-    case BleuSmooth::kAddK: return "add-k";
-    case BleuSmooth::kExp: return "exp";
-  }
-  return "?";
-}
+std::string_view bleu_smooth_name(BleuSmooth smooth) { return kBleuSmooths.name(smooth); }
 
-BleuSmooth parse_bleu_smooth(std::string_view name) {
-  for (BleuSmooth s : {BleuSmooth::kNone, BleuSmooth::kFloor, BleuSmooth::kAddK, BleuSmooth::kExp})
-    if (bleu_smooth_name(s) == name) return s;
-  throw Error(fmt::format("unknown BLEU smoothing '{}' (known: exp, floor, add-k, none)", name));
-}
+BleuSmooth parse_bleu_smooth(std::string_view name) { return kBleuSmooths.parse(name); }
 
 std::optional<double> bleu_smooth_default(BleuSmooth smooth) {
   switch (smooth) {
@@ -331,8 +319,9 @@ BleuScore sentence_bleu(std::string_view hypothesis, const std::vector<std::stri
 
 BleuConfig bleu_config_for(std::string_view bleu_mode, std::string_view signature) {
   const bool lc = signature.find("case:lc") != std::string_view::npos;
-  if (bleu_mode == "tokenized") return BleuConfig::tokenized(lc);
-  if (bleu_mode == "paper-wmt14") {
+  const BleuMode mode = kBleuModes.parse(bleu_mode);
+  if (mode == BleuMode::tokenized) return BleuConfig::tokenized(lc);
+  if (mode == BleuMode::paper_wmt14) {
     // Our translations are detokenized text (SentencePiece): the 13a tokenizer stands in for the
     // Moses tokenizer that tensor2tensor ran before splitting compounds (tok:13a+compound-split).
     BleuConfig c = BleuConfig::paper_wmt14();

@@ -88,21 +88,9 @@ std::string regexp_13a(const std::string& line) {
 
 }  // namespace
 
-std::string_view bleu_tokenizer_name(BleuTokenizer tokenizer) {
-  switch (tokenizer) {
-    case BleuTokenizer::k13a: return "13a";
-    case BleuTokenizer::kIntl: return "intl";
-    case BleuTokenizer::kChar: return "char";
-    case BleuTokenizer::kNone: return "none";
-  }
-  return "?";
-}
+std::string_view bleu_tokenizer_name(BleuTokenizer tokenizer) { return kBleuTokenizers.name(tokenizer); }
 
-BleuTokenizer parse_bleu_tokenizer(std::string_view name) {
-  for (BleuTokenizer t : {BleuTokenizer::k13a, BleuTokenizer::kIntl, BleuTokenizer::kChar, BleuTokenizer::kNone})
-    if (bleu_tokenizer_name(t) == name) return t;
-  throw Error(fmt::format("unknown BLEU tokenizer '{}' (known: 13a, intl, char, none)", name));
-}
+BleuTokenizer parse_bleu_tokenizer(std::string_view name) { return kBleuTokenizers.parse(name); }
 
 std::string tokenize_13a(std::string_view line) {
   std::string s(line);

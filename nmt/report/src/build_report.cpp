@@ -44,13 +44,21 @@ bool file_exists(const fs::path& p) {
 
 // ---- public ----
 
+namespace {
+constexpr std::pair<std::string_view, ReportFormat> kReportFormatAliases[] = {
+    {"text", ReportFormat::kTerminal}, {"md", ReportFormat::kMarkdown}, {"tex", ReportFormat::kLatex}};
+}  // namespace
+
+std::vector<std::string> report_format_aliases() {
+  std::vector<std::string> names;
+  for (const auto& [alias, format] : kReportFormatAliases) names.emplace_back(alias);
+  return names;
+}
+
 ReportFormat parse_report_format(std::string_view name) {
-  if (name == "terminal" || name == "text") return ReportFormat::kTerminal;
-  if (name == "markdown" || name == "md") return ReportFormat::kMarkdown;
-  if (name == "csv") return ReportFormat::kCsv;
-  if (name == "latex" || name == "tex") return ReportFormat::kLatex;
-  if (name == "html") return ReportFormat::kHtml;
-  throw Error(fmt::format("unknown report format '{}' (terminal, markdown, csv, latex, html)", name));
+  for (const auto& [alias, format] : kReportFormatAliases)
+    if (alias == name) return format;
+  return kReportFormats.parse(name);
 }
 
 

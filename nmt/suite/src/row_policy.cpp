@@ -29,19 +29,19 @@ std::optional<std::string> unserved(const ExperimentConfig& c, const Registry& r
 void apply_unsupported(Suite& suite, const Registry& registry) {
   for (SuiteRow& row : suite.rows) {
     row.skipped.clear();
-    if (row.unsupported == "skip")
+    if (row.unsupported == UnsupportedRows::skip)
       if (auto reason = unserved(row.config, registry)) {
         row.skipped = *reason;
         continue;
       }
     // Only the rows that need it get the fallback: the others, and every run folder, stay as they were.
-    if (row.unsupported == "fallback" && row.config.model.attention.fallback.empty() &&
+    if (row.unsupported == UnsupportedRows::fallback && row.config.model.attention.fallback.empty() &&
         unserved(row.config, registry))
       row.config.model.attention.fallback = "scaled_dot";
     try {
       (void)validate_plugins(row.config, registry);
     } catch (const Error& e) {
-      const std::string hint = row.unsupported == "error" && unserved(row.config, registry)
+      const std::string hint = row.unsupported == UnsupportedRows::error && unserved(row.config, registry)
                                    ? " (or set unsupported = \"fallback\" or \"skip\" in the grid or [suite])"
                                    : "";
       throw Error(fmt::format("{}: row {}: {}{}", row.position, row.name, e.what(), hint));

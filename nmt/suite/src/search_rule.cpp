@@ -6,9 +6,7 @@
 
 namespace attnlab::nmt {
 
-std::string_view search_metric_name(SearchMetric metric) {
-  return metric == SearchMetric::dev_bleu ? "dev_bleu" : "dev_ppl";
-}
+std::string_view search_metric_name(SearchMetric metric) { return kSearchMetrics.name(metric); }
 
 bool higher_is_better(SearchMetric metric) { return metric == SearchMetric::dev_bleu; }
 

@@ -1,15 +1,12 @@
 // The search's decisions (search_state.h): recording rung results, the rule's promotions, the
-// rows' standings, and search.json under its lock.
+// rows' standings, and search.json under its lock (its text: search_json.cpp).
 #include "attnlab/nmt/suite/search_state.h"
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/core.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "attnlab/error.h"
 #include "attnlab/nmt/io/file_util.h"
@@ -18,7 +15,6 @@ namespace attnlab::nmt {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 constexpr std::string_view kStandingNames[] = {"pending", "promoted", "waiting", "stopped", "finished", "failed"};
 
@@ -58,9 +54,13 @@ bool SearchState::rung_closed(std::int64_t k) const {
 }
 
 std::vector<std::string> SearchState::promote_from(std::int64_t k) {
+  // The rows the rule let train to rung k and measured there. A row finished with --no-prune past
+  // the rung where the rule held it has metrics above it too, which the rule never asked for: they
+  // enter no ranking, or its arrival could promote a row that a closed rung stopped for good.
   std::vector<RungEntry> entries;
   for (std::size_t i = 0; i < rows.size(); ++i)
-    if (rows[i].reached() > k) entries.push_back({i, rows[i].metrics[static_cast<std::size_t>(k)], rows[i].allowed > k});
+    if (rows[i].reached() > k && rows[i].allowed >= k)
+      entries.push_back({i, rows[i].metrics[static_cast<std::size_t>(k)], rows[i].allowed > k});
   std::vector<std::string> promoted;
   for (std::size_t i : promotions_at_rung(entries, eta, higher_is_better(metric), rung_closed(k))) {
     rows[i].allowed = k + 1;
@@ -152,59 +152,6 @@ SearchState make_search_state(const Suite& suite) {
     if (row.skipped.empty() && row.same_as.empty())
       s.rows.push_back({row_key(row), fs::path(row.config.run_dir).filename().string(), {}, 0, false, "", false});
   return s;
-}
-
-std::string search_state_to_json(const SearchState& state) {
-  json rows = json::array();
-  for (const SearchRowState& r : state.rows) {
-    json metrics = json::array();
-    for (const auto& m : r.metrics) metrics.push_back(m ? json(*m) : json(nullptr));
-    rows.push_back({{"key", r.key}, {"dir", r.dir}, {"metrics", metrics}, {"allowed", r.allowed},
-                    {"failed", r.failed}, {"error", r.error}, {"no_prune", r.no_prune}});
-  }
-  const json j = {{"method", state.method}, {"metric", std::string(search_metric_name(state.metric))},
-                  {"eta", state.eta},       {"rungs", state.rungs},
-                  {"rows", rows}};
-  return j.dump(2) + "\n";
-}
-
-SearchState search_state_from_json(std::string_view text, const std::string& source_name) {
-  try {
-    const json j = json::parse(text);
-    SearchState s;
-    s.method = j.at("method").get<std::string>();
-    const std::string metric = j.at("metric").get<std::string>();
-    ATTNLAB_CHECK(metric == "dev_ppl" || metric == "dev_bleu", "unknown metric '{}'", metric);
-    s.metric = metric == "dev_bleu" ? SearchMetric::dev_bleu : SearchMetric::dev_ppl;
-    s.eta = j.at("eta").get<std::int64_t>();
-    s.rungs = j.at("rungs").get<std::vector<std::int64_t>>();
-    for (const json& r : j.at("rows")) {
-      SearchRowState row;
-      row.key = r.at("key").get<std::string>();
-      row.dir = r.value("dir", "");
-      for (const json& m : r.at("metrics")) row.metrics.push_back(m.is_number() ? std::optional(m.get<double>()) : std::nullopt);
-      row.allowed = r.value("allowed", std::int64_t{0});
-      row.failed = r.value("failed", false);
-      row.error = r.value("error", "");
-      row.no_prune = r.value("no_prune", false);
-      s.rows.push_back(std::move(row));
-    }
-    return s;
-  } catch (const json::exception& e) {
-    throw Error(fmt::format("{}: not a search state: {}", source_name, e.what()));
-  } catch (const Error& e) {
-    throw Error(fmt::format("{}: not a search state: {}", source_name, e.what()));
-  }
-}
-
-std::string search_state_path(const Suite& suite) { return (fs::path(suite.run_dir) / "search.json").string(); }
-
-std::optional<SearchState> read_search_state(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in.good()) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return search_state_from_json(ss.str(), path);
 }
 
 SearchDecisions::SearchDecisions(const Suite& suite)

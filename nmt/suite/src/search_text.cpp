@@ -1,4 +1,5 @@
-// The search in words (search_state.h): a metric, a row's standing, the search's course.
+// The search in words (search_state.h): a metric, a row's standing, the search's course, and a
+// run's standing as `attnlab status` and the report show it.
 #include <fmt/core.h>
 #include <fmt/format.h>
 
@@ -32,6 +33,22 @@ std::string search_standing_text(const SearchState& state, std::string_view key,
   return "";
 }
 
+RunStanding run_standing(const SearchState& state, std::string_view folder, bool finished) {
+  RunStanding r;
+  const SearchRowState* entry = state.find_dir(folder);
+  const std::string key = entry ? entry->key : std::string();
+  r.standing = state.standing(key, finished);
+  r.rung = state.standing_rung(key, finished);
+  r.rung_steps = state.rungs.empty() ? 0 : state.rungs[static_cast<std::size_t>(r.rung)];
+  if (entry) {
+    if (entry->reached() > r.rung) r.metric = entry->metrics[static_cast<std::size_t>(r.rung)];
+    r.no_prune = entry->no_prune;
+    if (r.standing == SearchStanding::failed) r.error = entry->error;
+  }
+  r.text = search_standing_text(state, key, finished);
+  return r;
+}
+
 std::string search_summary(const SearchState& state) {
   const std::int64_t max_steps = state.rungs.empty() ? 0 : state.rungs.back();
   const std::int64_t grid = max_steps * static_cast<std::int64_t>(state.rows.size());
@@ -39,7 +56,7 @@ std::string search_summary(const SearchState& state) {
   const double share = grid > 0 ? 100.0 * static_cast<double>(trained) / static_cast<double>(grid) : 0.0;
   std::string out = fmt::format(
       "{} by {} ({} is better), eta {}, rungs {} steps; {} of the full grid's {} steps trained ({:.0f} %; {} rows x {})",
-      state.method, search_metric_name(state.metric), higher_is_better(state.metric) ? "higher" : "lower", state.eta,
+      kSearchMethods.name(state.method), search_metric_name(state.metric), higher_is_better(state.metric) ? "higher" : "lower", state.eta,
       fmt::join(state.rungs, ", "), trained, grid, share, state.rows.size(), max_steps);
   std::int64_t rung = 0;
   if (const SearchRowState* best = state.best_so_far(rung))

@@ -11,16 +11,17 @@ SearchTable read_search_table(config::TableReader& t) {
   SearchTable s;
   s.spec.position = t.position();
   const std::string method = t.get_string("method", "halving");
-  if (method != "halving")
-    throw Error(fmt::format("{}: {}: unknown search method '{}' (valid: halving)", t.position("method"), t.path("method"),
-                            method));
+  const std::optional<SearchMethod> known_method = kSearchMethods.find(method);
+  if (!known_method)
+    throw Error(fmt::format("{}: {}: {}", t.position("method"), t.path("method"), kSearchMethods.unknown(method)));
+  s.spec.method = *known_method;
   const std::string metric = t.get_string("metric", "dev_ppl");
   s.metric_at = t.has("metric") ? t.position("metric") : s.spec.position;
-  if (metric == "dev_ppl") s.spec.metric = SearchMetric::dev_ppl;
-  else if (metric == "dev_bleu") s.spec.metric = SearchMetric::dev_bleu;
-  else
-    throw Error(fmt::format("{}: {}: unknown metric '{}' (valid: dev_ppl, lower is better; dev_bleu, higher is better)",
-                            t.position("metric"), t.path("metric"), metric));
+  const std::optional<SearchMetric> known_metric = kSearchMetrics.find(metric);
+  if (!known_metric)
+    throw Error(fmt::format("{}: {}: {} (dev_ppl: lower is better; dev_bleu: higher is better)", t.position("metric"),
+                            t.path("metric"), kSearchMetrics.unknown(metric)));
+  s.spec.metric = *known_metric;
   s.spec.eta = t.get_int("eta", 3);
   if (s.spec.eta < 2)
     throw Error(fmt::format("{}: {}: eta must be an integer >= 2 (the share of rows a rung keeps is 1/eta), got {}",

@@ -88,7 +88,7 @@ struct RowPlan {
   std::string source;                 // rows.<name> or grids.<name>
   std::vector<std::size_t> indices;   // grid: the value index on each axis
   std::optional<std::vector<std::uint64_t>> seeds;  // the row's own seeds = [...] (else the suite's)
-  std::string unsupported;            // grid: its unsupported = "..." (else the suite's)
+  std::optional<UnsupportedRows> unsupported;  // grid: its unsupported = "..." (else the suite's)
 };
 
 class SuiteReader {
@@ -106,7 +106,7 @@ class SuiteReader {
     suite.source_file = path_;
     suite.name = fs::path(path_).stem().string();
     std::vector<std::uint64_t> seeds{1};
-    std::string default_unsupported = "error";
+    UnsupportedRows default_unsupported = UnsupportedRows::error;
     if (auto s = root.table("suite")) {
       suite.name = expanded(*s, "name", suite.name);
       base_file_ = expanded(*s, "base", "");
@@ -114,7 +114,7 @@ class SuiteReader {
       s->accept("seeds");
       suite.run_dir = expanded(*s, "run_dir", "");
       suite.reference = expanded(*s, "reference", "");
-      if (std::string value = read_unsupported(*s, "suite"); !value.empty()) default_unsupported = value;
+      if (const auto value = read_unsupported(*s, "suite")) default_unsupported = *value;
       if (auto slurm = s->table("slurm")) suite.slurm = read_slurm(*slurm);
       s->finish();
     }
@@ -142,7 +142,7 @@ class SuiteReader {
                               path_, runs, kMaxRows));
     for (const RowPlan& plan : plans)
       for (std::uint64_t seed : plan.seeds.value_or(seeds))
-        suite.rows.push_back(resolve(suite, plan, seed, plan.unsupported.empty() ? default_unsupported : plan.unsupported));
+        suite.rows.push_back(resolve(suite, plan, seed, plan.unsupported.value_or(default_unsupported)));
     if (search_) check_search(*search_, suite);
     mark_identical_rows(suite);
     return suite;
@@ -245,7 +245,7 @@ class SuiteReader {
 
   std::vector<RowPlan> plan_rows(TableReader& root) {
     std::vector<RowPlan> plans;
-    plans.push_back({"base", path_, std::nullopt, RowPlan::Kind::base, "", {}, std::nullopt, ""});
+    plans.push_back({"base", path_, std::nullopt, RowPlan::Kind::base, "", {}, std::nullopt, std::nullopt});
     std::set<std::string> names{"base"};
     auto claim = [&](const std::string& name, const std::string& where) {
       if (!names.insert(name).second)
@@ -278,7 +278,7 @@ class SuiteReader {
           continue;
         }
         claim(name, where);
-        RowPlan plan{name, where, std::nullopt, RowPlan::Kind::row, "rows." + name, {}, std::nullopt, ""};
+        RowPlan plan{name, where, std::nullopt, RowPlan::Kind::row, "rows." + name, {}, std::nullopt, std::nullopt};
         if (const toml::node* paper = t->get("paper")) plan.paper = read_paper(*paper, "rows." + name + ".paper");
         if (const toml::node* own = t->get("seeds")) plan.seeds = parse_seeds(*own, "rows." + name + ".seeds");
         plans.push_back(std::move(plan));
@@ -300,7 +300,7 @@ class SuiteReader {
       for (const auto& [name, t] : ordered) {
         const std::vector<std::size_t> sizes = grid_sizes(*t, name);
         TableReader grid_reader(*t, "grids." + name);
-        const std::string unsupported = read_unsupported(grid_reader, "grids." + name);
+        const std::optional<UnsupportedRows> unsupported = read_unsupported(grid_reader, "grids." + name);
         std::size_t total = 1;
         for (std::size_t s : sizes) {  // (every size is at least 1; checked before it can overflow)
           if (total > kMaxRows / s)
@@ -327,14 +327,14 @@ class SuiteReader {
     return plans;
   }
 
-  // unsupported = "error" | "fallback" | "skip" (empty when the table does not set it).
-  static std::string read_unsupported(TableReader& t, const std::string& where) {
-    if (!t.has("unsupported")) return "";
+  // unsupported = "error" | "fallback" | "skip" (nothing when the table does not set it).
+  static std::optional<UnsupportedRows> read_unsupported(TableReader& t, const std::string& where) {
+    if (!t.has("unsupported")) return std::nullopt;
     const std::string value = t.get_string("unsupported", "");
-    if (value != "error" && value != "fallback" && value != "skip")
-      throw Error(fmt::format("{}: {}.unsupported: expected \"error\", \"fallback\" or \"skip\", got \"{}\"",
-                              t.position("unsupported"), where, value));
-    return value;
+    const std::optional<UnsupportedRows> known = kUnsupportedRows.find(value);
+    if (!known)
+      throw Error(fmt::format("{}: {}.unsupported: {}", t.position("unsupported"), where, kUnsupportedRows.unknown(value)));
+    return known;
   }
 
   PaperReference read_paper(const toml::node& node, const std::string& where) {
@@ -445,7 +445,7 @@ class SuiteReader {
     return out;
   }
 
-  SuiteRow resolve(const Suite& suite, const RowPlan& plan, std::uint64_t seed, const std::string& unsupported) {
+  SuiteRow resolve(const Suite& suite, const RowPlan& plan, std::uint64_t seed, UnsupportedRows unsupported) {
     SuiteRow row;
     row.unsupported = unsupported;
     row.name = plan.name;

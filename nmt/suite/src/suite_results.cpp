@@ -46,22 +46,9 @@ json parse_json(std::string_view text, const std::string& source) {
 
 }  // namespace
 
-std::string_view row_status_name(RowStatus status) {
-  switch (status) {
-    case RowStatus::kDone: return "done";
-    case RowStatus::kFailed: return "failed";
-    case RowStatus::kSkipped: return "skipped";
-    case RowStatus::kPending: break;
-  }
-  return "pending";
-}
+std::string_view row_status_name(RowStatus status) { return kRowStatuses.name(status); }
 
-RowStatus parse_row_status(std::string_view name) {
-  if (name == "done") return RowStatus::kDone;
-  if (name == "failed") return RowStatus::kFailed;
-  if (name == "skipped") return RowStatus::kSkipped;
-  return RowStatus::kPending;
-}
+RowStatus parse_row_status(std::string_view name) { return kRowStatuses.parse(name); }
 
 SuiteRowState* SuiteState::find(std::string_view row_name, std::uint64_t seed) {
   for (auto& r : rows)
@@ -136,7 +123,9 @@ SuiteState suite_state_from_json(std::string_view json_text, const std::string& 
         }
         if (const auto p = j.find("paper"); p != j.end() && p->is_object())
           r.paper = PaperReference{opt_number(*p, "ppl"), opt_number(*p, "bleu"), opt_number(*p, "params_m")};
-        r.status = parse_row_status(get_or<std::string>(j, "status", "pending"));
+        // A status this version does not know (a later one's) reads as pending: the row's own
+        // folder says where it stands.
+        r.status = kRowStatuses.find(get_or<std::string>(j, "status", "pending")).value_or(RowStatus::kPending);
         r.error = get_or<std::string>(j, "error", "");
         r.same_as = get_or<std::string>(j, "same_as", "");
         state.rows.push_back(std::move(r));

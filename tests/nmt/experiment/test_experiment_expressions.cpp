@@ -117,7 +117,7 @@ TEST_CASE("tensor tables: their mistakes are named at the table") {
   CHECK(error_of(tensor("shape = [\"head\"]\n")).find("tensors.t.shape: each size is an integer or \"heads\"") !=
         std::string::npos);
   CHECK(error_of(tensor("shape = [4]\ninit = \"ones\"\n"))
-            .find("tensors.t.init: expected one of zeros, normal, alibi_slopes, values, got \"ones\"") !=
+            .find("tensors.t.init: unknown tensor init 'ones' (valid: zeros, normal, alibi_slopes, values)") !=
         std::string::npos);
   CHECK(error_of(tensor("shape = [4]\nvalues = [1, 2, 3]\n")).find("3 values for shape [4], which holds 4") !=
         std::string::npos);

@@ -159,5 +159,5 @@ TEST_CASE("DeepNorm initialises the value and output projections and the feed-fo
 TEST_CASE("an unknown norm position is refused, naming the valid ones") {
   CHECK(kNormPositions.name(NormPosition::deepnorm) == "deepnorm");
   CHECK_THROWS_WITH_AS(with_norm("sandwich", "layer_norm"),
-                       doctest::Contains("expected one of post, pre, deepnorm, got \"sandwich\""), Error);
+                       doctest::Contains("unknown norm position 'sandwich' (valid: post, pre, deepnorm)"), Error);
 }

@@ -199,7 +199,79 @@ TEST_CASE("search decisions are the same after a save and a reload at any point"
   for (const auto& r : straight.rows) CHECK(standing(straight, r.key) == standing(reloaded, r.key));
   CHECK(standing(straight, "r3") == "finished");
   CHECK_THROWS_WITH_AS(search_state_from_json("{\"method\": 1}", "x/search.json"),
-                       contains("x/search.json: not a search state"), Error);
+                       contains("x/search.json: method: expected a string, got number"), Error);
+}
+
+TEST_CASE("a damaged search.json is refused naming the file and the field, never read out of range") {
+  SearchState s = state_of({"a", "b"}, {10, 30, 90});
+  s.record("a", 0, 4.0);
+  s.record("b", 0, 5.0);  // a promoted: allowed 1
+  const std::string good = search_state_to_json(s);
+  CHECK(search_state_to_json(search_state_from_json(good, "search.json")) == good);
+  // Each damage: what is replaced in the good text, by what, and the message.
+  const std::vector<std::tuple<std::string, std::string, std::string>> damages = {
+      {"\"allowed\": 1", "\"allowed\": -7", "s/search.json: rows[0].allowed: -7 is out of range (0 .. 1)"},
+      {"\"allowed\": 1", "\"allowed\": 2", "s/search.json: rows[0].allowed: 2 is out of range (0 .. 1)"},
+      {"\"allowed\": 1", "\"allowed\": 1.5", "s/search.json: rows[0].allowed: expected a whole number, got 1.5"},
+      {"\"metrics\": [\n        4.0\n      ]", "\"metrics\": [4.0, 3.0, 2.0, 1.0]",
+       "s/search.json: rows[0].metrics: 4 values for a search of 3 rungs"},
+      {"\"metrics\": [\n        4.0\n      ]", "\"metrics\": [-4.0]",
+       "s/search.json: rows[0].metrics[0]: dev_ppl -4.0 is out of range (> 0)"},
+      {"\"metrics\": [\n        4.0\n      ]", "\"metrics\": [\"4\"]",
+       "s/search.json: rows[0].metrics[0]: expected a number or null, got string"},
+      {"\"method\": \"halving\"", "\"method\": \"hyperband\"",
+       "s/search.json: method: unknown search method 'hyperband' (valid: halving)"},
+      {"\"metric\": \"dev_ppl\"", "\"metric\": \"dev_loss\"",
+       "s/search.json: metric: unknown search metric 'dev_loss' (valid: dev_ppl, dev_bleu)"},
+      {"\"eta\": 3", "\"eta\": 1", "s/search.json: eta: 1 is out of range (2 .. 1048576)"},
+      {"\"eta\": 3", "\"etta\": 3", "s/search.json: etta: unknown field"},
+      {"\"key\": \"b\"", "\"key\": \"a\"", "s/search.json: rows[1].key: 'a' is there twice"},
+      {"\"rungs\": [\n    10,\n    30,\n    90\n  ]", "\"rungs\": [10, 90, 30]",
+       "s/search.json: rungs[2]: 30 is out of range (91 .. "},
+      {"\"rungs\": [\n    10,\n    30,\n    90\n  ]", "\"rungs\": []",
+       "s/search.json: rungs: expected a non-empty array of step counts"},
+      {"\"failed\": false", "\"failed\": 0", "s/search.json: rows[0].failed: expected true or false, got number"},
+      {"{", "[", "s/search.json: not valid JSON"},
+  };
+  for (const auto& [from, to, message] : damages) {
+    CAPTURE(to);
+    std::string text = good;
+    const std::size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+    CHECK_THROWS_WITH_AS(search_state_from_json(text, "s/search.json"), contains(message), Error);
+  }
+}
+
+TEST_CASE("rows finished with --no-prune enter no ranking above the rung where the rule held them") {
+  // Worked by hand. Rungs 10, 30, 90 steps; eta 2; dev perplexity, lower is better; four rows.
+  //   rung 0: a 1.0, b 2.0, c 3.0, d 4.0. All four measured: the rung is closed, floor(4 / 2) = 2
+  //           go on: a and b (allowed 1); c and d are stopped at rung 0 for good.
+  //   rung 1: a 1.5, b 2.5. Nobody else can arrive (c and d are stopped below it): closed,
+  //           floor(2 / 2) = 1 goes on: a (allowed 2); b is stopped at rung 1 for good.
+  // Then c and d are finished with --no-prune, reporting 5.0 and 6.0 at rung 1 (and numbers at
+  // rung 2). Ranked at rung 1, they would make four entries there, floor(4 / 2) = 2 best, a and b:
+  // b would be promoted after status called it stopped for good. The rule never let c and d reach
+  // rung 1: their numbers there rank nowhere, and b stays stopped.
+  SearchState s = state_of({"a", "b", "c", "d"}, {10, 30, 90});
+  s.eta = 2;
+  CHECK(s.record("a", 0, 1.0).empty());
+  CHECK(s.record("b", 0, 2.0) == Keys{"a"});
+  CHECK(s.record("c", 0, 3.0).empty());
+  CHECK(s.record("d", 0, 4.0) == Keys{"b"});
+  CHECK(s.record("a", 1, 1.5).empty());
+  CHECK(s.record("b", 1, 2.5) == Keys{"a"});
+  CHECK(search_standing_text(s, "b", false) == "stopped at rung 1: dev_ppl 2.5");
+  CHECK(search_standing_text(s, "c", false) == "stopped at rung 0: dev_ppl 3");
+  for (const auto& [key, at1, at2] : {std::tuple{"c", 5.0, 4.5}, std::tuple{"d", 6.0, 5.5}}) {
+    s.find(key)->no_prune = true;
+    CHECK(s.record(key, 1, at1).empty());
+    CHECK(s.record(key, 2, at2).empty());
+  }
+  CHECK(s.find("b")->allowed == 1);
+  CHECK(search_standing_text(s, "b", false) == "stopped at rung 1: dev_ppl 2.5");
+  CHECK(s.record("a", 2, 1.2).empty());
+  CHECK(standing(s, "a") == "finished");
 }
 
 namespace {
@@ -256,7 +328,7 @@ TEST_CASE("a suite's [search] is read, applied to its rows and checked with file
                        contains("m.toml:15:10: search.method: unknown search method 'hyperband' (valid: halving)"),
                        Error);
   CHECK_THROWS_WITH_AS(load_suite(files.write("metric.toml", suite_with("[search]\nmetric = \"dev_loss\"\nfirst_rung = 20\n"))),
-                       contains("metric.toml:15:10: search.metric: unknown metric 'dev_loss' (valid: dev_ppl"), Error);
+                       contains("metric.toml:15:10: search.metric: unknown search metric 'dev_loss' (valid: dev_ppl, dev_bleu)"), Error);
   CHECK_THROWS_WITH_AS(load_suite(files.write("eta.toml", suite_with("[search]\neta = 1\nfirst_rung = 20\n"))),
                        contains("eta.toml:15:7: search.eta: eta must be an integer >= 2"), Error);
   CHECK_THROWS_WITH_AS(load_suite(files.write("past.toml", suite_with("[search]\nfirst_rung = 600\n"))),

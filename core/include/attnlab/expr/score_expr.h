@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attnlab/error.h"
+#include "attnlab/name_table.h"
 #include "attnlab/random.h"
 #include "attnlab/tensor.h"
 
@@ -40,6 +41,10 @@ struct ExprText {
 // geometric sequence 2^(-8n/h), with ALiBi's rule for head counts that are not powers of two);
 // or the given values, row-major.
 enum class TensorInit : std::uint8_t { zeros, normal, alibi_slopes, values };
+inline constexpr auto kTensorInits = name_table<TensorInit>("tensor init", {{TensorInit::zeros, "zeros"},
+                                                                          {TensorInit::normal, "normal"},
+                                                                          {TensorInit::alibi_slopes, "alibi_slopes"},
+                                                                          {TensorInit::values, "values"}});
 
 struct TensorSpec {
   std::string name;

@@ -5,12 +5,16 @@
 #include <cstdint>
 #include <string_view>
 
+#include "attnlab/name_table.h"
+
 namespace attnlab {
 
 enum class PluginFamily : std::uint8_t { attention, positional, ffn, dropout, norm };
-inline constexpr std::array<std::string_view, 5> kPluginFamilyNames = {"attention", "positional", "ffn", "dropout",
-                                                                      "norm"};
-static_assert(kPluginFamilyNames.size() == static_cast<std::size_t>(PluginFamily::norm) + 1);
+inline constexpr auto kPluginFamilies = name_table<PluginFamily>("plugin family", {{PluginFamily::attention, "attention"},
+                                                                                 {PluginFamily::positional, "positional"},
+                                                                                 {PluginFamily::ffn, "ffn"},
+                                                                                 {PluginFamily::dropout, "dropout"},
+                                                                                 {PluginFamily::norm, "norm"}});
 
 std::string_view family_name(PluginFamily family);
 // Throws an Error listing the families for an unknown name.

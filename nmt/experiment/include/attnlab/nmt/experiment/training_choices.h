@@ -10,7 +10,7 @@ namespace attnlab::nmt {
 // "adam" (the paper) or "adamw": Adam with decoupled weight decay.
 enum class Optimizer : std::uint8_t { adam, adamw };
 
-inline constexpr auto kOptimizers = name_table<Optimizer>({{Optimizer::adam, "adam"}, {Optimizer::adamw, "adamw"}});
+inline constexpr auto kOptimizers = name_table<Optimizer>("optimizer", {{Optimizer::adam, "adam"}, {Optimizer::adamw, "adamw"}});
 
 // Whether the optimizer takes weight_decay (decoupled from the gradient: AdamW).
 constexpr bool decays_weights(Optimizer optimizer) { return optimizer == Optimizer::adamw; }
@@ -19,7 +19,7 @@ constexpr bool decays_weights(Optimizer optimizer) { return optimizer == Optimiz
 enum class LrScheduleKind : std::uint8_t { inverse_sqrt, cosine, linear, constant };
 
 inline constexpr auto kLrScheduleKinds =
-    name_table<LrScheduleKind>({{LrScheduleKind::inverse_sqrt, "inverse_sqrt"},
+    name_table<LrScheduleKind>("learning-rate schedule", {{LrScheduleKind::inverse_sqrt, "inverse_sqrt"},
                                 {LrScheduleKind::cosine, "cosine"},
                                 {LrScheduleKind::linear, "linear"},
                                 {LrScheduleKind::constant, "constant"}});

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attnlab/name_table.h"
 #include "attnlab/nmt/metrics/bleu_tokenize.h"
 
 namespace attnlab::nmt {
@@ -27,9 +28,21 @@ namespace attnlab::nmt {
 inline constexpr std::string_view kSacreBleuVersion = "2.6.0";
 
 enum class BleuSmooth { kNone, kFloor, kAddK, kExp };
+// sacreBLEU's names for them (its --smooth-method and signature).
+inline constexpr auto kBleuSmooths = name_table<BleuSmooth>("BLEU smoothing", {{BleuSmooth::kExp, "exp"},
+                                                                             {BleuSmooth::kFloor, "floor"},
+                                                                             {BleuSmooth::kAddK, "add-k"},
+                                                                             {BleuSmooth::kNone, "none"}});
 
-std::string_view bleu_smooth_name(BleuSmooth smooth);  // "none", "floor", "add-k", "exp"
-BleuSmooth parse_bleu_smooth(std::string_view name);    // throws attnlab::Error on unknown names
+std::string_view bleu_smooth_name(BleuSmooth smooth);
+BleuSmooth parse_bleu_smooth(std::string_view name);  // throws attnlab::Error on unknown names
+
+// How a score is computed ([eval] bleu, `attnlab eval --bleu`): sacreBLEU's on detokenized text
+// (13a), tokenized BLEU, or the paper's WMT14 convention (tokenized, compound splitting).
+enum class BleuMode : std::uint8_t { sacrebleu, tokenized, paper_wmt14 };
+inline constexpr auto kBleuModes = name_table<BleuMode>("BLEU mode", {{BleuMode::sacrebleu, "sacrebleu"},
+                                                                    {BleuMode::tokenized, "tokenized"},
+                                                                    {BleuMode::paper_wmt14, "paper-wmt14"}});
 // sacreBLEU's SMOOTH_DEFAULTS: floor 0.1, add-k 1; none for the other two.
 std::optional<double> bleu_smooth_default(BleuSmooth smooth);
 
@@ -112,8 +125,8 @@ BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
 BleuScore sentence_bleu(std::string_view hypothesis, const std::vector<std::string>& references,
                         const BleuConfig& config);
 
-// The BleuConfig a result was scored with: bleu_mode ("sacrebleu", "tokenized", "paper-wmt14")
-// and "case:lc" in the signature.
+// The BleuConfig a result was scored with: bleu_mode (kBleuModes' names; an unknown one is an
+// Error) and "case:lc" in the signature.
 BleuConfig bleu_config_for(std::string_view bleu_mode, std::string_view signature);
 
 }  // namespace attnlab::nmt

@@ -12,11 +12,17 @@
 #include <string>
 #include <string_view>
 
+#include "attnlab/name_table.h"
+
 namespace attnlab::nmt {
 
 enum class BleuTokenizer { k13a, kIntl, kChar, kNone };
+// The names sacreBLEU's --tokenize and signature use.
+inline constexpr auto kBleuTokenizers = name_table<BleuTokenizer>("BLEU tokenizer", {{BleuTokenizer::k13a, "13a"},
+                                                                                    {BleuTokenizer::kIntl, "intl"},
+                                                                                    {BleuTokenizer::kChar, "char"},
+                                                                                    {BleuTokenizer::kNone, "none"}});
 
-// "13a", "intl", "char", "none": the names sacreBLEU's --tokenize and signature use.
 std::string_view bleu_tokenizer_name(BleuTokenizer tokenizer);
 // Inverse of bleu_tokenizer_name; throws attnlab::Error listing the known names.
 BleuTokenizer parse_bleu_tokenizer(std::string_view name);

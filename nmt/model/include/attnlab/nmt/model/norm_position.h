@@ -12,6 +12,6 @@ namespace attnlab::nmt {
 enum class NormPosition : std::uint8_t { post, pre, deepnorm };
 
 inline constexpr auto kNormPositions = name_table<NormPosition>(
-    {{NormPosition::post, "post"}, {NormPosition::pre, "pre"}, {NormPosition::deepnorm, "deepnorm"}});
+    "norm position", {{NormPosition::post, "post"}, {NormPosition::pre, "pre"}, {NormPosition::deepnorm, "deepnorm"}});
 
 }  // namespace attnlab::nmt

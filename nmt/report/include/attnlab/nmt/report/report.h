@@ -25,6 +25,13 @@
 namespace attnlab::nmt {
 
 enum class ReportFormat { kTerminal, kMarkdown, kCsv, kLatex, kHtml };
+inline constexpr auto kReportFormats = name_table<ReportFormat>("report format", {{ReportFormat::kTerminal, "terminal"},
+                                                                                {ReportFormat::kMarkdown, "markdown"},
+                                                                                {ReportFormat::kCsv, "csv"},
+                                                                                {ReportFormat::kLatex, "latex"},
+                                                                                {ReportFormat::kHtml, "html"}});
+// Other names accepted for them: text, md, tex.
+std::vector<std::string> report_format_aliases();
 ReportFormat parse_report_format(std::string_view name);  // throws attnlab::Error on unknown names
 
 
@@ -36,13 +43,8 @@ struct Summary {
 Summary summarize(const std::vector<double>& values);
 
 // A run under the suite's search: where it stands (SearchState::standing, standing_rung).
-struct RunSearch {
-  SearchStanding standing = SearchStanding::pending;
-  std::int64_t rung = 0, rung_steps = 0;  // the rung it trains towards, waits or stopped at, or the last
-  std::optional<double> metric;            // its metric at that rung, when it was measured there
-  std::string text;                        // search_standing_text: "stopped at rung 0: dev_ppl 7.12"
-  bool no_prune = false;                   // trained with --no-prune, past the rule
-};
+// A run's standing in the search (search_state.h: run_standing).
+using RunSearch = RunStanding;
 
 // One (row, seed) run.
 struct ReportRun {

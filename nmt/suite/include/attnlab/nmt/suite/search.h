@@ -22,15 +22,22 @@
 #include <string_view>
 #include <vector>
 
+#include "attnlab/name_table.h"
+
 namespace attnlab::nmt {
 
-enum class SearchMetric { dev_ppl, dev_bleu };
+enum class SearchMethod : std::uint8_t { halving };
+inline constexpr auto kSearchMethods = name_table<SearchMethod>("search method", {{SearchMethod::halving, "halving"}});
+
+enum class SearchMetric : std::uint8_t { dev_ppl, dev_bleu };
+inline constexpr auto kSearchMetrics = name_table<SearchMetric>(
+    "search metric", {{SearchMetric::dev_ppl, "dev_ppl"}, {SearchMetric::dev_bleu, "dev_bleu"}});
 std::string_view search_metric_name(SearchMetric metric);
 // Whether a larger value of the metric is the better one (BLEU) or a smaller one (perplexity).
 bool higher_is_better(SearchMetric metric);
 
 struct SearchSpec {
-  std::string method = "halving";
+  SearchMethod method = SearchMethod::halving;
   SearchMetric metric = SearchMetric::dev_ppl;
   std::int64_t eta = 3;
   std::int64_t first_rung = 0;  // steps

@@ -45,7 +45,7 @@ inline bool held_at_rung(SearchStanding standing) {
 }
 
 struct SearchState {
-  std::string method = "halving";
+  SearchMethod method = SearchMethod::halving;
   SearchMetric metric = SearchMetric::dev_ppl;
   std::int64_t eta = 3;
   std::vector<std::int64_t> rungs;
@@ -97,6 +97,19 @@ std::string search_standing_text(const SearchState& state, std::string_view key,
 // (lower is better), eta 3, rungs 20, 60, 180 steps; 540 of the full grid's 1620 steps trained
 // (33 %; 9 rows x 180); best so far: lr-3@1, dev_ppl 5.123 at rung 2 (180 steps)".
 std::string search_summary(const SearchState& state);
+
+// Where a run stands in the search, as `attnlab status` and the report show it, found by the name
+// of its folder (a run that search.json does not name, new or changed since, starts at rung 0).
+struct RunStanding {
+  SearchStanding standing = SearchStanding::pending;
+  std::int64_t rung = 0;                  // standing_rung
+  std::int64_t rung_steps = 0;            // that rung's steps
+  std::optional<double> metric;           // its metric there, when measured there
+  bool no_prune = false;
+  std::string text;                       // search_standing_text
+  std::string error;                      // failed: the search's record of why
+};
+RunStanding run_standing(const SearchState& state, std::string_view folder, bool finished);
 
 // A fresh state for a suite with a search: every training row at rung 0.
 SearchState make_search_state(const Suite& suite);

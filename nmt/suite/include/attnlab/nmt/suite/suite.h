@@ -18,10 +18,20 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/name_table.h"
 #include "attnlab/nmt/experiment/experiment.h"
 #include "attnlab/nmt/suite/search.h"
 
 namespace attnlab::nmt {
+
+// What a row whose attention plugin cannot serve it becomes (grids.<name>.unsupported, or
+// suite.unsupported): the suite is refused (error), the row's fallback, else scaled_dot, serves it
+// (fallback), or the row is listed as skipped, with the reason (skip); applied once the plugins
+// are loaded (row_policy.h).
+enum class UnsupportedRows : std::uint8_t { error, fallback, skip };
+inline constexpr auto kUnsupportedRows = name_table<UnsupportedRows>(
+    "unsupported policy",
+    {{UnsupportedRows::error, "error"}, {UnsupportedRows::fallback, "fallback"}, {UnsupportedRows::skip, "skip"}});
 
 // The paper's numbers for a row, shown beside ours in reports.
 struct PaperReference {
@@ -40,11 +50,7 @@ struct SuiteRow {
   std::string hash;                                  // 16 hex digits of the resolved config + seed
   // Where the row's definition starts in the suite file (file:line:column), for messages.
   std::string position;
-  // What a row whose attention plugin cannot serve it becomes (grids.<name>.unsupported, or
-  // suite.unsupported): "error" (the suite is refused), "fallback" (the row's fallback, else
-  // scaled_dot, serves it) or "skip" (the row is listed as skipped, with the reason); applied once
-  // the plugins are loaded (row_policy.h).
-  std::string unsupported = "error";
+  UnsupportedRows unsupported = UnsupportedRows::error;
   // The earlier row whose resolved configuration and seed equal this one's: this row shares its
   // run folder (config.run_dir) and is never trained on its own. Empty for a row of its own.
   std::string same_as;

@@ -19,14 +19,20 @@
 #include <utility>
 #include <vector>
 
+#include "attnlab/name_table.h"
 #include "attnlab/nmt/suite/suite.h"
 
 namespace attnlab::nmt {
 
 enum class RowStatus { kPending, kDone, kFailed, kSkipped };
+inline constexpr auto kRowStatuses = name_table<RowStatus>("row status", {{RowStatus::kPending, "pending"},
+                                                                        {RowStatus::kDone, "done"},
+                                                                        {RowStatus::kFailed, "failed"},
+                                                                        {RowStatus::kSkipped, "skipped"}});
 
-std::string_view row_status_name(RowStatus status);  // "pending", "done", "failed", "skipped"
-RowStatus parse_row_status(std::string_view name);    // unknown names read as kPending
+std::string_view row_status_name(RowStatus status);
+RowStatus parse_row_status(std::string_view name);  // an Error for an unknown name (suite.json's reader
+                                                    // reads one as kPending)
 
 // One entry of suite.json's "rows": a (row, seed) run and where it stands.
 struct SuiteRowState {
