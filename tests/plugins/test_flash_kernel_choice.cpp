@@ -67,8 +67,8 @@ TEST_CASE("choose_kernel: sm_80 runs bf16 at d 64 and 128 on tensor cores, the r
       CHECK(f.kernel == Kernel::tensor_cores);
       CHECK(b.kernel == Kernel::tensor_cores);
       CHECK((f.dk == dk && f.dv == dv && b.dk == dk && b.dv == dv));  // the template variant
-      CHECK(f.tensor_cores.smem == flash_kernel_blocks::kTcForward[fc::mma_size_index(dk)][fc::mma_size_index(dv)]);
-      CHECK(b.tensor_cores.smem == flash_kernel_blocks::kTcBackward[fc::mma_size_index(dk)][fc::mma_size_index(dv)]);
+      CHECK(f.tensor_cores.smem == flash_kernel_blocks::kTcForward[fc::MmaHeadSizes::index(dk)][fc::MmaHeadSizes::index(dv)]);
+      CHECK(b.tensor_cores.smem == flash_kernel_blocks::kTcBackward[fc::MmaHeadSizes::index(dk)][fc::MmaHeadSizes::index(dv)]);
       CHECK(f.hopper.why == Refusal::architecture);  // sm_90a code runs on sm_90 only, switch or not
     }
   CHECK(forward(a100, no_hopper, problem()).reason() ==
@@ -155,8 +155,8 @@ TEST_CASE("choose_kernel: sm_90 runs the Hopper kernels where they are built and
     CHECK(f.kernel == Kernel::hopper);
     CHECK(b.kernel == Kernel::hopper);
     CHECK((f.dk == d && b.dk == d));
-    CHECK(f.hopper.smem == flash_kernel_blocks::kHopperForward[fc::mma_size_index(d)]);
-    CHECK(b.hopper.smem == flash_kernel_blocks::kHopperBackward[fc::mma_size_index(d)]);
+    CHECK(f.hopper.smem == flash_kernel_blocks::kHopperForward[fc::MmaHeadSizes::index(d)]);
+    CHECK(b.hopper.smem == flash_kernel_blocks::kHopperBackward[fc::MmaHeadSizes::index(d)]);
     // The tensor cores' verdict stands beside it: they would have taken it.
     CHECK(f.tensor_cores.takes());
   }

@@ -235,7 +235,7 @@ TEST_CASE("the kernel choice tests hand choose_kernel the tensor-core kernels' o
   namespace fkb = flash_kernel_blocks;
   const auto check_pair = [](auto dk, auto dv) {
     constexpr int DK = decltype(dk)::value, DV = decltype(dv)::value;
-    const int i = attnlab::flash::cuda::mma_size_index(DK), j = attnlab::flash::cuda::mma_size_index(DV);
+    const int i = attnlab::flash::cuda::MmaHeadSizes::index(DK), j = attnlab::flash::cuda::MmaHeadSizes::index(DV);
     CHECK(fkb::kTcForward[i][j] == static_cast<std::size_t>(tc::ForwardSmem<DK, DV>::bytes));
     CHECK(fkb::kTcBackward[i][j] ==
           static_cast<std::size_t>(std::max(tc::DqSmem<DK, DV>::bytes, tc::DkdvSmem<DK, DV>::bytes)));

@@ -13,6 +13,7 @@
 #include "attnlab/plugin/kernel_terms.h"
 #include "attnlab/precision.h"
 #include "attnlab/tensor.h"
+#include "flash_head_sizes.h"
 #include "flash_tiles.h"
 
 namespace attnlab::flash {

@@ -51,17 +51,14 @@ struct Problem {
 
 // Where the backward writes the gradients of the position terms: the bucket scores' (like them)
 // and the bucket values' (like them), each null when the problem has none, and f32 scratch of
-// value_share_floats(p, buffers) floats for the per-block shares of the latter (and, on Hopper,
-// for dout . V per query and bucket: sm90_value_scratch_floats in flash_sm90.h).
+// value_share_floats(choice, p) floats (flash_kernel_choice.h) for the per-block shares of the
+// latter (and, on Hopper, for dout . V per query and bucket: sm90_value_scratch_floats in
+// flash_sm90.h).
 struct TermGrads {
   void* d_bucket_scores = nullptr;
   void* d_bucket_values = nullptr;
   float* value_shares = nullptr;
 };
-// Floats of TermGrads::value_shares that backward() needs for `p` (0 without bucket values): the
-// scratch of the kernel it chooses (flash_kernel_choice.h), `buffers` being backward()'s out,
-// dout, dq, dk and dv.
-std::int64_t value_share_floats(const Problem& p, std::initializer_list<const void*> buffers);
 // The bucket values' gradient into terms.d_bucket_values (the problem's element type): the
 // `blocks` shares of 2 value_clip + 1 rows of dv floats at `shares` added in block order (none:
 // zeros). The FMA and Hopper backwards both end with it; 0 or the CUDA error code.
@@ -83,14 +80,17 @@ DeviceLimits device_limits(int device);
 std::size_t tc_forward_smem(std::int64_t dk, std::int64_t dv);
 std::size_t tc_backward_smem(std::int64_t dk, std::int64_t dv);
 
-// forward() and backward() run the kernels that choose_kernel() (flash_kernel_choice.h) picks for
-// the problem on its device.
+struct KernelChoice;  // flash_kernel_choice.h
+
+// forward() and backward() run the kernels of `choice`, the pass's choice for `p`
+// (choose_on_device, flash_kernel_choice.h), which their caller makes once per call and also
+// sizes the backward's scratch with (another pass's choice: cudaErrorInvalidValue).
 // out [B, H, Tq, dv] of `element`, lse [B, H, Tq] f32.
-int forward(const Problem& p, void* out, float* lse);
+int forward(const KernelChoice& choice, const Problem& p, void* out, float* lse);
 // dq, dk, dv like q, k, v; delta [B, H, Tq] f32 scratch (rowsum(dout * out)); the position
 // terms' gradients in `terms`.
-int backward(const Problem& p, const void* out, const float* lse, const void* dout, float* delta, void* dq, void* dk,
-             void* dv, const TermGrads& terms = {});
+int backward(const KernelChoice& choice, const Problem& p, const void* out, const float* lse, const void* dout,
+             float* delta, void* dq, void* dk, void* dv, const TermGrads& terms = {});
 // lengths [B] i32 from the additive mask [B, Tk] (1 + the last key that is not -inf).
 int key_lengths(Element element, const void* mask, std::int64_t batch, std::int64_t tk, std::int32_t* lengths,
                 int device, CUstream_st* stream);

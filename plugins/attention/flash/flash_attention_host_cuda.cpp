@@ -157,7 +157,9 @@ void flash_forward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const
     prepare_expressions(q, k, v, options, false, expressions);
     with_expressions(p, expressions);
   }
-  check(cuda::forward(p, out.raw_data(), lse.data<float>()), "forward");
+  check(cuda::forward(cuda::choose_on_device(p, cuda::Pass::forward, {out.raw_data()}), p, out.raw_data(),
+                      lse.data<float>()),
+        "forward");
 }
 
 void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
@@ -171,19 +173,21 @@ void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, cons
     prepare_expressions(q, k, v, options, true, expressions);
     with_expressions(p, expressions);
   }
+  // The kernel is chosen once: the scratch is sized for it and it is what the backward launches.
+  const cuda::KernelChoice choice = cuda::choose_on_device(
+      p, cuda::Pass::backward, {out.raw_data(), dout.raw_data(), g.dq.raw_data(), g.dk.raw_data(), g.dv.raw_data()});
   cuda::TermGrads terms;
   Tensor shares;
   if (g.d_bucket_scores.defined()) terms.d_bucket_scores = g.d_bucket_scores.raw_data();
   if (g.d_bucket_values.defined()) {
     if (p.batch * p.heads == 0) g.d_bucket_values = Tensor::zeros_like(g.d_bucket_values);  // no pair, no gradient
     terms.d_bucket_values = g.d_bucket_values.raw_data();
-    const std::int64_t floats = cuda::value_share_floats(
-        p, {out.raw_data(), dout.raw_data(), g.dq.raw_data(), g.dk.raw_data(), g.dv.raw_data()});
+    const std::int64_t floats = cuda::value_share_floats(choice, p);
     shares = Tensor::empty(Shape{std::max<std::int64_t>(floats, 1)}, DType::f32, q.device());
     terms.value_shares = shares.data<float>();
   }
-  check(cuda::backward(p, out.raw_data(), lse.data<float>(), dout.raw_data(), delta.data<float>(), g.dq.raw_data(),
-                       g.dk.raw_data(), g.dv.raw_data(), terms),
+  check(cuda::backward(choice, p, out.raw_data(), lse.data<float>(), dout.raw_data(), delta.data<float>(),
+                       g.dq.raw_data(), g.dk.raw_data(), g.dv.raw_data(), terms),
         "backward");
   if (options.expressions) expression_gradients(options, expressions, g);
 }

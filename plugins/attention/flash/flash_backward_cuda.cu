@@ -77,11 +77,6 @@ int sum_value_shares(const Problem& p, const float* shares, std::int64_t blocks,
   });
 }
 
-std::int64_t value_share_floats(const Problem& p, std::initializer_list<const void*> buffers) {
-  if (!p.bucket_values) return 0;
-  return value_share_floats(choose_kernel(device_limits(p.device), built_kernels(), p, Pass::backward, buffers), p);
-}
-
 std::size_t tc_backward_smem(std::int64_t dk, std::int64_t dv) {
   return MmaHeadSizes::with(dk, dv, std::size_t{0}, [](auto dk_c, auto dv_c) {
     constexpr std::size_t dq_bytes = tc::DqSmem<decltype(dk_c)::value, decltype(dv_c)::value>::bytes;
@@ -90,13 +85,12 @@ std::size_t tc_backward_smem(std::int64_t dk, std::int64_t dv) {
   });
 }
 
-int backward(const Problem& p, const void* out, const float* lse, const void* dout, float* delta, void* dq, void* dk,
-             void* dv, const TermGrads& terms) {
+int backward(const KernelChoice& c, const Problem& p, const void* out, const float* lse, const void* dout,
+             float* delta, void* dq, void* dk, void* dv, const TermGrads& terms) {
+  if (c.pass != Pass::backward) return kNoHeadSize;
   if (p.batch * p.heads == 0) return 0;
   const cudaError_t status = cudaSetDevice(p.device);
   if (status != cudaSuccess) return static_cast<int>(status);
-  const KernelChoice c =
-      choose_kernel(device_limits(p.device), built_kernels(), p, Pass::backward, {out, dout, dq, dk, dv});
   if (c.kernel == Kernel::none) return kNoHeadSize;
   return with_element(p.element, [&](auto element) {
     using T = decltype(element);

@@ -71,13 +71,13 @@ BuiltKernels built_kernels() {
     BuiltKernels b;
     b.hopper_built = sm90_built();
     b.hopper_opted_in = sm90_opted_in();
-    for (std::int64_t dk : {64, 128}) {
-      const int i = mma_size_index(dk);
+    for (std::size_t i = 0; i < MmaHeadSizes::count; ++i) {
+      const std::int64_t dk = MmaHeadSizes::list[i];
       b.hopper_forward[i] = sm90_forward_smem(dk);
       b.hopper_backward[i] = sm90_backward_smem(dk);
-      for (std::int64_t dv : {64, 128}) {
-        b.tc_forward[i][mma_size_index(dv)] = tc_forward_smem(dk, dv);
-        b.tc_backward[i][mma_size_index(dv)] = tc_backward_smem(dk, dv);
+      for (std::size_t j = 0; j < MmaHeadSizes::count; ++j) {
+        b.tc_forward[i][j] = tc_forward_smem(dk, MmaHeadSizes::list[j]);
+        b.tc_backward[i][j] = tc_backward_smem(dk, MmaHeadSizes::list[j]);
       }
     }
     return b;
@@ -85,11 +85,15 @@ BuiltKernels built_kernels() {
   return built;
 }
 
-int forward(const Problem& p, void* out, float* lse) {
+KernelChoice choose_on_device(const Problem& p, Pass pass, std::initializer_list<const void*> buffers) {
+  return choose_kernel(device_limits(p.device), built_kernels(), p, pass, buffers);
+}
+
+int forward(const KernelChoice& c, const Problem& p, void* out, float* lse) {
+  if (c.pass != Pass::forward) return kNoHeadSize;
   if (p.batch * p.heads == 0 || p.tq == 0) return 0;
   const cudaError_t status = cudaSetDevice(p.device);
   if (status != cudaSuccess) return static_cast<int>(status);
-  const KernelChoice c = choose_kernel(device_limits(p.device), built_kernels(), p, Pass::forward, {out});
   switch (c.kernel) {
     case Kernel::hopper: return sm90_forward(p, out, lse);
     case Kernel::tensor_cores:

@@ -1,22 +1,39 @@
 #pragma once
-// The head sizes the CUDA kernels' templates are compiled for, and the one dispatch from a
-// run-time size to a template argument. HeadSizes<Sizes...>:
+// The head sizes the CUDA kernels' templates are compiled for, the one list every check, table
+// index and message about them derives from, and the one dispatch from a run-time size to a
+// template argument. HeadSizes<Sizes...>:
+//   list, count                  the sizes, in rising order;
 //   has(d)                       whether d is one of Sizes;
+//   index(d)                     d's place in the list (-1: none), for tables per size;
 //   with(d, otherwise, fn)       fn(std::integral_constant<int, D>{}) for the D that d is, else
 //                                `otherwise`;
 //   with(dk, dv, otherwise, fn)  fn(DK, DV) as integral constants for a pair, else `otherwise`.
 // Plain C++: the choice of kernel (flash_kernel_choice.h) asks has(), the launchers and the block
 // sizes call with().
+#include <array>
 #include <cstdint>
+#include <string>
 #include <type_traits>
-
-#include "flash_tiles.h"
 
 namespace attnlab::flash::cuda {
 
 template <int... Sizes>
 struct HeadSizes {
+  static constexpr std::size_t count = sizeof...(Sizes);
+  static constexpr std::array<std::int64_t, count> list = {Sizes...};
   static constexpr bool has(std::int64_t d) { return ((d == Sizes) || ...); }
+  static constexpr int index(std::int64_t d) {
+    for (std::size_t i = 0; i < count; ++i)
+      if (list[i] == d) return static_cast<int>(i);
+    return -1;
+  }
+  // "16, 32, 64 and 128", for messages.
+  static std::string text() {
+    std::string out;
+    for (std::size_t i = 0; i < count; ++i)
+      out += (i == 0 ? "" : i + 1 == count ? " and " : ", ") + std::to_string(list[i]);
+    return out;
+  }
 
   template <typename R, typename Fn>
   static constexpr R with(std::int64_t d, R otherwise, Fn&& fn) {
@@ -32,17 +49,18 @@ struct HeadSizes {
 };
 
 // Every CUDA kernel's head sizes: the FMA kernels serve these for d_k and d_v in any pairing
-// (kCudaHeadDims, which flash_attention checks before any kernel runs).
+// (kCudaHeadDims, which flash_attention checks before any kernel runs; the CPU path serves any).
 using CudaHeadSizes = HeadSizes<16, 32, 64, 128>;
 // The MMA kernels' head sizes: the tensor-core kernels in any pairing, the Hopper kernels with d_k = d_v.
 using MmaHeadSizes = HeadSizes<64, 128>;
-
-static_assert(
-    [] {
-      for (std::int64_t d : kCudaHeadDims)
-        if (!CudaHeadSizes::has(d)) return false;
-      return kCudaHeadDims.size() == 4;
-    }(),
-    "kCudaHeadDims are the FMA kernels' sizes");
+static_assert([] {
+  for (std::int64_t d : MmaHeadSizes::list)
+    if (!CudaHeadSizes::has(d)) return false;
+  return true;
+}(), "every MMA kernel's head size has FMA kernels too (they serve what the MMA kernels refuse)");
 
 }  // namespace attnlab::flash::cuda
+
+namespace attnlab::flash {
+inline constexpr auto kCudaHeadDims = cuda::CudaHeadSizes::list;
+}  // namespace attnlab::flash

@@ -16,7 +16,7 @@ namespace {
 
 bool aligned16(const void* x) { return reinterpret_cast<std::uintptr_t>(x) % 16 == 0; }
 
-// What both MMA families ask of a problem: bf16, d_k and d_v 64 or 128, more than one query (a
+// What both MMA families ask of a problem: bf16, d_k and d_v of MmaHeadSizes, more than one query (a
 // decoding step stays on the FMA kernels), and q, k, v and the pass's buffers 16-byte aligned.
 Refusal mma_problem(const Problem& p, std::initializer_list<const void*> buffers) {
   if (p.expr) return Refusal::expressions;
@@ -45,7 +45,7 @@ Verdict hopper_verdict(const DeviceLimits& d, const BuiltKernels& built, const P
   if (p.dk != p.dv) return {Refusal::unequal_heads};
   if (!built.hopper_built) return {Refusal::not_built};
   if (!built.hopper_opted_in) return {Refusal::not_opted_in};
-  const int i = mma_size_index(p.dk);
+  const int i = MmaHeadSizes::index(p.dk);
   const std::size_t forward = built.hopper_forward[i], backward = built.hopper_backward[i];
   if (forward == 0 || backward == 0) return {Refusal::not_built};
   const std::size_t own = (pass == Pass::forward ? forward : backward) + sm90_value_smem(p);
@@ -63,7 +63,7 @@ Verdict tensor_core_verdict(const DeviceLimits& d, const BuiltKernels& built, co
   if (d.major < 8) return {Refusal::architecture};
   if (const Refusal r = mma_problem(p, buffers); r != Refusal::none) return {r};
   if (p.bucket_scores || p.bucket_values) return {Refusal::bucket_terms};
-  const int i = mma_size_index(p.dk), j = mma_size_index(p.dv);
+  const int i = MmaHeadSizes::index(p.dk), j = MmaHeadSizes::index(p.dv);
   const std::size_t smem = pass == Pass::forward ? built.tc_forward[i][j] : built.tc_backward[i][j];
   if (smem > d.smem_optin) return {Refusal::shared_memory, smem};
   return {Refusal::none, smem};
@@ -129,7 +129,8 @@ std::string refusal_text(const KernelChoice& c, Kernel family) {
     case Refusal::not_opted_in: return "the Hopper kernels are off until ATTNLAB_FLASH_SM90=1";
     case Refusal::element: return fmt::format("f32 has no {} kernel", kernels);
     case Refusal::head_size:
-      return fmt::format("head sizes d_k {}, d_v {} have no {} kernel (64 and 128 do)", c.dk, c.dv, kernels);
+      return fmt::format("head sizes d_k {}, d_v {} have no {} kernel ({} do)", c.dk, c.dv, kernels,
+                         MmaHeadSizes::text());
     case Refusal::unequal_heads: return fmt::format("d_k {} != d_v {} has no Hopper kernel", c.dk, c.dv);
     case Refusal::one_query: return fmt::format("a single query (a decoding step) has no {} kernel", kernels);
     case Refusal::bucket_terms: return "relative positions' bucket terms have no tensor-core kernel";
@@ -162,7 +163,7 @@ std::string KernelChoice::why() const {
     case Kernel::fma: return refusal_text(*this, Kernel::tensor_cores) + hopper_clause(*this);
     case Kernel::none: break;
   }
-  return fmt::format("head sizes d_k {}, d_v {} are not compiled for CUDA (16, 32, 64 and 128 are)", dk, dv);
+  return fmt::format("head sizes d_k {}, d_v {} are not compiled for CUDA ({} are)", dk, dv, CudaHeadSizes::text());
 }
 
 std::int64_t value_share_floats(const KernelChoice& c, const Problem& p) {

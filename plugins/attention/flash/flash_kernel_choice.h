@@ -1,7 +1,8 @@
 #pragma once
-// Which CUDA kernels serve a flash problem, decided in one place: forward() and backward()
-// dispatch on choose_kernel(), value_share_floats() sizes the backward's scratch for the kernel it
-// picks, and `attnlab plugins` (describe_cuda_kernels) reports what it picks. The families, best
+// Which CUDA kernels serve a flash problem, decided in one place and once per call: the caller of
+// forward() and backward() asks choose_on_device() (choose_kernel() on the problem's device), sizes
+// the backward's scratch for that choice (value_share_floats()) and hands the same choice to the
+// pass, which launches what it says; `attnlab plugins` (describe_cuda_kernels) reports it. The families, best
 // first:
 //   hopper:       Hopper's warpgroup MMA (flash_sm90_*), sm_90a code: sm_90 exactly, where the
 //                 build has it (CUTLASS) and ATTNLAB_FLASH_SM90=1 asks for it;
@@ -15,6 +16,7 @@
 #include <string>
 
 #include "flash_attention_cuda.h"
+#include "flash_head_sizes.h"
 
 namespace attnlab::flash::cuda {
 
@@ -31,7 +33,7 @@ enum class Refusal : std::uint8_t {
   not_built,      // Hopper: this build has no sm_90a code (CUTLASS was not found)
   not_opted_in,   // Hopper: ATTNLAB_FLASH_SM90=1 is not set
   element,        // f32 (the MMA kernels take bf16)
-  head_size,      // d_k or d_v other than 64 and 128
+  head_size,      // d_k or d_v not in MmaHeadSizes (flash_head_sizes.h)
   unequal_heads,  // Hopper: d_k != d_v
   one_query,      // a single query (a decoding step)
   bucket_terms,   // tensor cores: relative positions' bucket scores or values
@@ -50,16 +52,16 @@ struct Verdict {
 };
 
 // What this build offers: whether it has the Hopper kernels and ATTNLAB_FLASH_SM90=1 asks for
-// them, and the dynamic shared memory (bytes) of the MMA kernels' blocks at head sizes 64 and
-// 128 (index mma_size_index(d)), 0 where not built. The backward's entries are the larger of its
+// them, and the dynamic shared memory (bytes) of the MMA kernels' blocks at each of MmaHeadSizes
+// (index MmaHeadSizes::index(d)), 0 where not built. The backward's entries are the larger of its
 // two blocks (the Hopper backward's two have one size; its dQ block and the forward's add
 // sm90_value_smem for bucket values).
 struct BuiltKernels {
   bool hopper_built = false, hopper_opted_in = false;
-  std::size_t hopper_forward[2] = {}, hopper_backward[2] = {};  // d_k = d_v
-  std::size_t tc_forward[2][2] = {}, tc_backward[2][2] = {};    // [d_k][d_v]
+  static constexpr std::size_t n = MmaHeadSizes::count;
+  std::size_t hopper_forward[n] = {}, hopper_backward[n] = {};  // d_k = d_v
+  std::size_t tc_forward[n][n] = {}, tc_backward[n][n] = {};    // [d_k][d_v]
 };
-constexpr int mma_size_index(std::int64_t d) { return d == 128 ? 1 : 0; }
 
 // The kernel for one pass of one problem, the template variant it runs (its head sizes) and why:
 // each MMA family's verdict, and the device's limits they were decided on.
@@ -81,6 +83,10 @@ struct KernelChoice {
 // the MMA kernels need: the forward's out; the backward's out, dout, dq, dk and dv.
 KernelChoice choose_kernel(const DeviceLimits& device, const BuiltKernels& built, const Problem& p, Pass pass,
                            std::initializer_list<const void*> buffers);
+
+// choose_kernel() for `p` on its own device (its limits read from the driver) with this build's
+// kernels (CUDA builds: flash_forward_cuda.cu).
+KernelChoice choose_on_device(const Problem& p, Pass pass, std::initializer_list<const void*> buffers);
 
 // The family's name as the report and the reasons print it ("tensor cores (WMMA)").
 const char* kernel_name(Kernel k);

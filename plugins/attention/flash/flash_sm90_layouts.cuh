@@ -9,6 +9,8 @@
 #include <cute/atom/mma_traits_sm90_gmma.hpp>
 #include <cute/tensor.hpp>
 
+#include "flash_head_sizes.h"
+
 namespace attnlab::flash::cuda::sm90 {
 
 using Bf16 = cute::bfloat16_t;
@@ -44,7 +46,7 @@ using KMajorTile = decltype(cute::tile_to_shape(cute::GMMA::Layout_K_SW128_Atom<
 
 template <int D>
 struct Tiles {
-  static_assert(D == 64 || D == 128, "the Hopper kernel serves head sizes 64 and 128");
+  static_assert(MmaHeadSizes::has(D), "the Hopper kernels serve MmaHeadSizes (flash_head_sizes.h)");
   using MmaS = ScoreMma<kBlockN, D>;
   using MmaO = RegisterMma<D, kBlockN>;
   // 128-byte swizzled tiles: (query, d) and (key, d) with d contiguous; V as (d, key), d contiguous.
@@ -72,7 +74,7 @@ inline constexpr int kBwdN = 64;
 
 template <int D>
 struct BackwardTiles {
-  static_assert(D == 64 || D == 128, "the Hopper kernels serve head sizes 64 and 128");
+  static_assert(MmaHeadSizes::has(D), "the Hopper kernels serve MmaHeadSizes (flash_head_sizes.h)");
   using MmaS = ScoreMma<kBwdN, D>;
   using MmaG = RegisterMma<D, kBwdN>;
   using Rows = KMajorTile<kBlockM, D>;
