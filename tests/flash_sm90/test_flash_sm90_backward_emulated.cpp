@@ -20,6 +20,7 @@
 #include "flash_sm90_forward_kernel.cuh"
 #include "support/flash_emulated_cases.h"
 #include "emulated_sm90_forward.h"
+#include "support/emulation_orders.h"
 
 namespace {
 
@@ -33,51 +34,55 @@ void run_backward_case(const Case& c, std::uint64_t seed) {
        " bucket values ", c.terms && c.value_terms, " value clip ", c.value_clip, " dropout ", c.dropout);
   const auto r = prepare<T, D, D>(c, seed);
   const k::Inputs<T> in = sm90_inputs<D>(c, r);
-  std::vector<T> out;
-  std::vector<float> lse;
-  run_sm90_forward<D>(c, in, out, lse);
-  const std::int64_t rows = c.b * c.h * c.tq;
-  std::vector<float> delta(static_cast<std::size_t>(rows));
-  const k::Grid gd = k::delta_grid(rows);
-  emu::launch(dim3(gd.x, gd.y), k::kThreads,
-              [&] { k::delta_kernel<T>(out.data(), r.dout.device.data(), rows, D, delta.data()); });
+  const bool buckets = c.terms && c.score_buckets, values = c.terms && c.value_terms;
+  // Forward and backward in every order of a block's threads.
+  const auto [out, lse, dq, dk, dv, d_scores, d_values] = emu::in_every_thread_order([&] {
+    std::vector<T> out;
+    std::vector<float> lse;
+    run_sm90_forward<D>(c, in, out, lse);
+    const std::int64_t rows = c.b * c.h * c.tq;
+    std::vector<float> delta(static_cast<std::size_t>(rows));
+    const k::Grid gd = k::delta_grid(rows);
+    emu::launch(dim3(gd.x, gd.y), k::kThreads,
+                [&] { k::delta_kernel<T>(out.data(), r.dout.device.data(), rows, D, delta.data()); });
 
-  // Sentinels: every element of the gradients must be written (padded key blocks included).
-  const T sentinel = __float2bfloat16_rn(1e4f);
-  std::vector<T> dq(r.q.device.size(), sentinel), dk(r.k.device.size(), sentinel), dv(r.v.device.size(), sentinel);
-  // The bucket scores' gradient starts zeroed, as the launcher leaves it.
-  const bool buckets = c.terms && c.score_buckets;
-  std::vector<T> d_scores(buckets ? r.bucket_scores.device.size() : 0, __float2bfloat16_rn(0.0f));
-  T* const d_scores_ptr = buckets ? d_scores.data() : nullptr;
-  const k::BackwardInputs<T> bin{in, r.dout.device.data(), lse.data(), delta.data()};
-  const bool extras = sm90_extras(c), values = c.terms && c.value_terms;
-  // With bucket values, as the launcher: u = dout . V^T, then each dQ block's share of their
-  // gradient (NaN until written), added up in block order by the FMA path's kernel.
-  const std::int64_t value_buckets = 2 * c.value_clip + 1;
-  const dim3 query_grid = sm90_grid(c, c.tq);
-  std::vector<float> u(values ? static_cast<std::size_t>(rows * value_buckets) : 0);
-  std::vector<float> shares(values ? static_cast<std::size_t>(query_grid.x * query_grid.y * value_buckets * D) : 0,
-                            std::numeric_limits<float>::quiet_NaN());
-  if (values)
-    emu::launch(dim3(gd.x, gd.y), k::kThreads, [&] {
-      sm90::bucket_dots_kernel<D>(r.dout.device.data(), r.bucket_values.device.data(), rows,
-                                  static_cast<int>(value_buckets), u.data());
+    // Sentinels: every element of the gradients must be written (padded key blocks included).
+    const T sentinel = __float2bfloat16_rn(1e4f);
+    std::vector<T> dq(r.q.device.size(), sentinel), dk(r.k.device.size(), sentinel), dv(r.v.device.size(), sentinel);
+    // The bucket scores' gradient starts zeroed, as the launcher leaves it.
+    std::vector<T> d_scores(buckets ? r.bucket_scores.device.size() : 0, __float2bfloat16_rn(0.0f));
+    T* const d_scores_ptr = buckets ? d_scores.data() : nullptr;
+    const k::BackwardInputs<T> bin{in, r.dout.device.data(), lse.data(), delta.data()};
+    const bool extras = sm90_extras(c);
+    // With bucket values, as the launcher: u = dout . V^T, then each dQ block's share of their
+    // gradient (NaN until written), added up in block order by the FMA path's kernel.
+    const std::int64_t value_buckets = 2 * c.value_clip + 1;
+    const dim3 query_grid = sm90_grid(c, c.tq);
+    std::vector<float> u(values ? static_cast<std::size_t>(rows * value_buckets) : 0);
+    std::vector<float> shares(values ? static_cast<std::size_t>(query_grid.x * query_grid.y * value_buckets * D) : 0,
+                              std::numeric_limits<float>::quiet_NaN());
+    if (values)
+      emu::launch(dim3(gd.x, gd.y), k::kThreads, [&] {
+        sm90::bucket_dots_kernel<D>(r.dout.device.data(), r.bucket_values.device.data(), rows,
+                                    static_cast<int>(value_buckets), u.data());
+      });
+    emu::launch(query_grid, sm90::kThreads, [&] {
+      if (values) sm90::dq_kernel<D, true, true>(bin, dq.data(), d_scores_ptr, u.data(), shares.data());
+      else if (extras) sm90::dq_kernel<D, true, false>(bin, dq.data(), d_scores_ptr);
+      else sm90::dq_kernel<D, false, false>(bin, dq.data(), d_scores_ptr);
     });
-  emu::launch(query_grid, sm90::kThreads, [&] {
-    if (values) sm90::dq_kernel<D, true, true>(bin, dq.data(), d_scores_ptr, u.data(), shares.data());
-    else if (extras) sm90::dq_kernel<D, true, false>(bin, dq.data(), d_scores_ptr);
-    else sm90::dq_kernel<D, false, false>(bin, dq.data(), d_scores_ptr);
-  });
-  emu::launch(sm90_grid(c, c.tk), sm90::kThreads, [&] {
-    if (values) sm90::dkdv_kernel<D, true, true>(bin, dk.data(), dv.data(), u.data());
-    else if (extras) sm90::dkdv_kernel<D, true, false>(bin, dk.data(), dv.data());
-    else sm90::dkdv_kernel<D, false, false>(bin, dk.data(), dv.data());
-  });
-  std::vector<T> d_values(values ? r.bucket_values.device.size() : 0, sentinel);
-  if (values)
-    emu::launch(dim3(1), k::kThreads, [&] {
-      k::bucket_values_grad_kernel<T>(shares.data(), query_grid.x * query_grid.y, value_buckets * D, d_values.data());
+    emu::launch(sm90_grid(c, c.tk), sm90::kThreads, [&] {
+      if (values) sm90::dkdv_kernel<D, true, true>(bin, dk.data(), dv.data(), u.data());
+      else if (extras) sm90::dkdv_kernel<D, true, false>(bin, dk.data(), dv.data());
+      else sm90::dkdv_kernel<D, false, false>(bin, dk.data(), dv.data());
     });
+    std::vector<T> d_values(values ? r.bucket_values.device.size() : 0, sentinel);
+    if (values)
+      emu::launch(dim3(1), k::kThreads, [&] {
+        k::bucket_values_grad_kernel<T>(shares.data(), query_grid.x * query_grid.y, value_buckets * D, d_values.data());
+      });
+    return std::tuple(out, lse, dq, dk, dv, d_scores, d_values);
+  });
   // P and dS enter their products in bf16: the sm_80 tensor-core kernels' tolerance.
   const testing::Tolerance grad_tol{3e-2, 3e-2};
   check_close(as_doubles(dq), r.dq64, grad_tol, "dq");

@@ -14,6 +14,7 @@
 #include "cpu/convert_bf16.h"
 // After every other header: the emulation defines CUDA's keywords as macros.
 #include "support/cuda_host_emulation.h"
+#include "support/emulation_orders.h"
 #include "cuda/convert_kernels.cuh"
 
 using namespace attnlab;
@@ -56,10 +57,13 @@ TEST_CASE("emulated f32 -> bf16 kernel: the CPU's bits for every length's tail a
       std::memcpy(in.data(), cases.data(), n * sizeof(float));
       std::vector<std::uint16_t> want(n);
       cpu::f32_to_bf16(in.data(), want.data(), static_cast<std::int64_t>(n));
-      std::fill(out.data(), out.data() + n, std::uint16_t{0x1234});
-      emu::launch(dim3(blocks), 32,
-                  [&] { ck::f32_to_bf16_kernel(in.data(), out.data(), static_cast<std::int64_t>(n)); });
-      CHECK(std::vector<std::uint16_t>(out.data(), out.data() + n) == want);
+      const std::vector<std::uint16_t> got = emu::in_every_thread_order([&] {
+        std::fill(out.data(), out.data() + n, std::uint16_t{0x1234});
+        emu::launch(dim3(blocks), 32,
+                    [&] { ck::f32_to_bf16_kernel(in.data(), out.data(), static_cast<std::int64_t>(n)); });
+        return std::vector<std::uint16_t>(out.data(), out.data() + n);
+      });
+      CHECK(got == want);
     }
   }
 }

@@ -10,12 +10,14 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <tuple>
 #include <vector>
 
 #include "attnlab/attnlab.h"
 #include "support/tensor_testing.h"
 // After every other header: the emulation defines CUDA's keywords as macros.
 #include "support/cuda_host_emulation.h"
+#include "support/emulation_orders.h"
 #include "ops/cross_entropy_check_kernels.cuh"
 #include "ops/embedding_cuda_kernels.cuh"
 
@@ -49,14 +51,18 @@ TEST_CASE("emulated embedding gather: rows, NaN rows for bad ids, and the first 
   const auto ids = draw_ids(n, vocab, 4, {{9, vocab + 5}, {3, -1}, {17, vocab}});
   for (bool wide : {false, true}) {
     CAPTURE(wide);
-    std::vector<float> out(static_cast<std::size_t>(n * d), 0.0f);
-    std::uint64_t word = ic::kClean;
     const auto i32 = as<std::int32_t>(ids);
-    // Two blocks of 32 threads: the grid-stride loop covers the n * d = 115 elements.
-    emu::launch(dim3(2), 32, [&] {
-      if (wide) ek::forward_kernel<float, std::int64_t>(w.data(), ids.data(), n, vocab, d, &word, out.data());
-      else ek::forward_kernel<float, std::int32_t>(w.data(), i32.data(), n, vocab, d, &word, out.data());
+    const auto [out, words] = emu::in_every_thread_order([&] {
+      std::vector<float> out(static_cast<std::size_t>(n * d), 0.0f);
+      std::uint64_t word = ic::kClean;
+      // Two blocks of 32 threads: the grid-stride loop covers the n * d = 115 elements.
+      emu::launch(dim3(2), 32, [&] {
+        if (wide) ek::forward_kernel<float, std::int64_t>(w.data(), ids.data(), n, vocab, d, &word, out.data());
+        else ek::forward_kernel<float, std::int32_t>(w.data(), i32.data(), n, vocab, d, &word, out.data());
+      });
+      return std::tuple(out, std::vector<std::uint64_t>{word});
     });
+    const std::uint64_t word = words[0];
     CHECK(ic::key_position(word) == 3);
     CHECK(ic::key_value(word) == -1);
     for (std::int64_t r = 0; r < n; ++r) {
@@ -101,10 +107,13 @@ TEST_CASE("emulated embedding backward: sorted runs give the CPU's sums bit for 
     sorted_keys.push_back(keys[i]);
     sorted_positions.push_back(positions[i]);
   }
-  std::vector<float> dweight(static_cast<std::size_t>(vocab * d), 0.0f);
-  // Three blocks for more than three runs: the grid-stride loop hands each block several runs.
-  emu::launch(dim3(3), 4, [&] {
-    ek::run_sum_kernel<float>(g.data(), sorted_keys.data(), sorted_positions.data(), n, vocab, d, dweight.data());
+  const std::vector<float> dweight = emu::in_every_thread_order([&] {
+    std::vector<float> dweight(static_cast<std::size_t>(vocab * d), 0.0f);
+    // Three blocks for more than three runs: the grid-stride loop hands each block several runs.
+    emu::launch(dim3(3), 4, [&] {
+      ek::run_sum_kernel<float>(g.data(), sorted_keys.data(), sorted_positions.data(), n, vocab, d, dweight.data());
+    });
+    return dweight;
   });
 
   // The CPU op on the same rows without the two bad ids (the order within each row is unchanged).
@@ -132,11 +141,17 @@ TEST_CASE("emulated cross_entropy target check: kept targets counted, first bad 
   }
   const ic::Rule rule{.lo = 0, .hi = vocab, .has_skip = true, .skip = -100};
   const auto run = [&](const std::vector<std::int64_t>& t, std::uint64_t& word) {
-    unsigned long long kept = 0;
-    // Two blocks of the kernel's 256 threads: the grid-stride loop covers the 700 targets.
-    emu::launch(dim3(2), ck::kCheckThreads,
-                [&] { ck::check_targets_kernel<std::int64_t>(t.data(), n, rule, &word, &kept); });
-    return static_cast<std::int64_t>(kept);
+    const std::uint64_t start = word;
+    const std::vector<std::uint64_t> got = emu::in_every_thread_order([&] {
+      std::uint64_t w = start;
+      unsigned long long kept = 0;
+      // Two blocks of the kernel's 256 threads: the grid-stride loop covers the 700 targets.
+      emu::launch(dim3(2), ck::kCheckThreads,
+                  [&] { ck::check_targets_kernel<std::int64_t>(t.data(), n, rule, &w, &kept); });
+      return std::vector<std::uint64_t>{w, kept};
+    });
+    word = got[0];
+    return static_cast<std::int64_t>(got[1]);
   };
   std::uint64_t word = ic::kClean;
   CHECK(run(targets, word) == n - ignored);

@@ -8,10 +8,12 @@
 // cross-attention offset, and mask_mod removes whole tiles and keeps others.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attnlab/attnlab.h"
@@ -21,6 +23,10 @@
 #include "flash_attention.h"
 #include "support/flash_expr_emulation.h"
 #include "support/tensor_testing.h"
+// After every other header: the emulation defines CUDA's keywords as macros (here for the order
+// of a block's threads, which the shared object's own emulation takes from the arguments).
+#include "support/cuda_host_emulation.h"
+#include "support/emulation_orders.h"
 
 using namespace attnlab;
 
@@ -99,6 +105,7 @@ namespace k = attnlab::flash::cuda::kernels;
 template <typename T, typename E>
 void run(const ExprEmulationArgs& a) {
   constexpr int DK = kEmulatedDk, DV = kEmulatedDv;
+  const cuda_host_emulation::ThreadOrderGuard order(static_cast<cuda_host_emulation::ThreadOrder>(a.order), a.seed);
   const k::Inputs<T> in{static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
                         static_cast<const T*>(a.mask), a.lengths, a.heads, a.tq, a.tk, a.causal, a.scale, {}, {}, a.expr};
   const std::int64_t bh = static_cast<std::int64_t>(a.batch) * a.heads, rows = bh * a.tq;
@@ -292,7 +299,17 @@ void run_case(std::size_t v, const Case& s, bool bf16) {
     a.expr.by_h = map.by_h;
     a.expr.heads = s.h;
   }
-  reinterpret_cast<Entry>(entries()[2 * v + (bf16 ? 1 : 0)])(&a);
+  // In every order of a block's threads, from zeroed gradients (the fixed-point ones accumulate).
+  const auto [got_out, got_out_b, got_lse, got_dq, got_dq_b, got_dk, got_dk_b, got_dv, got_dv_b, got_grads] =
+      cuda_host_emulation::in_every_thread_order([&] {
+        for (auto& g : grads) std::fill(g.begin(), g.end(), 0ull);
+        a.order = static_cast<int>(cuda_host_emulation::order_setting.order);
+        a.seed = cuda_host_emulation::order_setting.seed;
+        reinterpret_cast<Entry>(entries()[2 * v + (bf16 ? 1 : 0)])(&a);
+        return std::tuple(out, out_b, lse, dq, dq_b, dkk, dk_b, dvv, dv_b, grads);
+      });
+  out = got_out, out_b = got_out_b, lse = got_lse, dq = got_dq, dq_b = got_dq_b;
+  dkk = got_dk, dk_b = got_dk_b, dvv = got_dv, dv_b = got_dv_b, grads = got_grads;
 
   const double out_tol = bf16 ? 1e-2 : 2e-5, grad_tol = bf16 ? 3e-2 : 2e-4;
   check_close(doubles(out, out_b, bf16), ref.out, out_tol, "out");

@@ -6,14 +6,16 @@
 // with d_k != d_v. The tensor-core bf16 kernels (flash_tc_*.cuh, with the emulated nvcuda::wmma)
 // run the same way at head sizes 64 and 128 in every pairing, with sequence lengths that are not
 // multiples of their 64-row tiles. These runs
-// check the kernels' arithmetic, shared-memory layout and synchronisation where no GPU exists;
-// tests/cuda runs the kernels themselves where one does.
+// check the kernels' arithmetic, shared-memory layout and synchronisation where no GPU exists
+// (each run in thread order, in reverse and in a shuffle of every block's threads, the same bits
+// from all three: emulation_orders.h); tests/cuda runs the kernels themselves where one does.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attnlab/attnlab.h"
@@ -30,6 +32,7 @@
 #include "flash_forward_kernels.cuh"
 #include "flash_tc_backward_kernels.cuh"
 #include "flash_tc_forward_kernels.cuh"
+#include "support/emulation_orders.h"
 #include "support/flash_emulated_cases.h"
 
 namespace attnlab::flash::cuda::kernels {
@@ -71,39 +74,42 @@ void run_case(const Case& c, std::uint64_t seed) {
   const auto drop = r.drop;
   const float scale = r.scale;
 
-  // Forward.
-  std::vector<T> out(static_cast<std::size_t>(c.b * c.h * c.tq * DV));
-  std::vector<float> lse(static_cast<std::size_t>(c.b * c.h * c.tq));
   const k::Grid gq = k::query_tile_grid(c.b * c.h, c.tq);
   const k::Inputs<T> in{q.device.data(), kk.device.data(), v.device.data(), mask_ptr, lengths_ptr, c.h, c.tq, c.tk,
                         c.causal, scale, drop, r.terms(c.tq, c.tk), {}};
-  emu::launch(dim3(gq.x, gq.y), k::kThreads, [&] { k::forward_kernel<T, DK, DV>(in, out.data(), lse.data()); });
+  // The forward and backward kernels, in every order of a block's threads.
+  const auto [out, lse, dq, dk, dv, d_scores, d_values] = emu::in_every_thread_order([&] {
+    std::vector<T> out(static_cast<std::size_t>(c.b * c.h * c.tq * DV));
+    std::vector<float> lse(static_cast<std::size_t>(c.b * c.h * c.tq));
+    emu::launch(dim3(gq.x, gq.y), k::kThreads, [&] { k::forward_kernel<T, DK, DV>(in, out.data(), lse.data()); });
+    // Backward, from the kernel's own out and lse (as on the device).
+    std::vector<float> delta(static_cast<std::size_t>(c.b * c.h * c.tq));
+    const k::Grid gd = k::delta_grid(c.b * c.h * c.tq);
+    emu::launch(dim3(gd.x, gd.y), k::kThreads, [&] {
+      k::delta_kernel<T>(out.data(), dout.device.data(), c.b * c.h * c.tq, DV, delta.data());
+    });
+    std::vector<T> dq(q.device.size()), dk(kk.device.size()), dv(v.device.size());
+    std::vector<T> d_scores(r.bucket_scores.device.size()), d_values(r.bucket_values.device.size());
+    const k::BackwardInputs<T> bin{in, dout.device.data(), lse.data(), delta.data()};
+    emu::launch(dim3(gq.x, gq.y), k::kThreads,
+                [&] { k::dq_kernel<T, DK, DV>(bin, dq.data(), c.terms ? d_scores.data() : nullptr); });
+    const k::Grid gk = k::key_tile_grid(c.b * c.h, c.tk);
+    const std::int64_t blocks = static_cast<std::int64_t>(gk.x) * gk.y;
+    std::vector<float> shares(static_cast<std::size_t>(blocks) * d_values.size(), std::nanf(""));
+    emu::launch(dim3(gk.x, gk.y), k::kThreads, [&] {
+      k::dkdv_kernel<T, DK, DV>(bin, dk.data(), dv.data(), c.terms ? shares.data() : nullptr);
+    });
+    if (c.terms) {
+      const auto n = static_cast<std::int64_t>(d_values.size());
+      emu::launch(dim3(static_cast<unsigned>((n + k::kThreads - 1) / k::kThreads), 1), k::kThreads, [&] {
+        k::bucket_values_grad_kernel<T>(shares.data(), blocks, n, d_values.data());
+      });
+    }
+    return std::tuple(out, lse, dq, dk, dv, d_scores, d_values);
+  });
   const testing::Tolerance out_tol = bf16 ? testing::Tolerance{1e-2, 1e-2} : testing::Tolerance{2e-6, 2e-5};
   check_close(as_doubles(out), r.out64, out_tol, "out");
   check_lse(lse, r.lse64);
-  // Backward, from the kernel's own out and lse (as on the device).
-  std::vector<float> delta(static_cast<std::size_t>(c.b * c.h * c.tq));
-  const k::Grid gd = k::delta_grid(c.b * c.h * c.tq);
-  emu::launch(dim3(gd.x, gd.y), k::kThreads, [&] {
-    k::delta_kernel<T>(out.data(), dout.device.data(), c.b * c.h * c.tq, DV, delta.data());
-  });
-  std::vector<T> dq(q.device.size()), dk(kk.device.size()), dv(v.device.size());
-  std::vector<T> d_scores(r.bucket_scores.device.size()), d_values(r.bucket_values.device.size());
-  const k::BackwardInputs<T> bin{in, dout.device.data(), lse.data(), delta.data()};
-  emu::launch(dim3(gq.x, gq.y), k::kThreads,
-              [&] { k::dq_kernel<T, DK, DV>(bin, dq.data(), c.terms ? d_scores.data() : nullptr); });
-  const k::Grid gk = k::key_tile_grid(c.b * c.h, c.tk);
-  const std::int64_t blocks = static_cast<std::int64_t>(gk.x) * gk.y;
-  std::vector<float> shares(static_cast<std::size_t>(blocks) * d_values.size(), std::nanf(""));
-  emu::launch(dim3(gk.x, gk.y), k::kThreads, [&] {
-    k::dkdv_kernel<T, DK, DV>(bin, dk.data(), dv.data(), c.terms ? shares.data() : nullptr);
-  });
-  if (c.terms) {
-    const auto n = static_cast<std::int64_t>(d_values.size());
-    emu::launch(dim3(static_cast<unsigned>((n + k::kThreads - 1) / k::kThreads), 1), k::kThreads, [&] {
-      k::bucket_values_grad_kernel<T>(shares.data(), blocks, n, d_values.data());
-    });
-  }
   // bf16 gradients come from the bf16-rounded out (D = dout . out), as on the device: looser.
   const testing::Tolerance grad_tol = bf16 ? testing::Tolerance{3e-2, 3e-2} : testing::Tolerance{1e-5, 1e-4};
   check_close(as_doubles(dq), r.dq64, grad_tol, "dq");
@@ -125,27 +131,29 @@ void run_tc_case(const Case& c, std::uint64_t seed) {
   INFO("tensor cores: B ", c.b, " H ", c.h, " Tq ", c.tq, " Tk ", c.tk, " d_k ", DK, " d_v ", DV, " causal ", c.causal,
        " mask ", c.mask, " lengths ", c.lengths, " dropout ", c.dropout, " alibi ", c.terms);
   const auto r = prepare<T, DK, DV>(c, seed);
-  std::vector<T> out(static_cast<std::size_t>(c.b * c.h * c.tq * DV));
-  std::vector<float> lse(static_cast<std::size_t>(c.b * c.h * c.tq));
   const k::Grid gq = tc::query_tile_grid(c.b * c.h, c.tq);
   REQUIRE(!(c.terms && (c.score_buckets || c.value_terms)));  // ALiBi is the one term they apply
   const k::Inputs<T> in{r.q.device.data(), r.k.device.data(), r.v.device.data(), r.mask_ptr(), r.lengths_ptr(),
                         c.h, c.tq, c.tk, c.causal, r.scale, r.drop, r.terms(c.tq, c.tk), {}};
-  emu::launch(dim3(gq.x, gq.y), tc::kThreads, [&] { tc::forward_kernel<DK, DV>(in, out.data(), lse.data()); });
+  const auto [out, lse, dq, dk, dv] = emu::in_every_thread_order([&] {
+    std::vector<T> out(static_cast<std::size_t>(c.b * c.h * c.tq * DV));
+    std::vector<float> lse(static_cast<std::size_t>(c.b * c.h * c.tq));
+    emu::launch(dim3(gq.x, gq.y), tc::kThreads, [&] { tc::forward_kernel<DK, DV>(in, out.data(), lse.data()); });
+    // Backward from the kernel's own out and lse, D from the FMA path's delta kernel (as on the device).
+    std::vector<float> delta(static_cast<std::size_t>(c.b * c.h * c.tq));
+    const k::Grid gd = k::delta_grid(c.b * c.h * c.tq);
+    emu::launch(dim3(gd.x, gd.y), k::kThreads,
+                [&] { k::delta_kernel<T>(out.data(), r.dout.device.data(), c.b * c.h * c.tq, DV, delta.data()); });
+    std::vector<T> dq(r.q.device.size()), dk(r.k.device.size()), dv(r.v.device.size());
+    const k::BackwardInputs<T> bin{in, r.dout.device.data(), lse.data(), delta.data()};
+    emu::launch(dim3(gq.x, gq.y), tc::kThreads, [&] { tc::dq_kernel<DK, DV>(bin, dq.data()); });
+    const k::Grid gk = tc::key_tile_grid(c.b * c.h, c.tk);
+    emu::launch(dim3(gk.x, gk.y), tc::kThreads, [&] { tc::dkdv_kernel<DK, DV>(bin, dk.data(), dv.data()); });
+    return std::tuple(out, lse, dq, dk, dv);
+  });
   // P enters P V in bf16: a little looser than the FMA kernels' bf16 output.
   check_close(as_doubles(out), r.out64, {1.5e-2, 1.5e-2}, "out");
   check_lse(lse, r.lse64);
-
-  // Backward from the kernel's own out and lse, D from the FMA path's delta kernel (as on the device).
-  std::vector<float> delta(static_cast<std::size_t>(c.b * c.h * c.tq));
-  const k::Grid gd = k::delta_grid(c.b * c.h * c.tq);
-  emu::launch(dim3(gd.x, gd.y), k::kThreads,
-              [&] { k::delta_kernel<T>(out.data(), r.dout.device.data(), c.b * c.h * c.tq, DV, delta.data()); });
-  std::vector<T> dq(r.q.device.size()), dk(r.k.device.size()), dv(r.v.device.size());
-  const k::BackwardInputs<T> bin{in, r.dout.device.data(), lse.data(), delta.data()};
-  emu::launch(dim3(gq.x, gq.y), tc::kThreads, [&] { tc::dq_kernel<DK, DV>(bin, dq.data()); });
-  const k::Grid gk = tc::key_tile_grid(c.b * c.h, c.tk);
-  emu::launch(dim3(gk.x, gk.y), tc::kThreads, [&] { tc::dkdv_kernel<DK, DV>(bin, dk.data(), dv.data()); });
   // dS and P Z enter their products in bf16: as loose as the FMA kernels' bf16 gradients.
   const testing::Tolerance grad_tol{3e-2, 3e-2};
   check_close(as_doubles(dq), r.dq64, grad_tol, "dq");

@@ -5,7 +5,12 @@
 // block, __syncwarp() one over the warp, __shfl_xor_sync an exchange through the warp's barrier;
 // blocks run one after another. A fiber runs until it waits at a barrier, then the next one
 // runs: the interleavings differ from a GPU's, but what the barriers order is all a kernel may
-// rely on. (OS threads, one per CUDA thread, did the same at several times the cost: 256 threads
+// rely on. The fibers run in thread order by default, and in reverse or in a seeded shuffle
+// under a ThreadOrderGuard, so that a kernel missing a barrier (a lower thread writes what a
+// higher one reads, or the other way round) gives other bits in another order: the tests run
+// their kernels in each (in_every_thread_order, emulation_orders.h). Each fiber's stack has a
+// guard page below it (an overflow faults instead of writing into the next stack), and an
+// exception thrown by a kernel's thread ends the launch with an error naming the thread. (OS threads, one per CUDA thread, did the same at several times the cost: 256 threads
 // woken at every barrier of a block on two cores.) A pass over the block in which no thread
 // moved is a deadlock (threads waiting at different barriers), reported and aborted. The barriers
 // also compare the warp collectives each lane has called (warp_collective), as the device
@@ -14,11 +19,18 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -38,6 +50,47 @@ inline thread_local dim3 blockDim;
 inline thread_local dim3 gridDim;
 
 namespace cuda_host_emulation {
+
+// The order in which each pass of the scheduler resumes a block's waiting fibers: thread order,
+// its reverse, or a permutation drawn afresh for every pass (and block) from a seed.
+enum class ThreadOrder { forward, reverse, shuffled };
+struct OrderSetting {
+  ThreadOrder order = ThreadOrder::forward;
+  std::uint64_t seed = 0;
+};
+inline thread_local OrderSetting order_setting;
+
+// Sets the order for the launches of its lifetime.
+class ThreadOrderGuard {
+ public:
+  explicit ThreadOrderGuard(ThreadOrder order, std::uint64_t seed = 0) : previous_(order_setting) {
+    order_setting = {order, seed};
+  }
+  ~ThreadOrderGuard() { order_setting = previous_; }
+  ThreadOrderGuard(const ThreadOrderGuard&) = delete;
+  ThreadOrderGuard& operator=(const ThreadOrderGuard&) = delete;
+
+ private:
+  OrderSetting previous_;
+};
+
+// SplitMix64: the shuffles' generator.
+inline std::uint64_t mix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// The fibers' order for one pass.
+inline void pass_order(std::vector<unsigned>& order, std::uint64_t& state) {
+  std::iota(order.begin(), order.end(), 0u);
+  if (order_setting.order == ThreadOrder::reverse) {
+    std::reverse(order.begin(), order.end());
+  } else if (order_setting.order == ThreadOrder::shuffled) {
+    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[mix(state) % i]);
+  }
+}
 
 // Moves: arrivals, releases and exits, counted so that the scheduler sees a pass without any.
 inline thread_local std::uint64_t moves = 0;
@@ -119,27 +172,44 @@ struct Block {
 inline thread_local Block* current = nullptr;
 
 // The fibers' stacks: 1 MiB each (CuTe's register tensors, and AddressSanitizer's redzones, live
-// there), reserved once per launch and touched only as far as used.
+// there), reserved once per launch and touched only as far as used, each above a guard page that
+// no access may touch (stacks grow down: a fiber that overflows its stack faults there instead of
+// writing over the next fiber's).
 class Stacks {
  public:
   static constexpr std::size_t kBytes = std::size_t{1} << 20;
-  explicit Stacks(unsigned count) : bytes_(kBytes * count) {
+  explicit Stacks(unsigned count)
+      : guard_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))), stride_(kBytes + guard_), bytes_(stride_ * count) {
     void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
       std::fprintf(stderr, "cuda_host_emulation: no memory for %u fiber stacks\n", count);
       std::abort();
     }
     base_ = static_cast<char*>(p);
+    for (unsigned i = 0; i < count; ++i)
+      if (mprotect(base_ + stride_ * i, guard_, PROT_NONE) != 0) {
+        std::fprintf(stderr, "cuda_host_emulation: cannot protect the guard page of fiber stack %u\n", i);
+        std::abort();
+      }
   }
   ~Stacks() { munmap(base_, bytes_); }
   Stacks(const Stacks&) = delete;
   Stacks& operator=(const Stacks&) = delete;
-  char* stack(unsigned i) const { return base_ + kBytes * i; }
+  // The lowest address of fiber i's stack (its guard page just below).
+  char* stack(unsigned i) const { return base_ + stride_ * i + guard_; }
 
  private:
-  std::size_t bytes_;
+  std::size_t guard_, stride_, bytes_;
   char* base_;
 };
+
+// The first exception a thread of the launch threw, with the thread it came from.
+struct Thrown {
+  std::exception_ptr error;
+  unsigned thread = 0;
+  uint3 block;
+};
+inline thread_local Thrown thrown;
 
 // Runs one fiber of the block until it waits or finishes; its CUDA thread index set first.
 inline void resume(Fiber& f) {
@@ -166,7 +236,13 @@ struct FiberStart {
     __sanitizer_finish_switch_fiber(nullptr, &scheduler.stack, &scheduler.stack_size);
 #endif
     Fiber& f = *running;
-    (*start->body)();
+    // An exception must not unwind past the fiber's first frame: it is kept, the thread leaves the
+    // barriers as if it had returned, and launch() throws it once the block has ended.
+    try {
+      (*start->body)();
+    } catch (...) {
+      if (!thrown.error) thrown = {std::current_exception(), f.thread, blockIdx};
+    }
     start->block->warps[f.thread / 32]->arrive_and_drop();
     start->block->barrier.arrive_and_drop();
     f.done = true;
@@ -176,12 +252,17 @@ struct FiberStart {
 };
 
 // Runs body() once per thread of every block of `grid`, blocks one after another, the threads of
-// a block as fibers. A thread that returns early leaves the block's and its warp's barriers
-// (as an exited thread no longer takes part in __syncthreads on the device).
+// a block as fibers, resumed in the order of order_setting. A thread that returns early leaves the
+// block's and its warp's barriers (as an exited thread no longer takes part in __syncthreads on
+// the device). An exception from a thread ends the launch after its block: std::runtime_error
+// naming the thread and the block, with the exception's text.
 template <typename Body>
 void launch(dim3 grid, unsigned threads, Body body) {
   const Stacks stacks(threads);
   std::vector<Fiber> fibers(threads);
+  std::vector<unsigned> order(threads);
+  std::uint64_t shuffle_state = order_setting.seed;
+  thrown = {};
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
@@ -207,7 +288,9 @@ void launch(dim3 grid, unsigned threads, Body body) {
         }
         for (unsigned live = threads; live > 0;) {
           const std::uint64_t before = moves;
-          for (Fiber& f : fibers) {
+          pass_order(order, shuffle_state);
+          for (const unsigned t : order) {
+            Fiber& f = fibers[t];
             if (f.done) continue;
             resume(f);
             if (f.done) --live;
@@ -221,6 +304,20 @@ void launch(dim3 grid, unsigned threads, Body body) {
           }
         }
         current = nullptr;
+        if (thrown.error) {
+          const Thrown t = thrown;
+          thrown = {};
+          std::string what = "an exception that is not a std::exception";
+          try {
+            std::rethrow_exception(t.error);
+          } catch (const std::exception& e) {
+            what = e.what();
+          } catch (...) {
+          }
+          throw std::runtime_error("cuda_host_emulation: thread " + std::to_string(t.thread) + " of block (" +
+                                   std::to_string(t.block.x) + ", " + std::to_string(t.block.y) + ", " +
+                                   std::to_string(t.block.z) + ") threw: " + what);
+        }
       }
 }
 

@@ -23,6 +23,10 @@ struct ExprEmulationArgs {
   void* dk;          // like k
   void* dv;          // like v
   attnlab::expr::DeviceArgs expr;
+  // The order of a block's threads (cuda_host_threads.h's ThreadOrder: 0 thread order, 1 reverse,
+  // 2 shuffled) and the shuffle's seed: the shared object has its own copy of the emulation.
+  int order = 0;
+  unsigned long long seed = 0;
 };
 
 // The head sizes of the emulated kernels: d_k 16, d_v 32.
