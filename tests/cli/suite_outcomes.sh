@@ -10,47 +10,10 @@
 # suite_parallel_interrupt.sh; the same outcomes as Slurm tasks: slurm_outcomes.sh.)
 # usage: suite_outcomes.sh ATTNLAB_PROGRAM
 source "$(dirname "$0")/scratch.sh"
+source "$(dirname "$0")/outcome_suite.sh"
 fail() { echo "$1"; shift; for f in "$@"; do echo "--- $f"; cat "$f"; done; exit 1; }
 
-"$attnlab" data synth --out corpus --train 1500 --dev 40 --test 40 >/dev/null
-head -n 1499 corpus/train.tgt >corpus/short.tgt
-suite() {  # suite NAME
-  cat <<TOML
-[suite]
-name = "$1"
-[base.experiment]
-threads = 1
-[base.data]
-train_source = "corpus/train.src"
-train_target = "corpus/train.tgt"
-dev_source = "corpus/dev.src"
-dev_target = "corpus/dev.tgt"
-cache_dir = "cache"
-[base.vocab]
-size = 200
-[base.model]
-encoder_layers = 1
-decoder_layers = 1
-d_model = 32
-heads = 4
-d_ff = 64
-[base.training]
-batch_tokens = 500
-max_steps = 60
-warmup_steps = 10
-eval_every = 60
-checkpoint_every = 10
-checkpoint_every_seconds = 0
-[base.eval]
-beam = 1
-[rows.bad]
-"data.train_target" = "corpus/short.tgt"
-[rows.taken]
-"model.d_ff" = 48
-[rows.late]
-"model.heads" = 2
-TOML
-}
+outcome_corpus
 
 # outcomes NAME [RUN OPTIONS...]: runs the suite; once the run has started its first row it is
 # stopped (SIGSTOP: a --jobs parent starts no further row, a serial run trains no further step),
@@ -58,7 +21,7 @@ TOML
 outcomes() {
   local name=$1
   shift
-  suite "$name" >"$name.toml"
+  outcome_suite "$name" >"$name.toml"
   "$attnlab" run "$name.toml" --quiet "$@" >"$name.log" 2>&1 &
   local pid=$!
   while ! compgen -G "runs/$name/base-s1-*/lock" >/dev/null; do

@@ -51,6 +51,13 @@ tiny_suite_base() {
 train_pairs = 1500
 dev_pairs = 40
 test_pairs = 40
+TOML
+  tiny_suite_model
+}
+
+# The vocabulary and model tables of tiny_suite_base alone, for suites over corpus files.
+tiny_suite_model() {
+  cat <<'TOML'
 [base.vocab]
 size = 200
 [base.model]

@@ -38,24 +38,8 @@ Registry& plugins() { return testing::in_tree_plugins().registry; }
     return;                                                                               \
   }
 
-struct Built {
-  std::unique_ptr<Generator> init, dropout;
-  std::shared_ptr<Attention> module;
-};
-
-Built build(const std::string& name, const ModelDims& dims, std::uint64_t seed) {
-  Built b{std::make_unique<Generator>(seed), std::make_unique<Generator>(seed + 1), nullptr};
-  BuildContext ctx;
-  ctx.dims = dims;
-  ctx.dropout.attention = 0.0;
-  ctx.device = kGpu;
-  ctx.dtype = DType::f32;
-  ctx.init = b.init.get();
-  ctx.dropout_rng = b.dropout.get();
-  ctx.registry = &plugins();
-  ctx.options = Options::with_defaults(plugins().find(PluginFamily::attention, name).options);
-  b.module = plugins().make_attention(name, ctx);
-  return b;
+testing::BuiltAttention build(const std::string& name, const ModelDims& dims, std::uint64_t seed) {
+  return testing::build_attention(plugins(), name, dims, kGpu, DType::f32, 0.0, seed);
 }
 
 Tensor leaf(const Shape& shape, std::uint64_t seed, DType dtype = DType::f32) {

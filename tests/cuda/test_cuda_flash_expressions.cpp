@@ -13,6 +13,7 @@
 #include "attnlab/attnlab.h"
 #include "attnlab/expr/score_call.h"
 #include "attnlab/plugin/conformance.h"
+#include "attnlab/testing/expression_variants.h"
 #include "flash_attention.h"
 #include "support/cuda_testing.h"
 #include "support/plugin_testing.h"
@@ -22,37 +23,21 @@ using namespace attnlab;
 
 namespace {
 
-expr::TensorSpec tensor(const char* name, std::vector<std::int64_t> shape, expr::TensorInit init, bool learned,
-                        std::vector<double> values = {}) {
-  expr::TensorSpec t;
-  t.name = name;
-  t.shape = std::move(shape);
-  t.per_head.assign(t.shape.size(), false);
-  t.init = init;
-  t.std = 0.5;
-  t.learned = learned;
-  t.values = std::move(values);
-  return t;
-}
+using testing::head_tensor;
 
-struct Variant {
-  const char* name;
-  const char* score_mod;
-  const char* mask_mod;
-  std::vector<expr::TensorSpec> tensors;
-};
+using Variant = testing::ExpressionVariant;
 
 // Four heads.
 std::vector<Variant> variants() {
   return {{"causal", "", "kv_idx <= q_idx", {}},
           {"alibi", "score - slope[h] * abs(q_idx - kv_idx)", "",
-           {tensor("slope", {4}, expr::TensorInit::alibi_slopes, false)}},
+           {head_tensor("slope", {4}, expr::TensorInit::alibi_slopes, false)}},
           {"t5", "score + bias[h, clamp(kv_idx - q_idx, -8, 8) + 8]", "",
-           {tensor("bias", {4, 17}, expr::TensorInit::normal, true)}},
+           {head_tensor("bias", {4, 17}, expr::TensorInit::normal, true)}},
           {"window", "", "kv_idx == 0 || abs(q_idx - kv_idx) <= 20", {}},
           {"softcap", "5 * tanh(score / 5)", "", {}},
           {"temperature", "score * temp[h]", "",
-           {tensor("temp", {4}, expr::TensorInit::values, true, {1.5, 0.7, 1.0, 1.2})}}};
+           {head_tensor("temp", {4}, expr::TensorInit::values, true, {1.5, 0.7, 1.0, 1.2})}}};
 }
 
 // flash_attention on `device` in dtype with the variant's expressions: the output and the
@@ -71,11 +56,8 @@ Run run(const Variant& var, Device device, DType dtype, bool causal, bool mask, 
   Tensor k = input({b, h, tk, d}, 2).to(dtype).to(device).set_requires_grad();
   Tensor v = input({b, h, tk, d}, 3).to(dtype).to(device).set_requires_grad();
   const Tensor dout = input({b, h, tq, d}, 4).to(dtype).to(device);
-  expr::SiteExprs site;
-  site.score_mod.text = var.score_mod;
-  site.mask_mod.text = var.mask_mod;
   auto call = std::make_shared<expr::ScoreExprCall>();
-  call->expr = expr::ScoreExpr::build(site, var.tensors, {h, 256});
+  call->expr = testing::build_variant(var, h, 256);
   call->q_offset = q_offset;
   Generator init(9);
   for (const auto& spec : call->expr->tensors()) {

@@ -1,9 +1,13 @@
 #include "nmt_testing.h"
 
+#include <doctest/doctest.h>
+
 #include <random>
 #include <vector>
 
+#include "attnlab/autograd.h"
 #include "attnlab/nmt/checkpoint/checkpoint_store.h"
+#include "attnlab/ops.h"
 #include "attnlab/ops/cross_entropy.h"
 #include "support/plugin_testing.h"
 
@@ -56,6 +60,21 @@ attnlab::testing::GradcheckResult whole_model_gradcheck(const TransformerConfig&
       {}, {}, model.parameters());
 }
 
+std::vector<double> full_logits_equal_incremental(Transformer& model) {
+  NoGradGuard no_grad;
+  const Tensor src = Tensor::from_vector<std::int64_t>({2, 4}, {4, 5, 6, 3, 7, 8, 3, 0});
+  const Tensor tgt = Tensor::from_vector<std::int64_t>({2, 6}, {2, 4, 5, 6, 7, 8, 2, 8, 9, 10, 4, 5});
+  const auto full = model.forward(src, tgt).to_vector<double>();
+  Encoded enc = model.encode(src);
+  DecoderState state = model.start_decoding();
+  std::vector<Tensor> steps;
+  for (const Tensor& step : split(tgt, 1, {1, 1, 1, 1, 1, 1})) steps.push_back(model.project(model.decode(step, enc, &state)));
+  const auto inc = concat(steps, 1).to_vector<double>();
+  REQUIRE(inc.size() == full.size());
+  for (std::size_t i = 0; i < inc.size(); ++i) REQUIRE(inc[i] == doctest::Approx(full[i]).epsilon(1e-5));
+  return full;
+}
+
 ExperimentConfig tiny_experiment(const std::filesystem::path& root, const std::string& run, const std::string& extra) {
   const std::string toml = R"([experiment]
 name = "resume"
@@ -69,13 +88,7 @@ test_pairs = 20
 seed = 2
 [vocab]
 size = 120
-[model]
-encoder_layers = 1
-decoder_layers = 1
-d_model = 16
-heads = 2
-d_ff = 32
-dropout = 0.1
+)" + std::string(kTinyModelTable) + R"(dropout = 0.1
 attention_dropout = 0.1
 [training]
 batch_tokens = 300

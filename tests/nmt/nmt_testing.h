@@ -30,6 +30,21 @@ PaddedBatch padded_batch(std::int64_t vocab);
 // seeds 7 and 8) under the label-smoothed loss of two fixed sentence pairs (ids below 7).
 attnlab::testing::GradcheckResult whole_model_gradcheck(const TransformerConfig& config);
 
+// A model in evaluation mode decodes two fixed sentence pairs (source 4, target 6 tokens, ids
+// below 11) at once and step by step through its decoder's caches: the full decoding's logits,
+// after checking (REQUIRE) that the steps' equal them to 1e-5.
+std::vector<double> full_logits_equal_incremental(Transformer& model);
+
+// The [model] table of the tiny experiments: 1 + 1 layers of width 16, 2 heads, d_ff 32 (more of
+// the table's keys may follow it).
+inline constexpr const char* kTinyModelTable = R"([model]
+encoder_layers = 1
+decoder_layers = 1
+d_model = 16
+heads = 2
+d_ff = 32
+)";
+
 // A tiny experiment on the synthetic corpus (1 + 1 layers of width 16, dropout 0.1 with attention
 // dropout 0.1, 12 steps, a checkpoint every 4, seed 3) in run folder root / run; `extra` TOML is
 // appended after its [training] table (e.g. a plugin table).

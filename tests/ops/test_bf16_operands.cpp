@@ -1,6 +1,7 @@
 // Bf16Operands: the bf16 GEMM operands of a forward made once per tensor, and the optimizer's copies.
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <vector>
 
 #include "attnlab/attnlab.h"
@@ -34,54 +35,60 @@ Tensor forward(const Net& n) {
   return add(add(a, b), scale(c, 0.5));
 }
 
+// The net's forward and backward without a scope (plain, want) and inside one (scoped, got), in
+// which `setup` may provide copies first; the scope's counts.
+struct ScopedRun {
+  Net plain = make_net(), scoped = make_net();
+  Tensor want, got;
+  Bf16Operands::Counts counts;
+};
+ScopedRun run_in_scope(const std::function<void(Bf16Operands&, const Net&)>& setup = {}) {
+  ScopedRun r;
+  r.want = forward(r.plain);
+  r.want.backward();
+  {
+    Bf16Operands operands;
+    if (setup) setup(operands, r.scoped);
+    r.got = forward(r.scoped);
+    r.counts = operands.counts();
+  }
+  r.got.backward();
+  return r;
+}
+
+// The weights' gradients of both nets, bit for bit.
+void check_same_weight_grads(const ScopedRun& r) {
+  for (const auto& [p, q] : {std::pair{&r.plain.w1, &r.scoped.w1}, {&r.plain.w2, &r.scoped.w2}, {&r.plain.w3, &r.scoped.w3}})
+    CHECK(same_bits(p->grad(), q->grad()));
+}
+
 }  // namespace
 
 TEST_CASE("a Bf16Operands scope casts each GEMM operand once and changes no value") {
   const PrecisionGuard bf16(Precision::bf16);
-  Net plain = make_net(), scoped = make_net();
-  const Tensor want = forward(plain);
-  want.backward();
-  Tensor got;
-  Bf16Operands::Counts counts;
-  {
-    Bf16Operands operands;
-    got = forward(scoped);
-    counts = operands.counts();
-  }
-  got.backward();
-  CHECK(same_bits(got, want));
+  const ScopedRun r = run_in_scope();
+  CHECK(same_bits(r.got, r.want));
   // x once for three uses, each weight once.
-  CHECK(counts.cast == 4);
-  CHECK(counts.reused == 2);
-  CHECK(counts.provided == 0);
+  CHECK(r.counts.cast == 4);
+  CHECK(r.counts.reused == 2);
+  CHECK(r.counts.provided == 0);
   // The weights' gradients are the same products; x's three contributions meet before the cast's
   // backward instead of after it (another order of the same f32 sums).
-  for (const auto& [p, q] : {std::pair{&plain.w1, &scoped.w1}, {&plain.w2, &scoped.w2}, {&plain.w3, &scoped.w3}})
-    CHECK(same_bits(p->grad(), q->grad()));
-  CHECK_TENSOR_NEAR(scoped.x.grad(), plain.x.grad().to_vector<double>(), testing::Tolerance{1e-6, 1e-6});
+  check_same_weight_grads(r);
+  CHECK_TENSOR_NEAR(r.scoped.x.grad(), r.plain.x.grad().to_vector<double>(), testing::Tolerance{1e-6, 1e-6});
 }
 
 TEST_CASE("a Bf16Operands scope takes a provided copy instead of casting the weight") {
   const PrecisionGuard bf16(Precision::bf16);
-  Net plain = make_net(), scoped = make_net();
-  const Tensor want = forward(plain);
-  want.backward();
-  Tensor got;
-  Bf16Operands::Counts counts;
-  {
-    Bf16Operands operands;
+  const ScopedRun r = run_in_scope([](Bf16Operands& operands, const Net& scoped) {
     operands.provide(scoped.w1, scoped.w1.detach().to(DType::bf16));
     operands.provide(scoped.w3, scoped.w3.detach().to(DType::bf16));
-    got = forward(scoped);
-    counts = operands.counts();
-  }
-  got.backward();
-  CHECK(same_bits(got, want));
-  CHECK(counts.provided == 2);
-  CHECK(counts.cast == 2);  // x and w2
+  });
+  CHECK(same_bits(r.got, r.want));
+  CHECK(r.counts.provided == 2);
+  CHECK(r.counts.cast == 2);  // x and w2
   // The copy's gradient reaches the weight through the cast's backward, as a cast's does.
-  for (const auto& [p, q] : {std::pair{&plain.w1, &scoped.w1}, {&plain.w2, &scoped.w2}, {&plain.w3, &scoped.w3}})
-    CHECK(same_bits(p->grad(), q->grad()));
+  check_same_weight_grads(r);
   // What the GEMMs take is the copy's value: a different copy changes the result.
   Net other = make_net();
   Bf16Operands operands;

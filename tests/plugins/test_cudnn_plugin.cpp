@@ -20,22 +20,10 @@ constexpr bool kCudnnBuilt = ATTNLAB_TEST_CUDNN_PLUGIN;
 
 Registry& plugins() { return testing::in_tree_plugins().registry; }
 
-struct Built {
-  std::unique_ptr<Generator> init, dropout;
-  std::shared_ptr<Attention> module;
-};
-
-Built build(const std::string& name, std::int64_t d_k, std::int64_t d_v, double attention_dropout = 0.0) {
-  Built b{std::make_unique<Generator>(7), std::make_unique<Generator>(8), nullptr};
-  BuildContext ctx;
-  ctx.dims = {.d_model = 16, .n_heads = 2, .d_k = d_k, .d_v = d_v, .d_ff = 32, .max_length = 16};
-  ctx.dropout.attention = attention_dropout;
-  ctx.init = b.init.get();
-  ctx.dropout_rng = b.dropout.get();
-  ctx.registry = &plugins();
-  ctx.options = Options::with_defaults(plugins().find(PluginFamily::attention, name).options);
-  b.module = plugins().make_attention(name, ctx);
-  return b;
+testing::BuiltAttention build(const std::string& name, std::int64_t d_k, std::int64_t d_v, double attention_dropout = 0.0) {
+  return testing::build_attention(plugins(), name,
+                                  {.d_model = 16, .n_heads = 2, .d_k = d_k, .d_v = d_v, .d_ff = 32, .max_length = 16},
+                                  Device::cpu(), DType::f32, attention_dropout, 7);
 }
 
 #define SKIP_WITHOUT_CUDNN_PLUGIN()                                                  \

@@ -19,6 +19,7 @@
 #include "attnlab/attnlab.h"
 #include "attnlab/expr/score_call.h"
 #include "attnlab/expr/score_kernels.h"
+#include "attnlab/testing/expression_variants.h"
 #include "expr/jit_cpu.h"
 #include "flash_attention.h"
 #include "support/flash_expr_emulation.h"
@@ -44,46 +45,24 @@ constexpr bool kSanitized = false;
 constexpr bool kSanitized = false;
 #endif
 
-struct Variant {
-  const char* name;
-  const char* score_mod;
-  const char* mask_mod;
-  std::vector<expr::TensorSpec> tensors;
-};
-
-expr::TensorSpec tensor(const char* name, std::vector<std::int64_t> shape, expr::TensorInit init, bool learned,
-                        std::vector<double> values = {}) {
-  expr::TensorSpec t;
-  t.name = name;
-  t.shape = std::move(shape);
-  t.per_head.assign(t.shape.size(), false);
-  t.init = init;
-  t.std = 0.5;
-  t.learned = learned;
-  t.values = std::move(values);
-  return t;
-}
+using Variant = testing::ExpressionVariant;
+using testing::head_tensor;
 
 // Two heads.
 std::vector<Variant> variants() {
   return {
       {"causal", "", "kv_idx <= q_idx", {}},
-      {"alibi", "score - slope[h] * abs(q_idx - kv_idx)", "", {tensor("slope", {2}, expr::TensorInit::alibi_slopes, false)}},
+      {"alibi", "score - slope[h] * abs(q_idx - kv_idx)", "", {head_tensor("slope", {2}, expr::TensorInit::alibi_slopes, false)}},
       {"t5", "score + bias[h, clamp(kv_idx - q_idx, -5, 5) + 5]", "",
-       {tensor("bias", {2, 11}, expr::TensorInit::normal, true)}},
+       {head_tensor("bias", {2, 11}, expr::TensorInit::normal, true)}},
       {"window", "", "kv_idx == 0 || abs(q_idx - kv_idx) <= 9", {}},
       {"softcap", "4 * tanh(score / 4)", "", {}},
-      {"temperature", "score * temp[h]", "", {tensor("temp", {2}, expr::TensorInit::values, true, {1.5, 0.7})}},
+      {"temperature", "score * temp[h]", "", {head_tensor("temp", {2}, expr::TensorInit::values, true, {1.5, 0.7})}},
       {"lengths", "score - 0.05 * float(kv_len - kv_idx)", "q_idx < q_len - 2", {}},
   };
 }
 
-std::shared_ptr<const expr::ScoreExpr> build(const Variant& v) {
-  expr::SiteExprs site;
-  site.score_mod.text = v.score_mod;
-  site.mask_mod.text = v.mask_mod;
-  return expr::ScoreExpr::build(site, v.tensors, {2, 128});
-}
+std::shared_ptr<const expr::ScoreExpr> build(const Variant& v) { return testing::build_variant(v, 2, 128); }
 
 using Entry = void (*)(const ExprEmulationArgs*);
 

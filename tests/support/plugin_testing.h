@@ -54,4 +54,26 @@ inline PositionsPart build_positions(const Registry& registry, const std::string
   return p;
 }
 
+// An attention plugin built with its default options, the generators it was built from kept with
+// it (seeds init_seed and init_seed + 1).
+struct BuiltAttention {
+  std::unique_ptr<Generator> init, dropout;
+  std::shared_ptr<Attention> module;
+};
+inline BuiltAttention build_attention(const Registry& registry, const std::string& name, const ModelDims& dims,
+                                      Device device, DType dtype, double attention_dropout, std::uint64_t init_seed) {
+  BuiltAttention b{std::make_unique<Generator>(init_seed), std::make_unique<Generator>(init_seed + 1), nullptr};
+  BuildContext ctx;
+  ctx.dims = dims;
+  ctx.dropout.attention = attention_dropout;
+  ctx.device = device;
+  ctx.dtype = dtype;
+  ctx.init = b.init.get();
+  ctx.dropout_rng = b.dropout.get();
+  ctx.registry = &registry;
+  ctx.options = Options::with_defaults(registry.find(PluginFamily::attention, name).options);
+  b.module = registry.make_attention(name, ctx);
+  return b;
+}
+
 }  // namespace attnlab::testing

@@ -28,6 +28,20 @@ std::int64_t saturate(T x) {
   return static_cast<std::int64_t>(x);
 }
 
+// A comparison of two operand rows (real or integer) through `each`; false for another op.
+template <typename V, typename Each>
+bool compare(Op op, const V* a, const V* b, Each& each) {
+  switch (op) {
+    case Op::lt: each([&](std::size_t e) { return a[e] < b[e]; }); return true;
+    case Op::le: each([&](std::size_t e) { return a[e] <= b[e]; }); return true;
+    case Op::gt: each([&](std::size_t e) { return a[e] > b[e]; }); return true;
+    case Op::ge: each([&](std::size_t e) { return a[e] >= b[e]; }); return true;
+    case Op::eq: each([&](std::size_t e) { return a[e] == b[e]; }); return true;
+    case Op::ne: each([&](std::size_t e) { return a[e] != b[e]; }); return true;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 template <typename T>
@@ -140,21 +154,13 @@ void RowEvaluator<T>::run(const RowInputs<T>& in, std::int64_t n) {
         const bool real_operands = !node.args.empty() && node.op != Op::select &&
                                    p_.nodes[static_cast<std::size_t>(node.args[0])].type == Type::real;
         if (real_operands) {
-          const T* a = R(0);
-          const T* b2 = R(1);
-          switch (node.op) {
-            case Op::lt: each([&](std::size_t e) { return a[e] < b2[e]; }); break;
-            case Op::le: each([&](std::size_t e) { return a[e] <= b2[e]; }); break;
-            case Op::gt: each([&](std::size_t e) { return a[e] > b2[e]; }); break;
-            case Op::ge: each([&](std::size_t e) { return a[e] >= b2[e]; }); break;
-            case Op::eq: each([&](std::size_t e) { return a[e] == b2[e]; }); break;
-            case Op::ne: each([&](std::size_t e) { return a[e] != b2[e]; }); break;
-            default: throw Error("score expressions: an integer node of real operands of an unexpected op");
-          }
+          if (!compare(node.op, R(0), R(1), each))
+            throw Error("score expressions: an integer node of real operands of an unexpected op");
           break;
         }
         const std::int64_t* a = Z(0);
         const std::int64_t* b2 = node.args.size() > 1 ? Z(1) : nullptr;
+        if (b2 && compare(node.op, a, b2, each)) break;
         switch (node.op) {
           case Op::neg: each([&](std::size_t e) { return -a[e]; }); break;
           case Op::logical_not: each([&](std::size_t e) { return !a[e]; }); break;
@@ -163,12 +169,6 @@ void RowEvaluator<T>::run(const RowInputs<T>& in, std::int64_t n) {
           case Op::mul: each([&](std::size_t e) { return a[e] * b2[e]; }); break;
           case Op::div: each([&](std::size_t e) { return floor_div(a[e], b2[e]); }); break;
           case Op::mod: each([&](std::size_t e) { return a[e] - floor_div(a[e], b2[e]) * b2[e]; }); break;
-          case Op::lt: each([&](std::size_t e) { return a[e] < b2[e]; }); break;
-          case Op::le: each([&](std::size_t e) { return a[e] <= b2[e]; }); break;
-          case Op::gt: each([&](std::size_t e) { return a[e] > b2[e]; }); break;
-          case Op::ge: each([&](std::size_t e) { return a[e] >= b2[e]; }); break;
-          case Op::eq: each([&](std::size_t e) { return a[e] == b2[e]; }); break;
-          case Op::ne: each([&](std::size_t e) { return a[e] != b2[e]; }); break;
           case Op::logical_and: each([&](std::size_t e) { return a[e] && b2[e]; }); break;
           case Op::logical_or: each([&](std::size_t e) { return a[e] || b2[e]; }); break;
           case Op::select: {

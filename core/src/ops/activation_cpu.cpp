@@ -1,4 +1,5 @@
 #include <cmath>
+#include <type_traits>
 
 #include "cpu/parallel.h"
 #include "ops/activation_kernels.h"
@@ -19,33 +20,34 @@ void unary(const char* op, const Tensor& x, Tensor& y, F f) {
   });
 }
 
-template <typename F>
-void unary_backward(const char* op, const Tensor& x, const Tensor& dy, Tensor& dx, F f) {
+// body(x, dy, dx, s, e) over the threads' ranges [s, e) of the elements, the tensors' data as T.
+template <typename Body>
+void backward_ranges(const char* op, const Tensor& x, const Tensor& dy, Tensor& dx, Body body) {
   dispatch_float(op, x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* px = x.data<T>();
     const T* pg = dy.data<T>();
     T* pd = dx.data<T>();
-    cpu::parallel_for(x.numel(), cpu::kElementwiseGrain, [&](std::int64_t s, std::int64_t e) {
-      for (std::int64_t i = s; i < e; ++i) pd[i] = pg[i] * f(px[i]);
-    });
+    cpu::parallel_for(x.numel(), cpu::kElementwiseGrain, [&](std::int64_t s, std::int64_t e) { body(px, pg, pd, s, e); });
+  });
+}
+
+template <typename F>
+void unary_backward(const char* op, const Tensor& x, const Tensor& dy, Tensor& dx, F f) {
+  backward_ranges(op, x, dy, dx, [&](const auto* px, const auto* pg, auto* pd, std::int64_t s, std::int64_t e) {
+    for (std::int64_t i = s; i < e; ++i) pd[i] = pg[i] * f(px[i]);
   });
 }
 
 // dx = dy * [x > 0], a loop of its own: through unary_backward's f, GCC turns the select into a
 // branch around the multiply (unpredictable on activations, and the loop no longer vectorizes).
 void relu_backward(const char* op, const Tensor& x, const Tensor& dy, Tensor& dx) {
-  dispatch_float(op, x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* px = x.data<T>();
-    const T* pg = dy.data<T>();
-    T* pd = dx.data<T>();
-    cpu::parallel_for(x.numel(), cpu::kElementwiseGrain, [&](std::int64_t s, std::int64_t e) {
-      for (std::int64_t i = s; i < e; ++i) {
-        const T mask = px[i] > T(0) ? T(1) : T(0);
-        pd[i] = pg[i] * mask;
-      }
-    });
+  backward_ranges(op, x, dy, dx, [](const auto* px, const auto* pg, auto* pd, std::int64_t s, std::int64_t e) {
+    using T = std::remove_cvref_t<decltype(*px)>;
+    for (std::int64_t i = s; i < e; ++i) {
+      const T mask = px[i] > T(0) ? T(1) : T(0);
+      pd[i] = pg[i] * mask;
+    }
   });
 }
 

@@ -10,6 +10,7 @@
 
 #include "attnlab/autograd.h"
 #include "attnlab/ops.h"
+#include "attnlab/testing/expression_variants.h"
 #include "attnlab/testing/gradcheck.h"
 #include "attnlab/threads.h"
 #include "plugin/conformance_support.h"
@@ -19,46 +20,23 @@ namespace {
 
 constexpr std::int64_t kB = 2, kTq = 4, kTk = 6, kD = 8;
 
-struct Variant {
-  const char* name;
-  const char* score_mod;
-  const char* mask_mod;
-  std::vector<expr::TensorSpec> tensors;
-};
-
-expr::TensorSpec tensor(const char* name, std::vector<std::int64_t> shape, expr::TensorInit init, bool learned,
-                        std::vector<double> values = {}) {
-  expr::TensorSpec t;
-  t.name = name;
-  t.shape = std::move(shape);
-  t.per_head.assign(t.shape.size(), false);
-  t.per_head[0] = true;
-  t.init = init;
-  t.std = 0.5;
-  t.learned = learned;
-  t.values = std::move(values);
-  return t;
-}
+using Variant = testing::ExpressionVariant;
+using testing::head_tensor;
 
 // The kit's model has 2 heads.
 std::vector<Variant> variants() {
   return {
       {"causal as mask_mod", "", "kv_idx <= q_idx", {}},
-      {"ALiBi", "score - slope[h] * abs(q_idx - kv_idx)", "", {tensor("slope", {2}, expr::TensorInit::alibi_slopes, false)}},
+      {"ALiBi", "score - slope[h] * abs(q_idx - kv_idx)", "", {head_tensor("slope", {2}, expr::TensorInit::alibi_slopes, false)}},
       {"T5 bias (learned)", "score + bias[h, clamp(kv_idx - q_idx, -3, 3) + 3]", "",
-       {tensor("bias", {2, 7}, expr::TensorInit::normal, true)}},
+       {head_tensor("bias", {2, 7}, expr::TensorInit::normal, true)}},
       {"sliding window with a sink", "", "kv_idx == 0 || abs(q_idx - kv_idx) <= 1", {}},
       {"soft-capping", "2 * tanh(score / 2)", "", {}},
-      {"temperature (learned)", "score * temp[h]", "", {tensor("temp", {2}, expr::TensorInit::values, true, {1.5, 0.5})}},
+      {"temperature (learned)", "score * temp[h]", "", {head_tensor("temp", {2}, expr::TensorInit::values, true, {1.5, 0.5})}},
   };
 }
 
-std::shared_ptr<const expr::ScoreExpr> build(const Variant& v) {
-  expr::SiteExprs site;
-  site.score_mod.text = v.score_mod;
-  site.mask_mod.text = v.mask_mod;
-  return expr::ScoreExpr::build(site, v.tensors, {2, 64});
-}
+std::shared_ptr<const expr::ScoreExpr> build(const Variant& v) { return testing::build_variant(v, 2, 64); }
 
 // [B, Tk] additive mask: batch row 1 sees its first 4 keys.
 Tensor padding(Device device, DType dtype) {

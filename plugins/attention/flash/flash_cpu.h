@@ -183,4 +183,17 @@ double row_max(const double* x, std::int64_t n);
 double exp_row(float* x, float shift, std::int64_t n);
 double exp_row(double* x, double shift, std::int64_t n);
 
+// The key tiles that queries [i0, i0 + rows) of head h see, in order: tiles of kCols keys up to
+// the last key the tile's last query sees, each narrowed to the keys mask_mod leaves it (a tile it
+// removes whole is skipped); fn(j0, cols, cls) for each, the forward's and the backward's loop.
+template <typename T, typename Fn>
+void for_each_key_tile(const Head<T>& h, const Expressions<T>& ex, const Geometry& g, bool causal, std::int64_t i0,
+                       std::int64_t rows, Fn&& fn) {
+  const std::int64_t key_end = visible_end(i0 + rows - 1, h.length, g, causal);
+  for (std::int64_t tile0 = 0; tile0 < key_end; tile0 += kCols) {
+    const auto span = ex.span(h.bh, i0, tile0, std::min(tile0 + kCols, key_end));
+    if (span.begin < span.end) fn(span.begin, span.end - span.begin, span.cls);
+  }
+}
+
 }  // namespace attnlab::flash::detail::cpu_path

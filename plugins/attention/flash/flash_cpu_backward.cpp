@@ -66,14 +66,9 @@ void backward_head(const Head<T>& h, const PositionTerms<T>& pt, const Expressio
   T* raw = ex.any() ? w.raw.data() : nullptr;
   for (std::int64_t i0 = 0; i0 < g.tq; i0 += kRows) {
     const std::int64_t rows = std::min(kRows, g.tq - i0);
-    const std::int64_t key_end = visible_end(i0 + rows - 1, h.length, g, o.causal);
     const T* q_tile = h.q + i0 * g.dk;
     const T* do_tile = d.dout + i0 * g.dv;
-    for (std::int64_t tile0 = 0; tile0 < key_end; tile0 += kCols) {
-      const auto span = ex.span(h.bh, i0, tile0, std::min(tile0 + kCols, key_end));
-      if (span.begin >= span.end) continue;  // mask_mod removes every key of the tile
-      const std::int64_t j0 = span.begin, cols = span.end - span.begin;
-      const expr::TileMask cls = span.cls;
+    for_each_key_tile(h, ex, g, o.causal, i0, rows, [&](std::int64_t j0, std::int64_t cols, expr::TileMask cls) {
       score_tile(h, w.kt.data(), pt, ex, g, o, i0, rows, j0, cols, cls, s, raw);
       // The weights, recomputed from the logsumexp (0 for a row that sees no key).
       for (std::int64_t r = 0; r < rows; ++r) {
@@ -120,7 +115,7 @@ void backward_head(const Head<T>& h, const PositionTerms<T>& pt, const Expressio
           for (std::int64_t c = 0; c < cols; ++c) pt.d_scores[pt.score_slot(i0 + r, j0 + c)] += dp[r * kCols + c];
       cpu::gemm(false, false, rows, g.dk, cols, scale, dp, kCols, h.k + j0 * g.dk, g.dk, T(1), d.dq + i0 * g.dk, g.dk);
       cpu::gemm(true, false, cols, g.dk, rows, scale, dp, kCols, q_tile, g.dk, T(1), d.dk + j0 * g.dk, g.dk);
-    }
+    });
   }
 }
 

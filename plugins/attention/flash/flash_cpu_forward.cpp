@@ -32,13 +32,7 @@ void forward_tile(const Head<T>& h, const T* kt, const PositionTerms<T>& pt, con
   w.l.assign(static_cast<std::size_t>(rows), T(0));
   w.acc.assign(static_cast<std::size_t>(rows * g.dv), T(0));
   T* s = w.s.data();
-  // The tile's last query sees the most keys: no key tile past that is visited.
-  const std::int64_t key_end = visible_end(i0 + rows - 1, h.length, g, o.causal);
-  for (std::int64_t tile0 = 0; tile0 < key_end; tile0 += kCols) {
-    const auto span = ex.span(h.bh, i0, tile0, std::min(tile0 + kCols, key_end));
-    if (span.begin >= span.end) continue;  // mask_mod removes every key of the tile
-    const std::int64_t j0 = span.begin, cols = span.end - span.begin;
-    const expr::TileMask cls = span.cls;
+  for_each_key_tile(h, ex, g, o.causal, i0, rows, [&](std::int64_t j0, std::int64_t cols, expr::TileMask cls) {
     score_tile(h, kt, pt, ex, g, o, i0, rows, j0, cols, cls, s, static_cast<T*>(nullptr));
     for (std::int64_t r = 0; r < rows; ++r) {
       T* row = s + r * kCols;
@@ -71,7 +65,7 @@ void forward_tile(const Head<T>& h, const T* kt, const PositionTerms<T>& pt, con
           T* a = w.acc.data() + r * g.dv;
           for (std::int64_t d = 0; d < g.dv; ++d) a[d] += weight * vr[d];
         }
-  }
+  });
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::size_t q = static_cast<std::size_t>(r);
     const bool seen = w.l[q] > T(0);

@@ -18,12 +18,7 @@
 
 using namespace attnlab;
 using namespace attnlab::nmt;
-using attnlab::nmt::testing::raw_safetensors;
-using attnlab::nmt::testing::read_bytes;
-using attnlab::nmt::testing::ScratchDir;
-using attnlab::nmt::testing::contains;
-using attnlab::nmt::testing::error_of;
-using attnlab::nmt::testing::write_bytes;
+using namespace attnlab::nmt::testing;  // checkpoint_test_util.h
 
 namespace {
 

@@ -24,6 +24,22 @@ std::shared_ptr<const EncodedCorpus> make_corpus(std::size_t n, std::uint64_t se
   return corpus;
 }
 
+// A batch's longest source and target (with its start token) among its pairs, each pair counted
+// in `seen`, and its source tokens.
+struct Longest {
+  std::int64_t src = 0, tgt = 0, src_tokens = 0;
+};
+Longest longest(const Batch& b, const EncodedCorpus& corpus, std::vector<int>& seen) {
+  Longest l;
+  for (const std::size_t i : b.indices) {
+    ++seen[i];
+    l.src = std::max<std::int64_t>(l.src, static_cast<std::int64_t>(corpus.src_length(i)));
+    l.tgt = std::max<std::int64_t>(l.tgt, static_cast<std::int64_t>(corpus.tgt_length(i)) + 1);
+    l.src_tokens += static_cast<std::int64_t>(corpus.src_length(i));
+  }
+  return l;
+}
+
 std::vector<std::vector<std::size_t>> epoch_batches(BatchIterator& it) {
   std::vector<std::vector<std::size_t>> out;
   for (std::size_t b = 0; b < it.batches_per_epoch(); ++b) out.push_back(it.next().indices);
@@ -43,15 +59,10 @@ TEST_CASE("batches respect the token budget and cover every pair once") {
       CHECK(b.size() > 0);
       CHECK(b.padded_src_tokens() <= budget);
       CHECK(b.padded_tgt_tokens() <= budget);
-      std::int64_t s = 0, t = 0;
-      for (const std::size_t i : b.indices) {
-        ++seen[i];
-        s = std::max<std::int64_t>(s, static_cast<std::int64_t>(corpus->src_length(i)));
-        t = std::max<std::int64_t>(t, static_cast<std::int64_t>(corpus->tgt_length(i)) + 1);
-        src_tokens += static_cast<std::int64_t>(corpus->src_length(i));
-      }
-      CHECK(b.src_len == s);
-      CHECK(b.tgt_len == t);
+      const Longest l = longest(b, *corpus, seen);
+      src_tokens += l.src_tokens;
+      CHECK(b.src_len == l.src);
+      CHECK(b.tgt_len == l.tgt);
     }
     CHECK(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
     CHECK(src_tokens == static_cast<std::int64_t>(corpus->src_token_count()));
@@ -182,17 +193,12 @@ TEST_CASE("static shapes: lengths in multiples, rows up to the budget, few shape
         CHECK(b.padded_rows() == std::max(b.size(), budget / std::max(b.src_len, b.tgt_len)));
         CHECK(b.padded_src_tokens() <= budget);
         CHECK(b.padded_tgt_tokens() <= budget);
-        std::int64_t s = 0, t = 0;
-        for (const std::size_t i : b.indices) {
-          ++seen[i];
-          s = std::max<std::int64_t>(s, static_cast<std::int64_t>(corpus->src_length(i)));
-          t = std::max<std::int64_t>(t, static_cast<std::int64_t>(corpus->tgt_length(i)) + 1);
-        }
         // The lengths are the pairs' longest, rounded up.
-        CHECK(b.src_len >= s);
-        CHECK(b.src_len < s + m);
-        CHECK(b.tgt_len >= t);
-        CHECK(b.tgt_len < t + m);
+        const Longest l = longest(b, *corpus, seen);
+        CHECK(b.src_len >= l.src);
+        CHECK(b.src_len < l.src + m);
+        CHECK(b.tgt_len >= l.tgt);
+        CHECK(b.tgt_len < l.tgt + m);
         // One row count per (S, T): the shape is a function of the lengths.
         const auto it = rows_at.emplace(std::make_pair(b.src_len, b.tgt_len), b.padded_rows()).first;
         CHECK(it->second == b.padded_rows());

@@ -171,13 +171,7 @@ dev_pairs = 5
 test_pairs = 5
 [vocab]
 size = 100
-[model]
-encoder_layers = 1
-decoder_layers = 1
-d_model = 16
-heads = 2
-d_ff = 32
-[model.attention]
+)" + std::string(nmt::testing::kTinyModelTable) + R"([model.attention]
 name = "narrow"
 fallback = "scaled_dot"
 [training]

@@ -7,6 +7,7 @@
 #include "attnlab/autograd.h"
 #include "attnlab/nmt/model/parameter_count.h"
 #include "attnlab/ops.h"
+#include "attnlab/testing/expression_variants.h"
 #include "nmt_testing.h"
 
 using namespace attnlab;
@@ -15,22 +16,7 @@ using nmt::testing::plugins;
 
 namespace {
 
-Tensor ids(const Shape& shape, const std::vector<std::int64_t>& values) {
-  return Tensor::from_vector<std::int64_t>(shape, values);
-}
-
-expr::TensorSpec tensor(const char* name, std::vector<std::int64_t> shape, expr::TensorInit init, bool learned,
-                        std::vector<double> values = {}) {
-  expr::TensorSpec t;
-  t.name = name;
-  t.shape = std::move(shape);
-  t.per_head.assign(t.shape.size(), false);
-  t.init = init;
-  t.std = 0.5;
-  t.learned = learned;
-  t.values = std::move(values);
-  return t;
-}
+using attnlab::testing::head_tensor;
 
 // 2 + 2 layers, 2 heads; a learned T5-style bias everywhere, soft-capping in the encoder, a window
 // in the decoder's self-attention and the lengths in cross-attention.
@@ -45,8 +31,8 @@ TransformerConfig config_with_expressions(const std::string& attention) {
   e.decoder.score_mod.text = "score + " + bias;
   e.decoder.mask_mod.text = "q_idx - kv_idx <= 2";
   e.cross.score_mod.text = "score * temp[h] - 0.1 * float(abs(kv_len - q_len))";
-  e.tensors = {tensor("bias", {2, 5}, expr::TensorInit::normal, true),
-               tensor("temp", {2}, expr::TensorInit::values, true, {1.5, 0.5})};
+  e.tensors = {head_tensor("bias", {2, 5}, expr::TensorInit::normal, true),
+               head_tensor("temp", {2}, expr::TensorInit::values, true, {1.5, 0.5})};
   return c;
 }
 
@@ -101,18 +87,7 @@ TEST_CASE("with score expressions, incremental decoding gives the logits of full
     Generator init(5), drop(6);
     Transformer model(c, plugins(), init, drop);
     model.eval();
-    NoGradGuard no_grad;
-    Tensor src = ids({2, 4}, {4, 5, 6, 3, 7, 8, 3, 0});
-    Tensor tgt = ids({2, 6}, {2, 4, 5, 6, 7, 8, 2, 8, 9, 10, 4, 5});
-    const auto full = model.forward(src, tgt).to_vector<double>();
-    Encoded enc = model.encode(src);
-    DecoderState state = model.start_decoding();
-    std::vector<Tensor> steps;
-    for (const Tensor& step : split(tgt, 1, {1, 1, 1, 1, 1, 1}))
-      steps.push_back(model.project(model.decode(step, enc, &state)));
-    const auto inc = concat(steps, 1).to_vector<double>();
-    REQUIRE(inc.size() == full.size());
-    for (std::size_t i = 0; i < inc.size(); ++i) REQUIRE(inc[i] == doctest::Approx(full[i]).epsilon(1e-5));
+    nmt::testing::full_logits_equal_incremental(model);
   }
 }
 

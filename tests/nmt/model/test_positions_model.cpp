@@ -38,24 +38,13 @@ TEST_CASE("with positions inside attention, incremental decoding gives the logit
     Generator init(5), drop(6);
     Transformer model(config_with(positional), plugins(), init, drop);
     model.eval();
-    NoGradGuard no_grad;
-    Tensor src = ids({2, 4}, {4, 5, 6, 3, 7, 8, 3, 0});
-    Tensor tgt = ids({2, 6}, {2, 4, 5, 6, 7, 8, 2, 8, 9, 10, 4, 5});
-    const auto full = model.forward(src, tgt).to_vector<double>();
-    Encoded enc = model.encode(src);
-    DecoderState state = model.start_decoding();
-    std::vector<Tensor> steps;
-    for (const Tensor& step : split(tgt, 1, {1, 1, 1, 1, 1, 1}))
-      steps.push_back(model.project(model.decode(step, enc, &state)));
-    const auto inc = concat(steps, 1).to_vector<double>();
-    REQUIRE(inc.size() == full.size());
-    for (std::size_t i = 0; i < inc.size(); ++i) REQUIRE(inc[i] == doctest::Approx(full[i]).epsilon(1e-5));
+    const auto full = nmt::testing::full_logits_equal_incremental(model);
     // The scheme matters: the same weights without it give other logits.
     TransformerConfig none = config_with("none");
     Generator init2(5), drop2(6);
     Transformer plain(none, plugins(), init2, drop2);
     plain.eval();
-    CHECK(plain.forward(src, tgt).to_vector<double>() != full);
+    CHECK(nmt::testing::full_logits_equal_incremental(plain) != full);
   }
 }
 

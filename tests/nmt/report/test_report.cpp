@@ -19,12 +19,7 @@
 namespace attnlab::nmt {
 namespace {
 
-using testing::contains;
-using testing::count_of;
-using testing::make_result;
-using testing::row_named;
-using testing::TempDir;
-using testing::write_text;
+using namespace testing;  // nmt_test_util.h, report_fixtures.h
 
 // 60 dev sentences; the "base" system drops the last two words of every sentence and replaces one,
 // the "good" system is the reference itself.

@@ -18,12 +18,7 @@
 namespace attnlab::nmt {
 namespace {
 
-using testing::contains;
-using testing::count_of;
-using testing::make_result;
-using testing::row_named;
-using testing::TempDir;
-using testing::write_text;
+using namespace testing;  // nmt_test_util.h, report_fixtures.h
 
 // metrics.jsonl of a run that trained 25 steps per entry of `dev` (its dev perplexity there).
 std::string search_curve(const std::vector<double>& dev) {

@@ -233,8 +233,9 @@ TEST_CASE("a damaged search.json is refused naming the file and the field, never
       {"\"failed\": false", "\"failed\": 0", "s/search.json: rows[0].failed: expected true or false, got number"},
       {"{", "[", "s/search.json: not valid JSON"},
   };
-  for (const auto& [from, to, message] : damages) {
-    CAPTURE(to);
+  for (const auto& damage : damages) {
+    const auto& [from, to, message] = damage;
+    INFO(std::get<1>(damage));
     std::string text = good;
     const std::size_t at = text.find(from);
     REQUIRE(at != std::string::npos);
