@@ -58,14 +58,9 @@ TOML
 # The vocabulary and model tables of tiny_suite_base alone, for suites over corpus files.
 tiny_suite_model() {
   cat <<'TOML'
-[base.vocab]
-size = 200
-[base.model]
-encoder_layers = 1
-decoder_layers = 1
-d_model = 32
-heads = 4
-d_ff = 64
+[base]
+vocab = { size = 200 }
+model = { encoder_layers = 1, decoder_layers = 1, d_model = 32, heads = 4, d_ff = 64 }
 TOML
 }
 

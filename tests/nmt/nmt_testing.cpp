@@ -60,6 +60,12 @@ attnlab::testing::GradcheckResult whole_model_gradcheck(const TransformerConfig&
       {}, {}, model.parameters());
 }
 
+void check_small_model_gradients(TransformerConfig config) {
+  config.dims = {.d_model = 4, .n_heads = 2, .d_k = 2, .d_v = 2, .d_ff = 6, .max_length = 16};
+  const auto result = whole_model_gradcheck(config);
+  CHECK_MESSAGE(result.ok, result.message);
+}
+
 std::vector<double> full_logits_equal_incremental(Transformer& model) {
   NoGradGuard no_grad;
   const Tensor src = Tensor::from_vector<std::int64_t>({2, 4}, {4, 5, 6, 3, 7, 8, 3, 0});

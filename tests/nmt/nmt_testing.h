@@ -30,6 +30,10 @@ PaddedBatch padded_batch(std::int64_t vocab);
 // seeds 7 and 8) under the label-smoothed loss of two fixed sentence pairs (ids below 7).
 attnlab::testing::GradcheckResult whole_model_gradcheck(const TransformerConfig& config);
 
+// The same check (doctest CHECK) with the config's dimensions narrowed to d_model 4, 2 heads of 2,
+// d_ff 6 and max_length 16: small enough to perturb every weight.
+void check_small_model_gradients(TransformerConfig config);
+
 // A model in evaluation mode decodes two fixed sentence pairs (source 4, target 6 tokens, ids
 // below 11) at once and step by step through its decoder's caches: the full decoding's logits,
 // after checking (REQUIRE) that the steps' equal them to 1e-5.

@@ -19,18 +19,12 @@ constexpr char kOptimV[] = "optim.v.";
 constexpr char kOptimPrefix[] = "optim.";
 
 namespace key {
+// "format" is safetensors' own key (PyTorch writes "pt"); the rest are attnlab's.
 constexpr char format_pt[] = "format";
-constexpr char format[] = "attnlab.format";
-constexpr char checksum[] = "attnlab.checksum";
-constexpr char step[] = "attnlab.step";
-constexpr char optimizer[] = "attnlab.optimizer";
-constexpr char rng[] = "attnlab.rng";
-constexpr char data_position[] = "attnlab.data_position";
-constexpr char config[] = "attnlab.config";
-constexpr char config_format[] = "attnlab.config_format";
-constexpr char plugins[] = "attnlab.plugins";
-constexpr char spm_model_hash[] = "attnlab.spm_model_hash";
-constexpr char version[] = "attnlab.version";
+constexpr char format[] = "attnlab.format", checksum[] = "attnlab.checksum", step[] = "attnlab.step";
+constexpr char optimizer[] = "attnlab.optimizer", rng[] = "attnlab.rng", data_position[] = "attnlab.data_position";
+constexpr char config[] = "attnlab.config", config_format[] = "attnlab.config_format", plugins[] = "attnlab.plugins";
+constexpr char spm_model_hash[] = "attnlab.spm_model_hash", version[] = "attnlab.version";
 }  // namespace key
 
 bool starts_with(std::string_view s, std::string_view prefix) {

@@ -91,12 +91,15 @@ std::shared_ptr<const Vocabulary::Impl> load_serialized(const std::string& bytes
 Vocabulary Vocabulary::load(const std::string& model_path) {
   ATTNLAB_CHECK(std::filesystem::exists(model_path), "Vocabulary::load: model file '{}' does not exist",
                 model_path);
-  const std::string bytes = detail::read_file_bytes(model_path, "vocabulary model");
+  return from_model(detail::read_file_bytes(model_path, "vocabulary model"), model_path, "Vocabulary::load");
+}
+
+Vocabulary Vocabulary::from_model(const std::string& bytes, const std::string& path, std::string_view failure) {
   std::string why;
   Vocabulary vocab;
-  vocab.impl_ = load_serialized(bytes, model_path, &why);
-  ATTNLAB_CHECK(vocab.impl_ != nullptr, "Vocabulary::load: {}", why);
-  vocab.model_path_ = model_path;
+  vocab.impl_ = load_serialized(bytes, path, &why);
+  ATTNLAB_CHECK(vocab.impl_ != nullptr, "{}: {}", failure, why);
+  vocab.model_path_ = path;
   vocab.model_hash_ = hash_bytes(bytes);
   return vocab;
 }
@@ -150,12 +153,7 @@ Vocabulary Vocabulary::train_or_load(const std::vector<std::string>& training_fi
                 status.ToString());
   detail::write_file_atomic(path, model);
 
-  std::string why;
-  Vocabulary vocab;
-  vocab.impl_ = load_serialized(model, path, &why);
-  ATTNLAB_CHECK(vocab.impl_ != nullptr, "Vocabulary: the trained model does not load: {}", why);
-  vocab.model_path_ = path;
-  vocab.model_hash_ = hash_bytes(model);
+  Vocabulary vocab = from_model(model, path, "Vocabulary: the trained model does not load");
   vocab.trained_ = true;
   return vocab;
 }

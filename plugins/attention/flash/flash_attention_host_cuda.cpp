@@ -146,17 +146,30 @@ void expression_gradients(const FlashOptions& o, const DeviceExpressions& d, Fla
   }
 }
 
+// One launch's problem: the position terms' f32 slopes and the expressions' device arguments it
+// points into live as long as it does (not copied or moved after construction).
+struct Launch {
+  Launch(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& lengths,
+         const FlashOptions& options, bool backward)
+      : p(problem(q, k, v, mask, lengths, options, slopes)) {
+    if (!options.expressions) return;
+    prepare_expressions(q, k, v, options, backward, expressions);
+    with_expressions(p, expressions);
+  }
+  Launch(const Launch&) = delete;
+  Launch& operator=(const Launch&) = delete;
+
+  Tensor slopes;
+  cuda::Problem p;
+  DeviceExpressions expressions;
+};
+
 }  // namespace
 
 void flash_forward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, const Tensor& lengths,
                         const FlashOptions& options, Tensor& out, Tensor& lse) {
-  Tensor slopes;
-  cuda::Problem p = problem(q, k, v, mask, lengths, options, slopes);
-  DeviceExpressions expressions;
-  if (options.expressions) {
-    prepare_expressions(q, k, v, options, false, expressions);
-    with_expressions(p, expressions);
-  }
+  Launch launch(q, k, v, mask, lengths, options, false);
+  const cuda::Problem& p = launch.p;
   check(cuda::forward(cuda::choose_on_device(p, cuda::Pass::forward, {out.raw_data()}), p, out.raw_data(),
                       lse.data<float>()),
         "forward");
@@ -166,13 +179,8 @@ void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, cons
                          const Tensor& dout, const Tensor& mask, const Tensor& lengths, const FlashOptions& options,
                          FlashGrads& g) {
   Tensor delta = Tensor::empty(lse.shape(), DType::f32, q.device());
-  Tensor slopes;
-  cuda::Problem p = problem(q, k, v, mask, lengths, options, slopes);
-  DeviceExpressions expressions;
-  if (options.expressions) {
-    prepare_expressions(q, k, v, options, true, expressions);
-    with_expressions(p, expressions);
-  }
+  Launch launch(q, k, v, mask, lengths, options, true);
+  const cuda::Problem& p = launch.p;
   // The kernel is chosen once: the scratch is sized for it and it is what the backward launches.
   const cuda::KernelChoice choice = cuda::choose_on_device(
       p, cuda::Pass::backward, {out.raw_data(), dout.raw_data(), g.dq.raw_data(), g.dk.raw_data(), g.dv.raw_data()});
@@ -189,7 +197,7 @@ void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, cons
   check(cuda::backward(choice, p, out.raw_data(), lse.data<float>(), dout.raw_data(), delta.data<float>(),
                        g.dq.raw_data(), g.dk.raw_data(), g.dv.raw_data(), terms),
         "backward");
-  if (options.expressions) expression_gradients(options, expressions, g);
+  if (options.expressions) expression_gradients(options, launch.expressions, g);
 }
 
 void flash_key_lengths_cuda(const Tensor& mask, Tensor& lengths) {

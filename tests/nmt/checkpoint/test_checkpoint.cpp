@@ -218,43 +218,29 @@ TEST_CASE("apply_to_module copies the weights") {
   CHECK(embed_handle.requires_grad());
 }
 
-TEST_CASE("apply_to_module refuses a missing parameter and changes nothing") {
+// apply_to_module(c, target) must throw `message` and leave every weight of target as it was.
+void refused_unchanged(const Checkpoint& c, TinyModel& target, const std::string& message) {
+  const auto before = values_of(target);
+  CHECK_THROWS_WITH_AS(apply_to_module(c, target), doctest::Contains(message.c_str()), Error);
+  CHECK(values_of(target) == before);
+}
+
+TEST_CASE("apply_to_module refuses a missing parameter, an extra weight and a shape mismatch, changing nothing") {
   TinyModel source(11);
-  Checkpoint c = make_checkpoint(source, 1);
-  std::erase_if(c.parameters,
+  TinyModel target(22);
+  Checkpoint missing = make_checkpoint(source, 1);
+  std::erase_if(missing.parameters,
                 [](const NamedTensor& t) { return t.name == "encoder.layers.0.self_attn.w_q.bias"; });
-  TinyModel target(22);
-  const auto before = values_of(target);
-  CHECK_THROWS_WITH_AS(
-      apply_to_module(c, target),
-      doctest::Contains("parameter 'encoder.layers.0.self_attn.w_q.bias' (shape [3]) is missing from the checkpoint"),
-      Error);
-  CHECK(values_of(target) == before);
-}
-
-TEST_CASE("apply_to_module refuses an extra weight and changes nothing") {
-  TinyModel source(11);
-  Checkpoint c = make_checkpoint(source, 1);
-  c.parameters.push_back({"decoder.extra.weight", Tensor::zeros({2, 2})});
-  TinyModel target(22);
-  const auto before = values_of(target);
-  CHECK_THROWS_WITH_AS(
-      apply_to_module(c, target),
-      doctest::Contains("checkpoint weight 'decoder.extra.weight' (shape [2, 2]) is not a parameter of the module"),
-      Error);
-  CHECK(values_of(target) == before);
-}
-
-TEST_CASE("apply_to_module refuses a shape mismatch and changes nothing") {
-  TinyModel source(11, /*vocab=*/6);
-  const Checkpoint c = make_checkpoint(source, 1);
-  TinyModel target(22, /*vocab=*/5);
-  const auto before = values_of(target);
-  CHECK_THROWS_WITH_AS(
-      apply_to_module(c, target),
-      doctest::Contains("parameter 'embed.weight' has shape [6, 3] in the checkpoint but [5, 3] in the module"),
-      Error);
-  CHECK(values_of(target) == before);
+  refused_unchanged(missing, target,
+                    "parameter 'encoder.layers.0.self_attn.w_q.bias' (shape [3]) is missing from the checkpoint");
+  Checkpoint extra = make_checkpoint(source, 1);
+  extra.parameters.push_back({"decoder.extra.weight", Tensor::zeros({2, 2})});
+  refused_unchanged(extra, target,
+                    "checkpoint weight 'decoder.extra.weight' (shape [2, 2]) is not a parameter of the module");
+  TinyModel wide(11, /*vocab=*/6);
+  TinyModel narrow(22, /*vocab=*/5);
+  refused_unchanged(make_checkpoint(wide, 1), narrow,
+                    "parameter 'embed.weight' has shape [6, 3] in the checkpoint but [5, 3] in the module");
 }
 
 TEST_CASE("checkpoint store names files by step and keeps the last K") {

@@ -1,10 +1,12 @@
-// What the report tests share: a finished row's result.json, finding a report row by name and
+// What the report tests share: a suite state's row, a finished row's result.json, finding a report row by name and
 // counting a needle in rendered output.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -34,6 +36,18 @@ inline RowResult make_result(const std::string& row, std::uint64_t seed, double 
   r.bleu = bleu;
   r.bleu_mode = "sacrebleu";
   r.bleu_signature = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0";
+  return r;
+}
+
+// A row of a suite's state, in folder `<name>-s<seed>-0123456789abcdef`, with its settings.
+inline SuiteRowState make_row_state(const std::string& name, std::uint64_t seed,
+                                    std::vector<std::pair<std::string, std::string>> settings) {
+  SuiteRowState r;
+  r.name = name;
+  r.seed = seed;
+  r.hash = "0123456789abcdef";
+  r.dir = name + "-s" + std::to_string(seed) + "-" + r.hash;
+  r.settings = std::move(settings);
   return r;
 }
 

@@ -74,12 +74,7 @@ void build_fake_run(const TempDir& dir) {
   state.reference = "Vaswani et al. 2017, Table 3";
   const auto add = [&](const std::string& name, std::uint64_t seed, std::vector<std::pair<std::string, std::string>> settings,
                        std::optional<PaperReference> paper, RowStatus status) {
-    SuiteRowState r;
-    r.name = name;
-    r.seed = seed;
-    r.hash = "0123456789abcdef";
-    r.dir = fmt::format("{}-s{}-{}", name, seed, r.hash);
-    r.settings = std::move(settings);
+    SuiteRowState r = make_row_state(name, seed, std::move(settings));
     r.paper = paper;
     r.status = status;
     if (status == RowStatus::kFailed) r.error = "out of memory at step 12";

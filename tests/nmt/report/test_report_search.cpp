@@ -50,12 +50,7 @@ void build_fake_search(const TempDir& dir) {
   search.rungs = {50, 100, 200};
   const auto add = [&](const std::string& name, std::uint64_t seed, std::vector<std::pair<std::string, std::string>> settings,
                        std::vector<double> dev, std::vector<std::optional<double>> rung_metrics, std::int64_t allowed) {
-    SuiteRowState r;
-    r.name = name;
-    r.seed = seed;
-    r.hash = "0123456789abcdef";
-    r.dir = fmt::format("{}-s{}-{}", name, seed, r.hash);
-    r.settings = std::move(settings);
+    SuiteRowState r = make_row_state(name, seed, std::move(settings));
     suite.rows.push_back(r);
     std::filesystem::create_directories(dir.path() / r.dir);
     if (!dev.empty()) write_text((dir.path() / r.dir / "metrics.jsonl").string(), search_curve(dev));

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -268,28 +269,29 @@ TEST_CASE("row hashes follow the configuration and the seed") {
 }
 
 TEST_CASE("suite mistakes name file line column and key") {
-  CHECK_THROWS_WITH_AS(load("syntax.toml", suite_text("[rows.a]\n\"model.heads\" = = 1\n")),
-                       contains("syntax.toml:5:17: TOML syntax error"), Error);
-  CHECK_THROWS_WITH_AS(load("suitekey.toml", "[suite]\nnmae = \"x\"\n"),
-                       contains("suitekey.toml:2:1: suite.nmae: unknown key (valid keys here: base, name, reference, "
-                                "run_dir, seeds, slurm); did you mean 'name'?"),
-                       Error);
-  CHECK_THROWS_WITH_AS(load("rowkey.toml", suite_text("\n[rows.A1]\n\"model.headz\" = 1\n")),
-                       contains("rowkey.toml:6:1: rows.A1: model.headz: unknown key (valid keys here: "), Error);
-  CHECK_THROWS_WITH_AS(load("rowkey2.toml", suite_text("[rows.A1]\nmodel.headz = 1\n")),
-                       contains("did you mean 'heads'?"), Error);
-  CHECK_THROWS_WITH_AS(load("rowtype.toml", suite_text("[rows.A1]\n\"model.heads\" = \"eight\"\n")),
-                       contains("rowtype.toml:5:17: rows.A1: model.heads: expected an integer"), Error);
-  CHECK_THROWS_WITH_AS(load("basetype.toml", suite_text("[base.training]\nmax_steps = 1.5\n")),
-                       contains("basetype.toml:5:13: training.max_steps: expected an integer"), Error);
-  CHECK_THROWS_WITH_AS(load("top.toml", suite_text("[rowz.a]\n")),
-                       contains("top.toml:4:2: rowz: unknown key"), Error);
-  CHECK_THROWS_WITH_AS(load("seeds.toml", suite_text("seeds = [1, \"2\"]\n")),
-                       contains("seeds.toml:4:9: suite.seeds: expected a non-empty array"), Error);
-  CHECK_THROWS_WITH_AS(load("nobase.toml", "[suite]\nbase = \"missing.toml\"\n"),
-                       contains("missing.toml: cannot open base experiment"), Error);
-  CHECK_THROWS_WITH_AS(load("paper.toml", suite_text("[rows.a]\npaper = { ppl = 1, blue = 2 }\n")),
-                       contains("paper.toml:5:20: rows.a.paper.blue: unknown key"), Error);
+  // {file, its text, what the error must say}
+  const std::vector<std::array<std::string, 3>> mistakes = {
+      {"syntax.toml", suite_text("[rows.a]\n\"model.heads\" = = 1\n"), "syntax.toml:5:17: TOML syntax error"},
+      {"suitekey.toml", "[suite]\nnmae = \"x\"\n",
+       "suitekey.toml:2:1: suite.nmae: unknown key (valid keys here: base, name, reference, run_dir, seeds, slurm); "
+       "did you mean 'name'?"},
+      {"rowkey.toml", suite_text("\n[rows.A1]\n\"model.headz\" = 1\n"),
+       "rowkey.toml:6:1: rows.A1: model.headz: unknown key (valid keys here: "},
+      {"rowkey2.toml", suite_text("[rows.A1]\nmodel.headz = 1\n"), "did you mean 'heads'?"},
+      {"rowtype.toml", suite_text("[rows.A1]\n\"model.heads\" = \"eight\"\n"),
+       "rowtype.toml:5:17: rows.A1: model.heads: expected an integer"},
+      {"basetype.toml", suite_text("[base.training]\nmax_steps = 1.5\n"),
+       "basetype.toml:5:13: training.max_steps: expected an integer"},
+      {"top.toml", suite_text("[rowz.a]\n"), "top.toml:4:2: rowz: unknown key"},
+      {"seeds.toml", suite_text("seeds = [1, \"2\"]\n"), "seeds.toml:4:9: suite.seeds: expected a non-empty array"},
+      {"nobase.toml", "[suite]\nbase = \"missing.toml\"\n", "missing.toml: cannot open base experiment"},
+      {"paper.toml", suite_text("[rows.a]\npaper = { ppl = 1, blue = 2 }\n"),
+       "paper.toml:5:20: rows.a.paper.blue: unknown key"},
+  };
+  for (const auto& m : mistakes) {
+    INFO(m[0]);
+    CHECK_THROWS_WITH_AS(load(m[0], m[1]), contains(m[2]), Error);
+  }
   // Plugins are checked once they are known.
   const Suite s = load("plugin.toml", suite_text("\n[rows.fast]\n\"model.attention.name\" = \"performer\"\n"));
   validate_plugins(find(s, "base").config, nmt::testing::plugins());

@@ -69,6 +69,10 @@ class Vocabulary {
   struct Impl;  // opaque: keeps SentencePiece out of this header
 
  private:
+  // The vocabulary of a serialized model read from (or just written to) `path`; `failure` begins the
+  // error when it does not load.
+  static Vocabulary from_model(const std::string& bytes, const std::string& path, std::string_view failure);
+
   std::shared_ptr<const Impl> impl_;
   std::string model_path_;
   std::string model_hash_;
