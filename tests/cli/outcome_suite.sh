@@ -1,6 +1,7 @@
 # The suite of the row-outcome tests (suite_outcomes.sh, slurm_outcomes.sh), sourced after
 # scratch.sh: four rows over corpus files, of which `bad` fails (its target file is one line
-# short) and `taken` is the row the tests let another process take.
+# short) and `taken` is the row the tests let another process take. taken comes last: with --jobs
+# 2 the run starts it only once base or late has trained, long after the tests have stopped the run.
 #   outcome_corpus                 writes corpus/ (the synthetic corpus, and short.tgt)
 #   outcome_suite NAME >FILE.toml  the suite
 outcome_corpus() {
@@ -34,9 +35,9 @@ checkpoint_every_seconds = 0
 beam = 1
 [rows.bad]
 "data.train_target" = "corpus/short.tgt"
-[rows.taken]
-"model.d_ff" = 48
 [rows.late]
 "model.heads" = 2
+[rows.taken]
+"model.d_ff" = 48
 TOML
 }

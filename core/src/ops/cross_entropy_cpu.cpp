@@ -64,10 +64,7 @@ struct RowReader<bf16> {
 
 void cross_entropy_forward_cpu(const Tensor& logits, const Tensor& targets, double eps,
                                std::int64_t ignore_index, Tensor& lse, Tensor& loss_sum) {
-  dispatch_float_and_index("cross_entropy", logits.dtype(), targets.dtype(), [&](auto xtag, auto ftag, auto itag) {
-    using X = typename decltype(xtag)::type;
-    using T = typename decltype(ftag)::type;
-    using I = typename decltype(itag)::type;
+  dispatch_float_and_index("cross_entropy", logits.dtype(), targets.dtype(), [&]<typename X, typename T, typename I>() {
     const X* px = logits.data<X>();
     const I* pt = targets.data<I>();
     T* pl = lse.data<T>();
@@ -112,10 +109,8 @@ void cross_entropy_forward_cpu(const Tensor& logits, const Tensor& targets, doub
 
 void cross_entropy_backward_cpu(const Tensor& logits, const Tensor& targets, const Tensor& lse, double eps,
                                 std::int64_t ignore_index, const Tensor& g, Tensor& dlogits) {
-  dispatch_float_and_index("cross_entropy_backward", logits.dtype(), targets.dtype(), [&](auto xtag, auto ftag, auto itag) {
-    using X = typename decltype(xtag)::type;
-    using T = typename decltype(ftag)::type;
-    using I = typename decltype(itag)::type;
+  const DType values = logits.dtype(), ids = targets.dtype();
+  dispatch_float_and_index("cross_entropy_backward", values, ids, [&]<typename X, typename T, typename I>() {
     const X* px = logits.data<X>();
     const I* pt = targets.data<I>();
     const T* pl = lse.data<T>();

@@ -30,10 +30,7 @@ void cross_entropy_check_targets_cuda(const Tensor& targets, std::int64_t vocab,
 
 void cross_entropy_forward_cuda(const Tensor& logits, const Tensor& targets, double eps,
                                 std::int64_t ignore_index, Tensor& lse, Tensor& loss_sum) {
-  dispatch_float_and_index("cross_entropy", logits.dtype(), targets.dtype(), [&](auto xtag, auto ftag, auto itag) {
-    using X = typename decltype(xtag)::type;
-    using T = typename decltype(ftag)::type;
-    using I = typename decltype(itag)::type;
+  dispatch_float_and_index("cross_entropy", logits.dtype(), targets.dtype(), [&]<typename X, typename T, typename I>() {
     const std::int64_t n = logits.dim(0);
     const int device = logits.device().index;
     Tensor row_loss = Tensor::empty(Shape{n}, DType::f64, logits.device());
@@ -45,10 +42,8 @@ void cross_entropy_forward_cuda(const Tensor& logits, const Tensor& targets, dou
 
 void cross_entropy_backward_cuda(const Tensor& logits, const Tensor& targets, const Tensor& lse, double eps,
                                  std::int64_t ignore_index, const Tensor& g, Tensor& dlogits) {
-  dispatch_float_and_index("cross_entropy_backward", logits.dtype(), targets.dtype(), [&](auto xtag, auto ftag, auto itag) {
-    using X = typename decltype(xtag)::type;
-    using T = typename decltype(ftag)::type;
-    using I = typename decltype(itag)::type;
+  const DType values = logits.dtype(), ids = targets.dtype();
+  dispatch_float_and_index("cross_entropy_backward", values, ids, [&]<typename X, typename T, typename I>() {
     const int device = logits.device().index;
     cuda_cross_entropy::backward<X, T, I>(logits.data<X>(), targets.data<I>(), lse.data<T>(), logits.dim(0),
                                           logits.dim(1), eps, ignore_index, g.data<T>(), dlogits.data<X>(),

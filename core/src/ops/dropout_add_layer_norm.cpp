@@ -73,6 +73,37 @@ void run_backward(const Saved& s, const Tensor& dy, detail::DropoutAddLayerNormG
                    s.centered, g);
 }
 
+// What both nodes share: the forward's Saved, the gradient buffers the kernels' backward writes,
+// and the inputs' gradients {dx, dbias, dresidual, dgamma, dbeta} from them (dresidual = a ds).
+class SavedNormNode : public Node {
+ public:
+  explicit SavedNormNode(Saved saved) : s_(std::move(saved)) {}
+  void release() override { s_.release(); }
+
+ protected:
+  bool wants(std::size_t i) const { return i < next.size() && next[i].node != nullptr; }
+
+  // dx is needed for x and for the bias, ds for all three of x, bias and residual (or always).
+  detail::DropoutAddLayerNormGrads buffers(bool always_ds) const {
+    const Tensor& sum = s_.sum;
+    const Shape vec{sum.dim(-1)};
+    detail::DropoutAddLayerNormGrads g;
+    if (always_ds || wants(0) || wants(1) || wants(2)) g.ds = Tensor::empty_like(sum);
+    if (wants(0) || wants(1)) g.dx = Tensor::empty_like(sum);
+    if (wants(1)) g.dbias = Tensor::empty(vec, sum.dtype(), sum.device());
+    if (wants(3)) g.dgamma = Tensor::empty(vec, sum.dtype(), sum.device());
+    if (wants(4)) g.dbeta = Tensor::empty(vec, sum.dtype(), sum.device());
+    return g;
+  }
+
+  std::vector<Tensor> input_grads(const detail::DropoutAddLayerNormGrads& g) const {
+    const Tensor dresidual = s_.residual_scale == 1.0 || !wants(2) ? g.ds : scale(g.ds, s_.residual_scale);
+    return {g.dx, g.dbias, dresidual, g.dgamma, g.dbeta};
+  }
+
+  Saved s_;
+};
+
 // With keep_i the mask bit of element i, c = 1 / (1 - p) and shat = (s - mean) * rstd per row:
 //   s = a r + keep * c * (x + b),   y = shat * gamma + beta.
 // The layer-norm part is layer_norm's (layer_norm.cpp has the derivation; not centred, rms_norm's):
@@ -81,31 +112,18 @@ void run_backward(const Saved& s, const Tensor& dy, detail::DropoutAddLayerNormG
 // The rest is linear in s: ds/dr = a and ds_i/dx_i = keep_i c, so
 //   dresidual = a ds,   dx = keep * c * ds,   dbias = sum_rows dx.
 // The mask is regenerated from (seed, offset); s, mean and rstd come from the forward.
-class DropoutAddLayerNormNode final : public Node {
+class DropoutAddLayerNormNode final : public SavedNormNode {
  public:
-  explicit DropoutAddLayerNormNode(Saved saved) : s_(std::move(saved)) {}
+  using SavedNormNode::SavedNormNode;
 
   std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
     const Tensor& sum = s_.sum;
     const Tensor dy = detail::grad_or_zeros(grads, 0, sum.shape(), sum.dtype(), sum.device());
-    auto wants = [&](std::size_t i) { return i < next.size() && next[i].node != nullptr; };
-    const Shape vec{sum.dim(-1)};
-    detail::DropoutAddLayerNormGrads g;
-    // dx is needed for x and for the bias, ds for all three of x, bias and residual.
-    if (wants(0) || wants(1) || wants(2)) g.ds = Tensor::empty_like(sum);
-    if (wants(0) || wants(1)) g.dx = Tensor::empty_like(sum);
-    if (wants(1)) g.dbias = Tensor::empty(vec, sum.dtype(), sum.device());
-    if (wants(3)) g.dgamma = Tensor::empty(vec, sum.dtype(), sum.device());
-    if (wants(4)) g.dbeta = Tensor::empty(vec, sum.dtype(), sum.device());
+    detail::DropoutAddLayerNormGrads g = buffers(false);
     run_backward(s_, dy, g);
-    const Tensor dresidual = s_.residual_scale == 1.0 || !wants(2) ? g.ds : scale(g.ds, s_.residual_scale);
-    return {g.dx, g.dbias, dresidual, g.dgamma, g.dbeta};
+    return input_grads(g);
   }
-  void release() override { s_.release(); }
   std::string_view name() const override { return kOp; }
-
- private:
-  Saved s_;
 };
 
 }  // namespace
@@ -142,24 +160,19 @@ namespace {
 //   dbias = sum_rows dx,   dgamma, dbeta as above,
 // all in the kernels' one backward (ds_extra = g_s). Without a gradient at normed, ds is g_s and
 // the rest is dropout's own mask (gamma and beta get zeros).
-class DropoutAddNormPairNode final : public Node {
+class DropoutAddNormPairNode final : public SavedNormNode {
  public:
-  explicit DropoutAddNormPairNode(Saved saved) : s_(std::move(saved)) {}
+  using SavedNormNode::SavedNormNode;
 
   std::vector<Tensor> backward(std::vector<Tensor>& grads) override {
     NoGradGuard no_grad;
     const Tensor& sum = s_.sum;
-    auto wants = [&](std::size_t i) { return i < next.size() && next[i].node != nullptr; };
     const Shape vec{sum.dim(-1)};
     const Tensor g_s = !grads.empty() && grads[0].defined() ? grads[0] : Tensor();
     detail::DropoutAddLayerNormGrads g;
     if (grads.size() > 1 && grads[1].defined()) {
-      g.ds = Tensor::empty_like(sum);
+      g = buffers(true);
       g.ds_extra = g_s;
-      if (wants(0) || wants(1)) g.dx = Tensor::empty_like(sum);
-      if (wants(1)) g.dbias = Tensor::empty(vec, sum.dtype(), sum.device());
-      if (wants(3)) g.dgamma = Tensor::empty(vec, sum.dtype(), sum.device());
-      if (wants(4)) g.dbeta = Tensor::empty(vec, sum.dtype(), sum.device());
       run_backward(s_, grads[1], g);
     } else {
       g.ds = g_s.defined() ? g_s : Tensor::zeros(sum.shape(), sum.dtype(), sum.device());
@@ -168,14 +181,9 @@ class DropoutAddNormPairNode final : public Node {
       if (wants(3)) g.dgamma = Tensor::zeros(vec, sum.dtype(), sum.device());
       if (wants(4)) g.dbeta = Tensor::zeros(vec, sum.dtype(), sum.device());
     }
-    const Tensor dresidual = s_.residual_scale == 1.0 || !wants(2) ? g.ds : scale(g.ds, s_.residual_scale);
-    return {g.dx, g.dbias, dresidual, g.dgamma, g.dbeta};
+    return input_grads(g);
   }
-  void release() override { s_.release(); }
   std::string_view name() const override { return "dropout_add_norm_pair"; }
-
- private:
-  Saved s_;
 };
 
 }  // namespace

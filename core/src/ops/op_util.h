@@ -54,12 +54,16 @@ decltype(auto) dispatch_index(std::string_view op, DType dtype, Fn&& fn) {
   throw Error(fmt::format("{}: ids must be i32 or i64, got {}", op, dtype_name(dtype)));
 }
 
-// For ops over values and ids (cross_entropy): fn(TypeTag<X>{}, TypeTag<T>{}, TypeTag<I>{}) with X
-// and T as dispatch_float_or_bf16 gives them for `dtype`, I as dispatch_index for `ids`.
+// For ops over values and ids (cross_entropy): fn.template operator()<X, T, I>() (a lambda
+// []<typename X, typename T, typename I>() {...}) with X and T as dispatch_float_or_bf16 gives them
+// for `dtype`, I as dispatch_index for `ids`.
 template <typename Fn>
 decltype(auto) dispatch_float_and_index(std::string_view op, DType dtype, DType ids, Fn&& fn) {
   return dispatch_float_or_bf16(op, dtype, [&](auto xtag, auto ftag) {
-    return dispatch_index(op, ids, [&](auto itag) { return fn(xtag, ftag, itag); });
+    return dispatch_index(op, ids, [&](auto itag) {
+      return fn.template operator()<typename decltype(xtag)::type, typename decltype(ftag)::type,
+                                    typename decltype(itag)::type>();
+    });
   });
 }
 

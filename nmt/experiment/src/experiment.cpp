@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <variant>
 
 #include "attnlab/config/plugin_options.h"
 #include "attnlab/config/table_reader.h"
@@ -45,6 +46,19 @@ E read_choice(TableReader& t, const std::string& key, E fallback, const NameTabl
   const std::string name = t.get_string(key, std::string(table.name(fallback)));
   if (auto value = table.find(name)) return *value;
   throw Error(fmt::format("{}: {}: {}", t.position(key), t.path(key), table.unknown(name)));
+}
+
+// A numeric key of a table and the field its value goes to (kept when the key is absent).
+struct NumberKey {
+  const char* key;
+  std::variant<std::int64_t*, double*> field;
+};
+
+void read_numbers(TableReader& t, std::initializer_list<NumberKey> keys) {
+  for (const NumberKey& k : keys) {
+    if (auto* i = std::get_if<std::int64_t*>(&k.field)) **i = t.get_int(k.key, **i);
+    else **std::get_if<double*>(&k.field) = t.get_real(k.key, **std::get_if<double*>(&k.field));
+  }
 }
 
 void check_real_non_negative(TableReader& t, const std::string& key, double value) {
@@ -172,22 +186,22 @@ void read_model(TableReader& t, TransformerConfig& m) {
 }
 
 void read_training(TableReader& t, TrainingConfig& c) {
-  c.batch_tokens = t.get_int("batch_tokens", c.batch_tokens);
-  c.accumulate = t.get_int("accumulate", c.accumulate);
-  c.pad_to_multiple = t.get_int("pad_to_multiple", c.pad_to_multiple);
+  read_numbers(t, {{"batch_tokens", &c.batch_tokens}, {"accumulate", &c.accumulate},
+                   {"pad_to_multiple", &c.pad_to_multiple}, {"max_steps", &c.max_steps},
+                   {"max_seconds", &c.max_seconds}, {"warmup_steps", &c.warmup_steps}, {"lr_scale", &c.lr_scale},
+                   {"lr", &c.lr}, {"min_lr", &c.min_lr}, {"weight_decay", &c.weight_decay},
+                   {"clip_norm", &c.clip_norm}, {"adam_beta1", &c.adam_beta1}, {"adam_beta2", &c.adam_beta2},
+                   {"adam_eps", &c.adam_eps}, {"label_smoothing", &c.label_smoothing}, {"rdrop", &c.rdrop},
+                   {"eval_every", &c.eval_every}, {"checkpoint_every", &c.checkpoint_every},
+                   {"checkpoint_every_seconds", &c.checkpoint_every_seconds},
+                   {"keep_checkpoints", &c.keep_checkpoints}, {"early_stopping", &c.early_stopping},
+                   {"log_every", &c.log_every}});
   check_non_negative(t, "pad_to_multiple", c.pad_to_multiple);
-  c.max_steps = t.get_int("max_steps", c.max_steps);
-  c.max_seconds = t.get_real("max_seconds", c.max_seconds);
-  c.warmup_steps = t.get_int("warmup_steps", c.warmup_steps);
-  c.lr_scale = t.get_real("lr_scale", c.lr_scale);
   c.schedule = read_choice(t, "schedule", c.schedule, kLrScheduleKinds);
-  c.lr = t.get_real("lr", c.lr);
-  c.min_lr = t.get_real("min_lr", c.min_lr);
   c.optimizer = read_choice(t, "optimizer", c.optimizer, kOptimizers);
-  c.weight_decay = t.get_real("weight_decay", c.weight_decay);
   if (t.has("weight_decay_exclude")) c.weight_decay_exclude = t.get_strings("weight_decay_exclude");
-  c.clip_norm = t.get_real("clip_norm", c.clip_norm);
-  for (const char* key : {"lr", "min_lr", "weight_decay", "clip_norm"}) check_real_non_negative(t, key, t.get_real(key, 0.0));
+  for (const char* key : {"lr", "min_lr", "weight_decay", "clip_norm", "rdrop"})
+    check_real_non_negative(t, key, t.get_real(key, 0.0));
   if (c.lr > 0 && c.lr_scale != 1.0)
     throw Error(fmt::format("{}: training.lr: set either lr (the peak rate, {}) or lr_scale (the paper's formula, {}), "
                             "not both", t.position("lr"), c.lr, c.lr_scale));
@@ -197,18 +211,6 @@ void read_training(TableReader& t, TrainingConfig& c) {
   if (c.min_lr > 0 && !decays_to_min_lr(c.schedule))
     throw Error(fmt::format("{}: training.min_lr: only the \"cosine\" and \"linear\" schedules decay to it, not \"{}\"",
                             t.position("min_lr"), kLrScheduleKinds.name(c.schedule)));
-  c.adam_beta1 = t.get_real("adam_beta1", c.adam_beta1);
-  c.adam_beta2 = t.get_real("adam_beta2", c.adam_beta2);
-  c.adam_eps = t.get_real("adam_eps", c.adam_eps);
-  c.label_smoothing = t.get_real("label_smoothing", c.label_smoothing);
-  c.rdrop = t.get_real("rdrop", c.rdrop);
-  check_real_non_negative(t, "rdrop", c.rdrop);
-  c.eval_every = t.get_int("eval_every", c.eval_every);
-  c.checkpoint_every = t.get_int("checkpoint_every", c.checkpoint_every);
-  c.checkpoint_every_seconds = t.get_real("checkpoint_every_seconds", c.checkpoint_every_seconds);
-  c.keep_checkpoints = t.get_int("keep_checkpoints", c.keep_checkpoints);
-  c.early_stopping = t.get_int("early_stopping", c.early_stopping);
-  c.log_every = t.get_int("log_every", c.log_every);
   for (const char* key : {"batch_tokens", "accumulate", "max_steps", "warmup_steps", "eval_every",
                           "checkpoint_every", "keep_checkpoints", "log_every"})
     check_positive(t, key, t.get_int(key, 1));

@@ -8,6 +8,8 @@
 //   S + key padding mask, -inf past each query's last visible key (key length, causal diagonal)
 // Key tiles past the last key the tile's last query sees are never visited, and those mask_mod
 // removes whole are skipped; mask_mod is evaluated only on tiles its positions leave mixed.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -15,9 +17,11 @@
 #include <utility>
 #include <vector>
 
+#include "attnlab/cpu_kernels.h"
 #include "attnlab/expr/score_call.h"
 #include "attnlab/expr/score_kernels.h"
 #include "attnlab/plugin/kernel_term_math.h"
+#include "attnlab/threads.h"
 #include "flash_attention_kernels.h"
 #include "flash_dropout.h"
 
@@ -26,6 +30,13 @@ namespace attnlab::flash::detail::cpu_path {
 // Queries and keys of a tile.
 inline constexpr std::int64_t kRows = 32;
 inline constexpr std::int64_t kCols = 64;
+
+// One tile's worth of values (kRows x kCols, row-major): the scores and what the passes derive
+// from them.
+template <typename T>
+std::vector<T> tile_buffer() {
+  return std::vector<T>(static_cast<std::size_t>(kRows * kCols));
+}
 
 struct Geometry {
   std::int64_t batch, heads, tq, tk, dk, dv;

@@ -6,11 +6,6 @@
 //   dQ += scale dS K,   dK += scale dS^T Q
 // The bucket values' and the expressions' tensors' gradients are summed per task and the tasks'
 // sums added in task order: the same bits for any thread count.
-#include <algorithm>
-#include <cmath>
-
-#include "attnlab/cpu_kernels.h"
-#include "attnlab/threads.h"
 #include "flash_cpu.h"
 
 namespace attnlab::flash::detail {
@@ -20,10 +15,8 @@ using namespace cpu_path;
 
 template <typename T>
 struct BackwardScratch {
-  std::vector<T> s = std::vector<T>(static_cast<std::size_t>(kRows * kCols));
-  std::vector<T> raw = std::vector<T>(static_cast<std::size_t>(kRows * kCols));
-  std::vector<T> dp = std::vector<T>(static_cast<std::size_t>(kRows * kCols));
-  std::vector<T> kt, vt, delta;
+  std::vector<T> kt, vt, delta;  // K and V of the task's head transposed, D = rowsum(dO * O)
+  std::vector<T> s = tile_buffer<T>(), raw = tile_buffer<T>(), dp = tile_buffer<T>();
 };
 
 template <typename T>

@@ -1,11 +1,6 @@
 // The forward of flash's CPU path: one task per (batch, head, tile of kRows queries), which walks
 // the key tiles its queries see with an online softmax (running maximum m, denominator l and the
 // output rows in acc), the weights of a tile entering acc through one product with the values.
-#include <algorithm>
-#include <cmath>
-
-#include "attnlab/cpu_kernels.h"
-#include "attnlab/threads.h"
 #include "flash_cpu.h"
 
 namespace attnlab::flash::detail {
@@ -15,7 +10,7 @@ using namespace cpu_path;
 
 template <typename T>
 struct ForwardScratch {
-  std::vector<T> s = std::vector<T>(static_cast<std::size_t>(kRows * kCols));
+  std::vector<T> s = tile_buffer<T>();
   std::vector<T> m, l, acc;
 };
 
