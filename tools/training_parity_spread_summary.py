@@ -12,16 +12,10 @@ WINDOWS = [(1, 10), (11, 17), (18, 25), (26, 32), (33, 40)]
 
 
 def losses(path):
-    out = {}
+    """{step: loss} of a metrics.jsonl's training lines (or a losses.jsonl); a torn last line is left out."""
     with open(path) as f:
-        for line in f:
-            try:
-                j = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if j.get("kind", "train") == "train" and "loss" in j:
-                out[j["step"]] = j["loss"]
-    return out
+        lines = [json.loads(line) for line in f if line.rstrip().endswith("}")]
+    return {j["step"]: j["loss"] for j in lines if j.get("kind", "train") == "train" and "loss" in j}
 
 
 def worst(a, b, first, last):

@@ -34,14 +34,15 @@ alignas(16) const unsigned char memory[64] = {};
 const void* const aligned = memory;
 const void* const misaligned = memory + 2;
 
-// bf16 self-attention, B 2, H 3, T 300, d_k = d_v = d, every tensor aligned.
-fc::Problem problem(std::int64_t d = 64) {
+// Self-attention, B 2, H 3, T 300, d_k = d, d_v = dv (d when 0), bf16 unless said, every tensor aligned.
+fc::Problem problem(std::int64_t d = 64, std::int64_t dv = 0, fc::Element element = fc::Element::bf16) {
   fc::Problem p;
-  p.element = fc::Element::bf16;
+  p.element = element;
   p.batch = 2;
   p.heads = 3;
   p.tq = p.tk = 300;
-  p.dk = p.dv = d;
+  p.dk = d;
+  p.dv = dv > 0 ? dv : d;
   p.q = p.k = p.v = aligned;
   return p;
 }
@@ -73,13 +74,11 @@ TEST_CASE("choose_kernel: sm_80 runs bf16 at d 64 and 128 on tensor cores, the r
     }
   CHECK(forward(a100, no_hopper, problem()).reason() ==
         "tensor cores (WMMA): sm_80, bf16 d 64, its forward block (70 KiB) fits the GPU's 163 KiB");
-  fc::Problem mixed = problem(64);
-  mixed.dv = 128;
+  const fc::Problem mixed = problem(64, 128);
   CHECK(backward(a100, no_hopper, mixed).reason() ==
         "tensor cores (WMMA): sm_80, bf16 d_k 64, d_v 128, its backward block (105 KiB) fits the GPU's 163 KiB");
 
-  fc::Problem f32 = problem();
-  f32.element = fc::Element::f32;
+  const fc::Problem f32 = problem(64, 64, fc::Element::f32);
   const fc::KernelChoice c = forward(a100, no_hopper, f32);
   CHECK(c.kernel == Kernel::fma);
   CHECK(c.tensor_cores.why == Refusal::element);
@@ -119,8 +118,7 @@ TEST_CASE("choose_kernel: a block the device cannot hold goes to the FMA kernels
   CHECK(big.tensor_cores.why == Refusal::shared_memory);
   CHECK(big.tensor_cores.smem == 110 * kKiB);
   CHECK(big.reason() == "FMA kernels: the tensor-core forward block needs 110 KiB of shared memory, the GPU gives 99 KiB");
-  fc::Problem mixed = problem(64);
-  mixed.dv = 128;
+  const fc::Problem mixed = problem(64, 128);
   CHECK(forward(rtx3090, no_hopper, mixed).kernel == Kernel::tensor_cores);
   const fc::KernelChoice b = backward(rtx3090, no_hopper, mixed);
   CHECK(b.kernel == Kernel::fma);
@@ -174,15 +172,13 @@ TEST_CASE("choose_kernel: sm_90 runs the Hopper kernels where they are built and
 }
 
 TEST_CASE("choose_kernel: what the Hopper kernels refuse goes to the tensor cores or the FMA kernels") {
-  fc::Problem mixed = problem(64);
-  mixed.dv = 128;
+  const fc::Problem mixed = problem(64, 128);
   const fc::KernelChoice unequal = backward(h100, hopper_on, mixed);
   CHECK(unequal.kernel == Kernel::tensor_cores);
   CHECK(unequal.hopper.why == Refusal::unequal_heads);
   CHECK(unequal.reason() == "tensor cores (WMMA): sm_90, bf16 d_k 64, d_v 128, its backward block (105 KiB) fits the "
                             "GPU's 227 KiB; d_k 64 != d_v 128 has no Hopper kernel");
-  fc::Problem f32 = problem();
-  f32.element = fc::Element::f32;
+  const fc::Problem f32 = problem(64, 64, fc::Element::f32);
   const fc::KernelChoice c = forward(h100, hopper_on, f32);
   CHECK(c.kernel == Kernel::fma);
   CHECK(c.hopper.why == Refusal::element);

@@ -126,35 +126,6 @@ class DropoutAddLayerNormNode final : public SavedNormNode {
   std::string_view name() const override { return kOp; }
 };
 
-}  // namespace
-
-Tensor dropout_add_layer_norm(const DropoutAddLayerNormInputs& in, double p, std::uint64_t seed,
-                              std::uint64_t offset, double eps) {
-  return dropout_add_layer_norm(in, p, philox::SeedRef{seed, nullptr}, offset, eps);
-}
-
-Tensor dropout_add_layer_norm(const DropoutAddLayerNormInputs& in, double p, philox::SeedRef seed,
-                              std::uint64_t offset, double eps) {
-  check_inputs(in, p, eps);
-  const bool grad = any_requires_grad({&in.x, &in.bias, &in.residual, &in.gamma, &in.beta});
-  Tensor y = Tensor::empty_like(in.x);
-  // s is kept only for the backward; without one the kernels write it into y and normalize in place.
-  Saved saved = run_forward(in, p, seed, offset, eps, grad ? Tensor::empty_like(in.x) : y, y);
-  if (grad)
-    record(std::make_shared<DropoutAddLayerNormNode>(std::move(saved)),
-           {&in.x, &in.bias, &in.residual, &in.gamma, &in.beta}, y);
-  return y;
-}
-
-Tensor dropout_add_layer_norm(const DropoutAddLayerNormInputs& in, double p, Generator& generator, double eps) {
-  check_inputs(in, p, eps);
-  // As dropout(x, p, generator): the stream advances by x's size whatever p is.
-  const Generator::Draw draw = generator.reserve(static_cast<std::uint64_t>(in.x.numel()));
-  return dropout_add_layer_norm(in, p, draw.seed_on(in.x.device()), draw.offset, eps);
-}
-
-namespace {
-
 // The pair's backward: with g_s the gradient arriving at sum and dy the one at normed,
 //   ds = g_s + (the norm's backward of dy),   dresidual = a ds,   dx = keep * c * ds,
 //   dbias = sum_rows dx,   dgamma, dbeta as above,
@@ -187,6 +158,31 @@ class DropoutAddNormPairNode final : public SavedNormNode {
 };
 
 }  // namespace
+
+Tensor dropout_add_layer_norm(const DropoutAddLayerNormInputs& in, double p, std::uint64_t seed,
+                              std::uint64_t offset, double eps) {
+  return dropout_add_layer_norm(in, p, philox::SeedRef{seed, nullptr}, offset, eps);
+}
+
+Tensor dropout_add_layer_norm(const DropoutAddLayerNormInputs& in, double p, philox::SeedRef seed,
+                              std::uint64_t offset, double eps) {
+  check_inputs(in, p, eps);
+  const bool grad = any_requires_grad({&in.x, &in.bias, &in.residual, &in.gamma, &in.beta});
+  Tensor y = Tensor::empty_like(in.x);
+  // s is kept only for the backward; without one the kernels write it into y and normalize in place.
+  Saved saved = run_forward(in, p, seed, offset, eps, grad ? Tensor::empty_like(in.x) : y, y);
+  if (grad)
+    record(std::make_shared<DropoutAddLayerNormNode>(std::move(saved)),
+           {&in.x, &in.bias, &in.residual, &in.gamma, &in.beta}, y);
+  return y;
+}
+
+Tensor dropout_add_layer_norm(const DropoutAddLayerNormInputs& in, double p, Generator& generator, double eps) {
+  check_inputs(in, p, eps);
+  // As dropout(x, p, generator): the stream advances by x's size whatever p is.
+  const Generator::Draw draw = generator.reserve(static_cast<std::uint64_t>(in.x.numel()));
+  return dropout_add_layer_norm(in, p, draw.seed_on(in.x.device()), draw.offset, eps);
+}
 
 DropoutAddNormPair dropout_add_norm_pair(const DropoutAddLayerNormInputs& in, double p, std::uint64_t seed,
                                          std::uint64_t offset, double eps) {
