@@ -1,9 +1,9 @@
-// Score expressions in flash's kernels on cuda:0 (compiled by NVRTC into the FMA kernels) against
-// the CPU path in f64: six variants (a causal mask, ALiBi, a learned relative bias, a window with a
-// sink that removes whole tiles, soft-capping, a learned temperature), f32 and bf16, padding,
-// causal masking and cross-attention positions, the output and every gradient (the learned
-// tensors' included); and the conformance kit on cuda:0, whose expression checks run for a plugin
-// that declares them there. Skipped without a CUDA device.
+// Score expressions in flash's kernels on cuda:0 (compiled by NVRTC into the FMA and, for bf16 at d
+// 64, the tensor-core kernels) against the CPU path in f64: six variants (a causal mask, ALiBi, a
+// learned relative bias, a window with a sink that removes whole tiles, soft-capping, a learned
+// temperature), f32 and bf16, padding, causal masking and cross-attention positions, the output and
+// every gradient (the learned tensors' included); and the conformance kit on cuda:0, whose
+// expression checks run for a plugin that declares them there. Skipped without a CUDA device.
 #include <doctest/doctest.h>
 
 #include <cmath>

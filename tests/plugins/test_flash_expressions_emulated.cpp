@@ -1,8 +1,9 @@
 // The device code generated for score expressions (attnlab/expr/score_kernels.h:
-// cuda_expressions_source) inside flash's FMA kernels, run on the host: the test compiles the
-// kernels, the generated structs of seven variants and the host emulation of CUDA
-// (support/cuda_host_emulation.h) into one shared object with the system's C++ compiler, runs the
-// forward, delta, dq and dk/dv kernels in f32 and bf16, and compares the output, the logsumexp and
+// cuda_expressions_source) inside flash's FMA and tensor-core kernels, run on the host: the test
+// compiles the kernels, the generated structs of seven variants and the host emulation of CUDA
+// (support/cuda_host_emulation.h, WMMA included) into one shared object with the system's C++
+// compiler, runs the forward, delta, dq and dk/dv kernels (FMA in f32 and bf16, tensor cores in
+// bf16 at head size 64), and compares the output, the logsumexp and
 // every gradient (the learned tensors' fixed-point accumulators included) with flash's CPU path in
 // f64 with the same expressions. Tiles are cut by the sequence ends, keys padded, queries of
 // cross-attention offset, and mask_mod removes whole tiles and keeps others.
@@ -11,12 +12,16 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "attnlab/attnlab.h"
+#include "attnlab/expr/kernel_cache.h"
 #include "attnlab/expr/score_call.h"
 #include "attnlab/expr/score_kernels.h"
 #include "attnlab/testing/expression_variants.h"
@@ -66,12 +71,35 @@ std::shared_ptr<const expr::ScoreExpr> build(const Variant& v) { return testing:
 
 using Entry = void (*)(const ExprEmulationArgs*);
 
-// The shared object's entry points: variant v in f32 at 2 v, in bf16 at 2 v + 1.
+// A hash of every header the shared object may include (flash's kernels, the emulation, the core's
+// headers): the kernel cache keys the shared object by its source, which names them only, so the
+// hash goes into the source and an edited header is compiled anew.
+std::string headers_hash(const std::string& root) {
+  namespace fs = std::filesystem;
+  std::string all;
+  for (const char* dir : {"plugins/attention/flash", "tests/support", "core/include/attnlab"}) {
+    std::vector<fs::path> files;
+    for (const auto& f : fs::recursive_directory_iterator(fs::path(root) / dir))
+      if (f.is_regular_file()) files.push_back(f.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      std::ifstream in(f, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      all += f.generic_string() + "\n" + text.str();
+    }
+  }
+  return expr::hash_hex(all);
+}
+
+// The shared object's entry points: variant v on the FMA kernels in f32 at 3 v, in bf16 at 3 v + 1,
+// on the tensor-core kernels (bf16) at 3 v + 2.
 const std::vector<void*>& entries() {
   static const std::vector<void*> loaded = [] {
     std::string source =
         "#include \"support/cuda_host_emulation.h\"\n#include \"flash_backward_kernels.cuh\"\n"
-        "#include \"flash_forward_kernels.cuh\"\n#include \"support/flash_expr_emulation.h\"\n";
+        "#include \"flash_forward_kernels.cuh\"\n#include \"flash_tc_backward_kernels.cuh\"\n"
+        "#include \"flash_tc_forward_kernels.cuh\"\n#include \"support/flash_expr_emulation.h\"\n";
     const auto vs = variants();
     for (std::size_t v = 0; v < vs.size(); ++v)
       source += expr::cuda_expressions_source(*build(vs[v]), fmt::format("Variant{}", v));
@@ -79,8 +107,12 @@ const std::vector<void*>& entries() {
 namespace attnlab::flash::cuda::kernels {
 float smem[1 << 16];
 }
+namespace attnlab::flash::cuda::tc {
+alignas(128) unsigned char tc_smem[128 * 1024];
+}
 namespace {
 namespace k = attnlab::flash::cuda::kernels;
+namespace tc = attnlab::flash::cuda::tc;
 template <typename T, typename E>
 void run(const ExprEmulationArgs& a) {
   constexpr int DK = kEmulatedDk, DV = kEmulatedDv;
@@ -103,18 +135,45 @@ void run(const ExprEmulationArgs& a) {
     k::dkdv_kernel<T, DK, DV, E>(bin, static_cast<T*>(a.dk), static_cast<T*>(a.dv), nullptr);
   });
 }
+// The tensor-core kernels (bf16, head size kTcHead), D from the FMA path's delta kernel.
+template <typename E>
+void run_tc(const ExprEmulationArgs& a) {
+  using T = __nv_bfloat16;
+  constexpr int D = kTcHead;
+  const cuda_host_emulation::ThreadOrderGuard order(static_cast<cuda_host_emulation::ThreadOrder>(a.order), a.seed);
+  const k::Inputs<T> in{static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
+                        static_cast<const T*>(a.mask), a.lengths, a.heads, a.tq, a.tk, a.causal, a.scale, {}, {}, a.expr};
+  const std::int64_t bh = static_cast<std::int64_t>(a.batch) * a.heads, rows = bh * a.tq;
+  const k::Grid gq = tc::query_tile_grid(bh, a.tq);
+  cuda_host_emulation::launch(dim3(gq.x, gq.y), tc::kThreads,
+                              [&] { tc::forward_kernel<D, D, E>(in, static_cast<T*>(a.out), a.lse); });
+  const k::Grid gd = k::delta_grid(rows);
+  cuda_host_emulation::launch(dim3(gd.x, gd.y), k::kThreads, [&] {
+    k::delta_kernel<T>(static_cast<const T*>(a.out), static_cast<const T*>(a.dout), rows, D, a.delta);
+  });
+  const k::BackwardInputs<T> bin{in, static_cast<const T*>(a.dout), a.lse, a.delta};
+  cuda_host_emulation::launch(dim3(gq.x, gq.y), tc::kThreads,
+                              [&] { tc::dq_kernel<D, D, E>(bin, static_cast<T*>(a.dq)); });
+  const k::Grid gk = tc::key_tile_grid(bh, a.tk);
+  cuda_host_emulation::launch(dim3(gk.x, gk.y), tc::kThreads, [&] {
+    tc::dkdv_kernel<D, D, E>(bin, static_cast<T*>(a.dk), static_cast<T*>(a.dv));
+  });
+}
 }  // namespace
 )";
     std::vector<std::string> symbols;
     for (std::size_t v = 0; v < vs.size(); ++v)
-      for (const char* t : {"float", "__nv_bfloat16"}) {
-        const std::string name = fmt::format("emulate_{}_{}", v, t[0] == 'f' ? "f32" : "bf16");
+      for (const char* kind : {"f32", "bf16", "tc"}) {
+        const std::string name = fmt::format("emulate_{}_{}", v, kind);
+        const std::string call = kind == std::string("tc") ? fmt::format("run_tc<Variant{}>", v)
+                                 : fmt::format("run<{}, Variant{}>", kind == std::string("f32") ? "float" : "__nv_bfloat16", v);
         source += fmt::format("extern \"C\" __attribute__((visibility(\"default\"))) void {}(const ExprEmulationArgs* a) "
-                              "{{ run<{}, Variant{}>(*a); }}\n",
-                              name, t, v);
+                              "{{ {}(*a); }}\n",
+                              name, call);
         symbols.push_back(name);
       }
     const std::string root = ATTNLAB_TEST_SOURCE_DIR;
+    source += "// the headers: " + headers_hash(root) + "\n";
     return expr::compile_and_load(source,
                                   {"-O1", "-I" + root + "/tests", "-I" + root + "/plugins/attention/flash",
                                    "-I" + root + "/core/include"},
@@ -186,12 +245,14 @@ struct Case {
   int q_offset;  // of the expressions' queries (cross-attention: not tk - tq)
 };
 
-void run_case(std::size_t v, const Case& s, bool bf16) {
+// Variant v on the FMA kernels (f32 or bf16), or on the tensor-core ones (bf16).
+void run_case(std::size_t v, const Case& s, bool bf16, bool tensor_cores = false) {
   const Variant var = variants()[v];
-  INFO(var.name, bf16 ? " bf16" : " f32", " B ", s.b, " Tq ", s.tq, " Tk ", s.tk, " causal ", s.causal, " mask ", s.mask,
-       " q_offset ", s.q_offset);
+  INFO(fmt::format("{}{} {} B {} Tq {} Tk {} causal {} mask {} q_offset {}", var.name, tensor_cores ? " tensor cores" : "",
+                   bf16 ? "bf16" : "f32", s.b, s.tq, s.tk, s.causal, s.mask, s.q_offset));
+  REQUIRE((bf16 || !tensor_cores));
   const auto e = build(var);
-  const int dk = kEmulatedDk, dv = kEmulatedDv;
+  const int dk = tensor_cores ? kTcHead : kEmulatedDk, dv = tensor_cores ? kTcHead : kEmulatedDv;
   const Stored q = store(testing::random_tensor({s.b, s.h, s.tq, dk}, 11, -1.5, 1.5, DType::f64), bf16);
   const Stored k = store(testing::random_tensor({s.b, s.h, s.tk, dk}, 12, -1.5, 1.5, DType::f64), bf16);
   const Stored val = store(testing::random_tensor({s.b, s.h, s.tk, dv}, 13, -1.0, 1.0, DType::f64), bf16);
@@ -249,6 +310,7 @@ void run_case(std::size_t v, const Case& s, bool bf16) {
   a.tk = s.tk;
   a.causal = s.causal;
   a.bf16 = bf16;
+  a.tensor_cores = tensor_cores;
   a.scale = static_cast<float>(o.scale);
   a.q = q.data(bf16);
   a.k = k.data(bf16);
@@ -284,13 +346,14 @@ void run_case(std::size_t v, const Case& s, bool bf16) {
         for (auto& g : grads) std::fill(g.begin(), g.end(), 0ull);
         a.order = static_cast<int>(cuda_host_emulation::order_setting.order);
         a.seed = cuda_host_emulation::order_setting.seed;
-        reinterpret_cast<Entry>(entries()[2 * v + (bf16 ? 1 : 0)])(&a);
+        reinterpret_cast<Entry>(entries()[3 * v + (tensor_cores ? 2 : bf16 ? 1 : 0)])(&a);
         return std::tuple(out, out_b, lse, dq, dq_b, dkk, dk_b, dvv, dv_b, grads);
       });
   out = got_out, out_b = got_out_b, lse = got_lse, dq = got_dq, dq_b = got_dq_b;
   dkk = got_dk, dk_b = got_dk_b, dvv = got_dv, dv_b = got_dv_b, grads = got_grads;
 
-  const double out_tol = bf16 ? 1e-2 : 2e-5, grad_tol = bf16 ? 3e-2 : 2e-4;
+  // The tensor-core kernels round P and dS to bf16 before their products (as FlashAttention-2).
+  const double out_tol = tensor_cores ? 1.5e-2 : bf16 ? 1e-2 : 2e-5, grad_tol = bf16 ? 3e-2 : 2e-4;
   check_close(doubles(out, out_b, bf16), ref.out, out_tol, "out");
   check_close(std::vector<double>(lse.begin(), lse.end()), ref.logsumexp, 1e-5, "lse");
   check_close(doubles(dq, dq_b, bf16), q64.grad(), grad_tol, "dq");
@@ -319,6 +382,21 @@ TEST_CASE("generated device code of score expressions in the emulated FMA kernel
   for (std::size_t v = 0; v < variants().size(); ++v)
     for (const Case& s : shapes)
       for (bool bf16 : {false, true}) run_case(v, s, bf16);
+}
+
+TEST_CASE("generated device code of score expressions in the emulated tensor-core kernels equals the CPU path") {
+  if (kSanitized) {
+    MESSAGE("skipped under AddressSanitizer: the emulated kernels run in a shared object compiled without it");
+    return;
+  }
+  // Tiles of 64: the window and the lengths' mask remove some, keep others and mix the rest (the
+  // kernels combine the four 32 x 32 classes under each).
+  const Case shapes[] = {
+      {1, 2, 120, 120, true, true, 0},   // causal self-attention with padding: two tiles each way, cut
+      {2, 2, 40, 110, false, true, 7},   // cross-attention: queries at 7 .. 46 (the window removes keys 64 ..)
+  };
+  for (std::size_t v = 0; v < variants().size(); ++v)
+    for (const Case& s : shapes) run_case(v, s, true, true);
 }
 
 TEST_CASE("the window's tile map removes, keeps and mixes tiles, and the kernels follow it") {

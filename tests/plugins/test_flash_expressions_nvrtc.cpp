@@ -1,6 +1,7 @@
 // NVRTC compiles flash's FMA kernels with the code generated for score expressions, for sm_80 and
-// sm_90a, f32 and bf16, without a GPU: the CUBIN and the kernels' lowered names land in the kernel
-// cache, and a second compile finds them there. Skipped in a build without CUDA.
+// sm_90a, f32 and bf16, and in bf16 the tensor-core kernels too, without a GPU: the CUBIN and the
+// kernels' lowered names land in the kernel cache, and a second compile finds them there. Skipped
+// in a build without CUDA.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -43,6 +44,12 @@ TEST_CASE("NVRTC compiles flash's kernels with score expressions for sm_80 and s
         CHECK(k.cubin.find(*name) != std::string::npos);
       }
       CHECK(k.forward.find("forward_kernel") != std::string::npos);
+      // The tensor-core kernels: bf16 at head size 64 only.
+      for (const std::string* name : {&k.tc_forward, &k.tc_dq, &k.tc_dkdv}) {
+        CHECK(name->empty() == (element == DType::f32));
+        if (!name->empty()) CHECK(k.cubin.find(*name) != std::string::npos);
+      }
+      CHECK((k.tc_dkdv.find("2tc") != std::string::npos) == (element == DType::bf16));
       // Again: from the cache.
       const flash::ExpressionKernels again = flash::compile_expression_kernels(*e, element, 64, 64, arch);
       CHECK_FALSE(again.compiled_now);

@@ -207,6 +207,32 @@ TEST_CASE("choose_kernel: what the Hopper kernels refuse goes to the tensor core
   CHECK(backward(mid_h, hopper_on, problem(128)).hopper.smem == 161 * kKiB);
 }
 
+TEST_CASE("choose_kernel: score expressions run on the families NVRTC compiled them into, never on Hopper's") {
+  const attnlab::expr::DeviceArgs args{};
+  int fake[6] = {};  // stand-ins for the compiled kernels' handles (never launched here)
+  fc::Problem p = problem(64);
+  p.expr = &args;
+  p.expr_fma = {&fake[0], &fake[1], &fake[2]};
+  // Without the tensor-core family's kernels (not compiled for the problem): the FMA kernels.
+  const fc::KernelChoice fma = forward(a100, no_hopper, p);
+  CHECK(fma.kernel == Kernel::fma);
+  CHECK(fma.tensor_cores.why == Refusal::expressions);
+  CHECK(fma.reason() == "FMA kernels: score expressions were not compiled into the tensor-core kernels");
+  // With them: the tensor cores, on sm_80 and on sm_90, where the Hopper kernels say why not.
+  p.expr_tc = {&fake[3], &fake[4], &fake[5]};
+  CHECK(forward(a100, no_hopper, p).kernel == Kernel::tensor_cores);
+  const fc::KernelChoice h = backward(h100, hopper_on, p);
+  CHECK(h.kernel == Kernel::tensor_cores);
+  CHECK(h.hopper.why == Refusal::expressions);
+  CHECK(h.reason() == "tensor cores (WMMA): sm_90, bf16 d 64, its backward block (89 KiB) fits the GPU's "
+                      "227 KiB; score expressions are compiled into the FMA and tensor-core (WMMA) kernels, not yet "
+                      "into the Hopper kernels");
+  // What the MMA families refuse anyway is said first: f32 has no tensor-core kernel.
+  fc::Problem f32 = problem(64, 64, fc::Element::f32);
+  f32.expr = &args;
+  CHECK(forward(a100, no_hopper, f32).tensor_cores.why == Refusal::element);
+}
+
 TEST_CASE("choose_kernel: position terms and dropout") {
   static const float slopes[3] = {0.5f, 0.25f, 0.125f};
   fc::Problem alibi = problem(), scores = problem(), values = problem();

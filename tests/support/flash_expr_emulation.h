@@ -1,5 +1,5 @@
 #pragma once
-// The argument of the emulated flash FMA kernels with score expressions
+// The argument of the emulated flash kernels (FMA, or tensor-core) with score expressions
 // (tests/plugins/test_flash_expressions_emulated.cpp): the test compiles the kernels, the structs
 // generated for its expressions and the host emulation of CUDA into a shared object, and calls
 // it with this struct. Both sides include this header.
@@ -10,13 +10,14 @@ struct ExprEmulationArgs {
   bool causal, bf16;
   float scale;
   // Element type float, or __nv_bfloat16 (16-bit bf16 storage) with bf16.
-  const void* q;     // [B, H, Tq, 16]
-  const void* k;     // [B, H, Tk, 16]
-  const void* v;     // [B, H, Tk, 32]
-  const void* dout;  // [B, H, Tq, 32]
+  // Head sizes kEmulatedDk and kEmulatedDv, or kTcHead (both) with tensor_cores.
+  const void* q;     // [B, H, Tq, d_k]
+  const void* k;     // [B, H, Tk, d_k]
+  const void* v;     // [B, H, Tk, d_v]
+  const void* dout;  // [B, H, Tq, d_v]
   const void* mask;  // [B, Tk] additive, or null
   const int* lengths;  // [B] key lengths, or null
-  void* out;         // [B, H, Tq, 32]
+  void* out;         // [B, H, Tq, d_v]
   float* lse;        // [B, H, Tq]
   float* delta;      // [B, H, Tq] scratch
   void* dq;          // like q
@@ -27,7 +28,9 @@ struct ExprEmulationArgs {
   // 2 shuffled) and the shuffle's seed: the shared object has its own copy of the emulation.
   int order = 0;
   unsigned long long seed = 0;
+  // The tensor-core kernels (bf16 only) instead of the FMA ones.
+  bool tensor_cores = false;
 };
 
-// The head sizes of the emulated kernels: d_k 16, d_v 32.
-inline constexpr int kEmulatedDk = 16, kEmulatedDv = 32;
+// The head sizes of the emulated kernels: d_k 16, d_v 32 (FMA); 64 both (tensor cores).
+inline constexpr int kEmulatedDk = 16, kEmulatedDv = 32, kTcHead = 64;

@@ -16,6 +16,15 @@ namespace attnlab::flash::cuda {
 
 enum class Element : std::uint8_t { f32, bf16 };
 
+// The forward, dq and dk/dv kernels of one family that NVRTC compiled with a site's score
+// expressions (cudaKernel_t handles of a loaded library); null where not compiled.
+struct CompiledKernels {
+  const void* forward = nullptr;
+  const void* dq = nullptr;
+  const void* dkdv = nullptr;
+  explicit operator bool() const { return forward && dq && dkdv; }
+};
+
 struct Problem {
   Element element = Element::f32;
   std::int64_t batch = 0, heads = 0, tq = 0, tk = 0, dk = 0, dv = 0;
@@ -37,13 +46,12 @@ struct Problem {
   std::int64_t score_clip = 0;
   const void* bucket_values = nullptr;
   std::int64_t value_clip = 0;
-  // Score expressions (attnlab/expr/device_abi.h): what their code reads, and the FMA kernels NVRTC
-  // compiled with it for this element type and these head sizes (cudaKernel_t handles of the
-  // forward, dq and dk/dv kernels); null without expressions. They run on the FMA kernels alone.
+  // Score expressions (attnlab/expr/device_abi.h): what their code reads, and the kernels NVRTC
+  // compiled with it for this element type and these head sizes, per family: the FMA kernels', and
+  // the tensor-core kernels' for bf16 at head sizes of MmaHeadSizes (null otherwise); all null
+  // without expressions. The Hopper kernels take none (choose_kernel passes them over).
   const expr::DeviceArgs* expr = nullptr;
-  const void* expr_forward = nullptr;
-  const void* expr_dq = nullptr;
-  const void* expr_dkdv = nullptr;
+  CompiledKernels expr_fma, expr_tc;
   int device = 0;
   CUstream_st* stream = nullptr;
   bool has_terms() const { return slopes || bucket_scores || bucket_values; }

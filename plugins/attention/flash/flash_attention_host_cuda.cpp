@@ -67,7 +67,8 @@ void prepare_expressions(const Tensor& q, const Tensor& k, const Tensor& v, cons
   d.keep.push_back(device_lengths(kv_len, dev));
   d.args.kv_len = d.keep.back().data<std::int32_t>();
   d.args.q_offset = static_cast<int>(call.q_offset);
-  // The FMA kernels' tiles: kRows queries by kCols keys (flash_tiles.h).
+  // The FMA kernels' tiles: kRows queries by kCols keys (flash_tiles.h); the tensor-core kernels
+  // combine four of them into one of theirs (flash_tc_device.cuh: mma_tile_class).
   const expr::TileMap map = expr::tile_map(e, batch, heads, tq, tk, call.q_offset, q_len, kv_len, kTileQueries, kTileKeys);
   if (!map.classes.empty()) {
     d.keep.push_back(Tensor::from_vector<std::uint8_t>({static_cast<std::int64_t>(map.classes.size())}, map.classes).to(dev));
@@ -126,9 +127,8 @@ cuda::Problem problem(const Tensor& q, const Tensor& k, const Tensor& v, const T
 
 void with_expressions(cuda::Problem& p, const DeviceExpressions& d) {
   p.expr = &d.args;
-  p.expr_forward = d.kernels.forward;
-  p.expr_dq = d.kernels.dq;
-  p.expr_dkdv = d.kernels.dkdv;
+  p.expr_fma = d.kernels.fma;
+  p.expr_tc = d.kernels.tc;
 }
 
 // The learned tensors' gradients from their fixed-point accumulators, shaped and typed like them.

@@ -6,6 +6,7 @@
 // (p, seed, offset) and position terms are those of FlashOptions, checked; its mask and lengths
 // fields are ignored here.
 #include "flash_attention.h"
+#include "flash_attention_cuda.h"
 
 namespace attnlab::flash::detail {
 
@@ -46,12 +47,11 @@ void flash_key_lengths_cuda(const Tensor& mask, Tensor& lengths);
 std::string expression_kernels_source(const std::string& expressions, DType element, std::int64_t dk, std::int64_t dv);
 ExpressionKernels compile_expression_kernels_cuda(const std::string& expressions, DType element, std::int64_t dk,
                                                   std::int64_t dv, const std::string& arch);
-// The three kernels of `e` for CUDA device `device` (its architecture), compiled (or found in the
-// cache) and loaded once per process: cudaKernel_t handles.
+// The kernels of `e` for CUDA device `device` (its architecture), compiled (or found in the cache)
+// and loaded once per process: the FMA family's, and the tensor-core family's for bf16 at head
+// sizes of MmaHeadSizes.
 struct LoadedExpressionKernels {
-  const void* forward = nullptr;
-  const void* dq = nullptr;
-  const void* dkdv = nullptr;
+  cuda::CompiledKernels fma, tc;
 };
 LoadedExpressionKernels expression_kernels_on(const expr::ScoreExpr& e, DType element, std::int64_t dk,
                                               std::int64_t dv, int device);

@@ -27,21 +27,15 @@ int launch_backward(const Problem& p, const void* dout, const float* lse, const 
   if (p.tq > 0) {
     const kernels::Grid g = kernels::query_tile_grid(p.batch * p.heads, p.tq);
     const std::size_t smem = (dq_smem_floats<DK, DV>() + dq_terms_smem_floats(in.terms)) * sizeof(float);
-    const int status =
-        p.expr_dq ? launch_compiled(p.expr_dq, dim3(g.x, g.y), kThreads, smem, p.stream, in, static_cast<T*>(dq),
-                                    static_cast<T*>(terms.d_bucket_scores))
-                  : launch(dq_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, smem, p.stream, in, static_cast<T*>(dq),
-                           static_cast<T*>(terms.d_bucket_scores));
+    const int status = launch_either(p.expr_fma.dq, dq_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, smem, p.stream,
+                                     in, static_cast<T*>(dq), static_cast<T*>(terms.d_bucket_scores));
     if (status != 0) return status;
   }
   const kernels::Grid g = kernels::key_tile_grid(p.batch * p.heads, p.tk);
   if (p.tk > 0) {
     const std::size_t smem = (dkdv_smem_floats<DK, DV>() + dkdv_terms_smem_floats<T, DV>(in.terms)) * sizeof(float);
-    const int status =
-        p.expr_dkdv ? launch_compiled(p.expr_dkdv, dim3(g.x, g.y), kThreads, smem, p.stream, in, static_cast<T*>(dk),
-                                      static_cast<T*>(dv), terms.value_shares)
-                    : launch(dkdv_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, smem, p.stream, in,
-                             static_cast<T*>(dk), static_cast<T*>(dv), terms.value_shares);
+    const int status = launch_either(p.expr_fma.dkdv, dkdv_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, smem,
+                                     p.stream, in, static_cast<T*>(dk), static_cast<T*>(dv), terms.value_shares);
     if (status != 0) return status;
   }
   if (!p.bucket_values) return 0;
@@ -56,12 +50,12 @@ int launch_tc_backward(const Problem& p, const void* dout, const float* lse, con
   using Bf16 = __nv_bfloat16;
   const kernels::BackwardInputs<Bf16> in = backward_inputs_of<Bf16>(p, dout, lse, delta);
   const kernels::Grid gq = tc::query_tile_grid(p.batch * p.heads, p.tq);  // tq >= 2 here
-  const int status = launch(tc::dq_kernel<DK, DV>, dim3(gq.x, gq.y), tc::kThreads, tc::DqSmem<DK, DV>::bytes, p.stream,
-                            in, static_cast<Bf16*>(dq));
+  const int status = launch_either(p.expr_tc.dq, tc::dq_kernel<DK, DV>, dim3(gq.x, gq.y), tc::kThreads,
+                                   tc::DqSmem<DK, DV>::bytes, p.stream, in, static_cast<Bf16*>(dq));
   if (status != 0 || p.tk == 0) return status;
   const kernels::Grid gk = tc::key_tile_grid(p.batch * p.heads, p.tk);
-  return launch(tc::dkdv_kernel<DK, DV>, dim3(gk.x, gk.y), tc::kThreads, tc::DkdvSmem<DK, DV>::bytes, p.stream, in,
-                static_cast<Bf16*>(dk), static_cast<Bf16*>(dv));
+  return launch_either(p.expr_tc.dkdv, tc::dkdv_kernel<DK, DV>, dim3(gk.x, gk.y), tc::kThreads,
+                       tc::DkdvSmem<DK, DV>::bytes, p.stream, in, static_cast<Bf16*>(dk), static_cast<Bf16*>(dv));
 }
 
 }  // namespace

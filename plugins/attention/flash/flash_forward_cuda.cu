@@ -23,19 +23,16 @@ template <typename T, int DK, int DV>
 int launch_forward(const Problem& p, void* out, float* lse) {
   const kernels::Grid g = kernels::query_tile_grid(p.batch * p.heads, p.tq);
   const std::size_t smem = forward_smem_floats<DK, DV>() * sizeof(float);
-  if (p.expr_forward)  // compiled by NVRTC with the score expressions
-    return launch_compiled(p.expr_forward, dim3(g.x, g.y), kThreads, smem, p.stream, inputs_of<T>(p),
-                           static_cast<T*>(out), lse);
-  return launch(forward_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, smem, p.stream, inputs_of<T>(p),
-                static_cast<T*>(out), lse);
+  return launch_either(p.expr_fma.forward, forward_kernel<T, DK, DV>, dim3(g.x, g.y), kThreads, smem, p.stream,
+                       inputs_of<T>(p), static_cast<T*>(out), lse);
 }
 
 template <int DK, int DV>
 int launch_tc_forward(const Problem& p, void* out, float* lse) {
   using Bf16 = __nv_bfloat16;
   const kernels::Grid g = tc::query_tile_grid(p.batch * p.heads, p.tq);
-  return launch(tc::forward_kernel<DK, DV>, dim3(g.x, g.y), tc::kThreads, tc::ForwardSmem<DK, DV>::bytes, p.stream,
-                inputs_of<Bf16>(p), static_cast<Bf16*>(out), lse);
+  return launch_either(p.expr_tc.forward, tc::forward_kernel<DK, DV>, dim3(g.x, g.y), tc::kThreads,
+                       tc::ForwardSmem<DK, DV>::bytes, p.stream, inputs_of<Bf16>(p), static_cast<Bf16*>(out), lse);
 }
 
 }  // namespace

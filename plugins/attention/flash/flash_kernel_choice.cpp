@@ -17,9 +17,11 @@ namespace {
 bool aligned16(const void* x) { return reinterpret_cast<std::uintptr_t>(x) % 16 == 0; }
 
 // What both MMA families ask of a problem: bf16, d_k and d_v of MmaHeadSizes, more than one query (a
-// decoding step stays on the FMA kernels), and q, k, v and the pass's buffers 16-byte aligned.
-Refusal mma_problem(const Problem& p, std::initializer_list<const void*> buffers) {
-  if (p.expr) return Refusal::expressions;
+// decoding step stays on the FMA kernels), and q, k, v and the pass's buffers 16-byte aligned. With
+// score expressions, the family's kernels compiled with them (the tensor-core family's, where the
+// problem is theirs; never the Hopper family's).
+Refusal mma_problem(const Problem& p, const CompiledKernels& with_expressions,
+                    std::initializer_list<const void*> buffers) {
   if (p.element != Element::bf16) return Refusal::element;
   if (!MmaHeadSizes::has(p.dk) || !MmaHeadSizes::has(p.dv)) return Refusal::head_size;
   if (p.tq < 2) return Refusal::one_query;
@@ -27,6 +29,7 @@ Refusal mma_problem(const Problem& p, std::initializer_list<const void*> buffers
     if (!aligned16(x)) return Refusal::misaligned;
   for (const void* x : buffers)
     if (!aligned16(x)) return Refusal::misaligned;
+  if (p.expr && !with_expressions) return Refusal::expressions;
   return Refusal::none;
 }
 
@@ -41,7 +44,7 @@ Verdict hopper_verdict(const DeviceLimits& d, const BuiltKernels& built, const P
                        std::initializer_list<const void*> buffers) {
   if (d.major == 0) return {Refusal::no_limits};
   if (d.major != 9 || d.minor != 0) return {Refusal::architecture};
-  if (const Refusal r = mma_problem(p, buffers); r != Refusal::none) return {r};
+  if (const Refusal r = mma_problem(p, CompiledKernels{}, buffers); r != Refusal::none) return {r};
   if (p.dk != p.dv) return {Refusal::unequal_heads};
   if (!built.hopper_built) return {Refusal::not_built};
   if (!built.hopper_opted_in) return {Refusal::not_opted_in};
@@ -61,7 +64,7 @@ Verdict tensor_core_verdict(const DeviceLimits& d, const BuiltKernels& built, co
                             std::initializer_list<const void*> buffers) {
   if (d.major == 0) return {Refusal::no_limits};
   if (d.major < 8) return {Refusal::architecture};
-  if (const Refusal r = mma_problem(p, buffers); r != Refusal::none) return {r};
+  if (const Refusal r = mma_problem(p, p.expr_tc, buffers); r != Refusal::none) return {r};
   if (p.bucket_scores || p.bucket_values) return {Refusal::bucket_terms};
   const int i = MmaHeadSizes::index(p.dk), j = MmaHeadSizes::index(p.dv);
   const std::size_t smem = pass == Pass::forward ? built.tc_forward[i][j] : built.tc_backward[i][j];
@@ -135,7 +138,10 @@ std::string refusal_text(const KernelChoice& c, Kernel family) {
     case Refusal::one_query: return fmt::format("a single query (a decoding step) has no {} kernel", kernels);
     case Refusal::bucket_terms: return "relative positions' bucket terms have no tensor-core kernel";
     case Refusal::expressions:
-      return fmt::format("score expressions are compiled into the FMA kernels, not yet into the {} kernels", kernels);
+      return family == Kernel::hopper
+                 ? "score expressions are compiled into the FMA and tensor-core (WMMA) kernels, not yet into the "
+                   "Hopper kernels"
+                 : fmt::format("score expressions were not compiled into the {} kernels", kernels);
     case Refusal::misaligned:
       return fmt::format("a tensor is not 16-byte aligned, as the {} kernels' vector loads need", kernels);
     case Refusal::shared_memory:

@@ -37,7 +37,7 @@ enum class Refusal : std::uint8_t {
   unequal_heads,  // Hopper: d_k != d_v
   one_query,      // a single query (a decoding step)
   bucket_terms,   // tensor cores: relative positions' bucket scores or values
-  expressions,    // score expressions (compiled into the FMA kernels only)
+  expressions,    // score expressions (compiled into the FMA and tensor-core kernels, not the Hopper ones)
   misaligned,     // an input, output or gradient not 16-byte aligned (their vector loads)
   shared_memory,  // its blocks ask for more shared memory than the device lets a block have
 };

@@ -65,4 +65,13 @@ int launch_compiled(const void* kernel, dim3 grid, unsigned threads, std::size_t
   return static_cast<int>(cudaLaunchKernel(kernel, grid, dim3(threads), argv, smem, stream));
 }
 
+// The kernel NVRTC compiled with a site's score expressions when there is one (`compiled`), else
+// the built `kernel`: the same parameters, so the arguments are converted to the kernel's own types.
+template <typename... Params, typename... Args>
+int launch_either(const void* compiled, void (*kernel)(Params...), dim3 grid, unsigned threads, std::size_t smem,
+                  cudaStream_t stream, Args... args) {
+  if (compiled) return launch_compiled(compiled, grid, threads, smem, stream, static_cast<Params>(args)...);
+  return launch(kernel, grid, threads, smem, stream, args...);
+}
+
 }  // namespace attnlab::flash::cuda

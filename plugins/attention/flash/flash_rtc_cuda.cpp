@@ -1,6 +1,7 @@
-// NVRTC compiles flash's FMA kernels (forward, dq, dk/dv) with the struct generated for a site's
-// score expressions (attnlab/expr/score_kernels.h: cuda_expressions_source) for one element type,
-// pair of head sizes and GPU architecture, into the kernel cache (attnlab/expr/kernel_cache.h). The
+// NVRTC compiles flash's FMA kernels (forward, dq, dk/dv), and for bf16 at the tensor-core kernels'
+// head sizes theirs too, with the struct generated for a site's score expressions
+// (attnlab/expr/score_kernels.h: cuda_expressions_source) for one element type, pair of head sizes
+// and GPU architecture, into the kernel cache (attnlab/expr/kernel_cache.h). The
 // kernel headers come from the plugin itself (flash_rtc_headers.h); the CUDA toolkit's from the
 // toolkit the plugin was built with. A compile needs no GPU.
 #include <cuda_runtime.h>
@@ -16,6 +17,7 @@
 #include "attnlab/expr/kernel_cache.h"
 #include "attnlab/expr/score_kernels.h"
 #include "flash_attention_kernels.h"
+#include "flash_head_sizes.h"
 #include "flash_rtc_headers.h"
 
 namespace attnlab::flash::detail {
@@ -24,7 +26,14 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kKernelNamespace = "attnlab::flash::cuda::kernels::";
-constexpr const char* kArtifactMagic = "attnlab-cubin 1";
+constexpr const char* kTcNamespace = "attnlab::flash::cuda::tc::";
+constexpr const char* kArtifactMagic = "attnlab-cubin 2";
+constexpr const char* kKernels[] = {"forward_kernel", "dq_kernel", "dkdv_kernel"};
+
+// Whether the tensor-core kernels serve this element type and these head sizes.
+bool with_tensor_cores(DType element, std::int64_t dk, std::int64_t dv) {
+  return element == DType::bf16 && cuda::MmaHeadSizes::has(dk) && cuda::MmaHeadSizes::has(dv);
+}
 
 void check(nvrtcResult r, const char* what) {
   ATTNLAB_CHECK(r == NVRTC_SUCCESS, "score expressions: NVRTC {} failed: {}", what, nvrtcGetErrorString(r));
@@ -43,11 +52,16 @@ std::vector<std::string> options(const std::string& arch) {
   return {"--gpu-architecture=" + arch, "-std=c++20", "-default-device", "-w", "-I" + cuda, "-I" + cuda + "/cccl"};
 }
 
-// The kernels' names as written in the source (the name expressions NVRTC lowers).
-std::vector<std::string> name_expressions(const char* element, int dk, int dv) {
+// The kernels' names as written in the source (the name expressions NVRTC lowers): the FMA
+// family's three, then the tensor-core family's three where they serve.
+std::vector<std::string> name_expressions(DType element, std::int64_t dk, std::int64_t dv) {
+  const char* type = element == DType::bf16 ? "__nv_bfloat16" : "float";
   std::vector<std::string> names;
-  for (const char* kernel : {"forward_kernel", "dq_kernel", "dkdv_kernel"})
-    names.push_back(fmt::format("&{}{}<{}, {}, {}, SiteExpressions>", kKernelNamespace, kernel, element, dk, dv));
+  for (const char* kernel : kKernels)
+    names.push_back(fmt::format("&{}{}<{}, {}, {}, SiteExpressions>", kKernelNamespace, kernel, type, dk, dv));
+  if (with_tensor_cores(element, dk, dv))
+    for (const char* kernel : kKernels)
+      names.push_back(fmt::format("&{}{}<{}, {}, SiteExpressions>", kTcNamespace, kernel, dk, dv));
   return names;
 }
 
@@ -58,8 +72,8 @@ std::string read_file(const fs::path& path) {
   return s.str();
 }
 
-// Compiles `source` into `out`: the artifact's header (its magic and the three lowered names, a
-// line each) followed by the CUBIN.
+// Compiles `source` into `out`: the artifact's header (its magic, the number of kernels and their
+// lowered names, a line each) followed by the CUBIN.
 void compile(const std::string& source, const std::vector<std::string>& names, const std::string& arch,
              const fs::path& out) {
   std::vector<const char*> header_texts, header_names;
@@ -86,7 +100,7 @@ void compile(const std::string& source, const std::vector<std::string>& names, c
   if (log_size > 0) nvrtcGetProgramLog(program, log.data());
   ATTNLAB_CHECK(r == NVRTC_SUCCESS, "score expressions: NVRTC could not compile flash's kernels for {}: {}\n{}", arch,
                 nvrtcGetErrorString(r), log.substr(0, 6000));
-  std::string artifact = std::string(kArtifactMagic) + "\n";
+  std::string artifact = fmt::format("{}\n{}\n", kArtifactMagic, names.size());
   for (const auto& n : names) {
     const char* lowered = nullptr;
     check(nvrtcGetLoweredName(program, n.c_str(), &lowered), "lowered name");
@@ -104,20 +118,20 @@ void compile(const std::string& source, const std::vector<std::string>& names, c
 }  // namespace
 
 std::string expression_kernels_source(const std::string& expressions, DType element, std::int64_t dk, std::int64_t dv) {
-  (void)dk;
-  (void)dv;
   ATTNLAB_CHECK(element == DType::f32 || element == DType::bf16,
                 "attention flash: score expressions run on cuda in f32 or bf16, not {}", dtype_name(element));
-  return "// flash's FMA kernels with a site's score expressions, for NVRTC\n"
-         "#include <cuda_bf16.h>\n#include \"flash_backward_kernels.cuh\"\n#include \"flash_forward_kernels.cuh\"\n" +
-         expressions;
+  std::string source = "// flash's kernels with a site's score expressions, for NVRTC\n#include <cuda_bf16.h>\n";
+  if (with_tensor_cores(element, dk, dv)) source += "#include <mma.h>\n";
+  source += "#include \"flash_backward_kernels.cuh\"\n#include \"flash_forward_kernels.cuh\"\n";
+  if (with_tensor_cores(element, dk, dv))
+    source += "#include \"flash_tc_backward_kernels.cuh\"\n#include \"flash_tc_forward_kernels.cuh\"\n";
+  return source + expressions;
 }
 
 ExpressionKernels compile_expression_kernels_cuda(const std::string& expressions, DType element, std::int64_t dk,
                                                   std::int64_t dv, const std::string& arch) {
   const std::string source = expression_kernels_source(expressions, element, dk, dv);
-  const char* type = element == DType::bf16 ? "__nv_bfloat16" : "float";
-  const std::vector<std::string> names = name_expressions(type, static_cast<int>(dk), static_cast<int>(dv));
+  const std::vector<std::string> names = name_expressions(element, dk, dv);
   std::string what = source + "\nnvrtc " + nvrtc_version() + "\n" + core_build_id();
   for (const auto& o : options(arch)) what += " " + o;
   for (const auto& n : names) what += "\n" + n;
@@ -125,23 +139,23 @@ ExpressionKernels compile_expression_kernels_cuda(const std::string& expressions
   const expr::Cached c = expr::cached_artifact(key, ".cubin", what, [&](const fs::path&, const fs::path& out) {
     compile(source, names, arch, out);
   });
-  // The artifact: the magic line, three lowered names, then the CUBIN.
+  // The artifact: the magic line, the number of kernels and their lowered names, then the CUBIN.
   const std::string text = read_file(c.path);
   ExpressionKernels k;
   k.path = c.path.string();
   k.compiled_now = c.made_now;
   std::size_t at = 0;
-  std::vector<std::string> lines;
-  for (int n = 0; n < 4; ++n) {
+  const auto line = [&] {
     const std::size_t end = text.find('\n', at);
     ATTNLAB_CHECK(end != std::string::npos, "score expressions: {} is not a kernel artifact (remove it)", k.path);
-    lines.push_back(text.substr(at, end - at));
+    std::string l = text.substr(at, end - at);
     at = end + 1;
-  }
-  ATTNLAB_CHECK(lines[0] == kArtifactMagic, "score expressions: {} is not a kernel artifact (remove it)", k.path);
-  k.forward = lines[1];
-  k.dq = lines[2];
-  k.dkdv = lines[3];
+    return l;
+  };
+  ATTNLAB_CHECK(line() == kArtifactMagic && line() == std::to_string(names.size()),
+                "score expressions: {} is not a kernel artifact of this version (remove it)", k.path);
+  std::string* lowered[] = {&k.forward, &k.dq, &k.dkdv, &k.tc_forward, &k.tc_dq, &k.tc_dkdv};
+  for (std::size_t n = 0; n < names.size(); ++n) *lowered[n] = line();
   k.cubin = text.substr(at);
   ATTNLAB_CHECK(!k.cubin.empty(), "score expressions: {} holds no CUBIN (remove it)", k.path);
   return k;
@@ -167,9 +181,10 @@ LoadedExpressionKernels expression_kernels_on(const expr::ScoreExpr& e, DType el
   ATTNLAB_CHECK(status == cudaSuccess, "attention flash: cannot load the kernels compiled for score expressions ({}): "
                 "{}", k.path, cudaGetErrorString(status));
   LoadedExpressionKernels out;
-  const std::string* names[] = {&k.forward, &k.dq, &k.dkdv};
-  const void** handles[] = {&out.forward, &out.dq, &out.dkdv};
-  for (int n = 0; n < 3; ++n) {
+  const std::string* names[] = {&k.forward, &k.dq, &k.dkdv, &k.tc_forward, &k.tc_dq, &k.tc_dkdv};
+  const void** handles[] = {&out.fma.forward, &out.fma.dq, &out.fma.dkdv, &out.tc.forward, &out.tc.dq, &out.tc.dkdv};
+  for (int n = 0; n < 6; ++n) {
+    if (names[n]->empty()) continue;  // no tensor-core kernels for this problem
     cudaKernel_t kernel = nullptr;
     status = cudaLibraryGetKernel(&kernel, library, names[n]->c_str());
     ATTNLAB_CHECK(status == cudaSuccess, "attention flash: kernel {} is not in {}: {}", *names[n], k.path,

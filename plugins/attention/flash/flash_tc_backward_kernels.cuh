@@ -86,7 +86,9 @@ __device__ __forceinline__ void write_rows(bf16* dst, std::int64_t row0, std::in
 
 // Block (bh = blockIdx.x, blockIdx.y) computes dq of queries i0 .. i0 + 63 of head bh
 // (i0 = 64 blockIdx.y), walking the key tiles the forward walked (a block-uniform trip count).
-template <int DK, int DV>
+// With score expressions E, key tiles that mask_mod removes are skipped and dS passes back
+// through E::grad, which also adds the learned tensors' gradients (here only, once per pair).
+template <int DK, int DV, typename E = expr::NoExpressions>
 __global__ void __launch_bounds__(kThreads)
     dq_kernel(const kernels::BackwardInputs<bf16> in,
               bf16* __restrict__ dq) {    // (B, H, Tq, DK)
@@ -118,6 +120,8 @@ __global__ void __launch_bounds__(kThreads)
   KeepCache cache;
 
   for (std::int64_t j0 = 0; j0 < key_end; j0 += kCols) {
+    const unsigned char cls = E::kMask ? mma_tile_class(in.expr, b, head, i0, j0) : expr::kTileKept;
+    if (cls == expr::kTileRemoved) continue;
     __syncthreads();  // every warp is done with the previous ks and vs; qs and dos are loaded
     load_rows<DK>(ks, in.k + bh * in.tk * DK, j0, key_end);
     load_rows<DV>(vs, in.v + bh * in.tk * DV, j0, key_end);
@@ -129,10 +133,17 @@ __global__ void __launch_bounds__(kThreads)
       const std::int64_t j = j0 + c;
       float dsv = 0.0f;
       if (j < row_end && lse_i != -INFINITY) {
-        const float x = pair_score(ss[lr * L::lds + c], in.scale, mask_at(mask_b, j), alibi_bias(in.terms, head, i, j));
+        float x, raw = 0.0f;
+        if constexpr (E::kAny) {
+          raw = ss[lr * L::lds + c] * in.scale + alibi_bias(in.terms, head, i, j);
+          x = expression_score<E>(in, raw, cls, b, head, i, j) + mask_at(mask_b, j);
+        } else {
+          x = pair_score(ss[lr * L::lds + c], in.scale, mask_at(mask_b, j), alibi_bias(in.terms, head, i, j));
+        }
         const float p = pair_weight(x, lse_i);
         const float z = pair_dropout(in.drop, p, keep_scale, bh, i, j, in.tq, in.tk, cache);
         dsv = pair_grads(p, z, dps[lr * L::lds + c], delta_i).ds;
+        if constexpr (E::kAny) dsv = expression_grad<E>(in, raw, dsv, b, head, i, j, true);
       }
       dss[lr * L::ldd + c] = from_float<bf16>(dsv);
     }
@@ -146,8 +157,9 @@ __global__ void __launch_bounds__(kThreads)
 // Block (bh = blockIdx.x, blockIdx.y) computes dk and dv of keys j0 .. j0 + 63 of head bh
 // (j0 = 64 blockIdx.y), walking the query tiles that may see them (under causal masking, from
 // the tile of the first query that sees key j0). A tile entirely past the batch row's key length
-// gets zeros at once (the whole block returns, before any barrier).
-template <int DK, int DV>
+// gets zeros at once (the whole block returns, before any barrier). With score expressions E,
+// query tiles that mask_mod removes are skipped and dS passes back through E::grad.
+template <int DK, int DV, typename E = expr::NoExpressions>
 __global__ void __launch_bounds__(kThreads)
     dkdv_kernel(const kernels::BackwardInputs<bf16> in,
                 bf16* __restrict__ dk,      // (B, H, Tk, DK)
@@ -191,6 +203,8 @@ __global__ void __launch_bounds__(kThreads)
   std::int64_t first = in.causal ? j0 - (in.tk - in.tq) : 0;
   first = first < 0 ? 0 : first;
   for (std::int64_t i0 = first / kCols * kCols; i0 < in.tq; i0 += kCols) {
+    const unsigned char cls = E::kMask ? mma_tile_class(in.expr, b, head, i0, j0) : expr::kTileKept;
+    if (cls == expr::kTileRemoved) continue;
     __syncthreads();  // ks and vs are loaded; every warp is done with the previous qs, dos and stats
     load_rows<DK>(qs, in.q + bh * in.tq * DK, i0, in.tq);
     load_rows<DV>(dos, in.dout + bh * in.tq * DV, i0, in.tq);
@@ -208,12 +222,19 @@ __global__ void __launch_bounds__(kThreads)
       const float lse_i = lse_s[c];
       float pz = 0.0f, dsv = 0.0f;
       if (i < in.tq && key_valid && j < visible_end(i, length, in.tq, in.tk, in.causal) && lse_i != -INFINITY) {
-        const float x = pair_score(sts[lr * L::lds + c], in.scale, mask_j, alibi_bias(in.terms, head, i, j));
+        float x, raw = 0.0f;
+        if constexpr (E::kAny) {
+          raw = sts[lr * L::lds + c] * in.scale + alibi_bias(in.terms, head, i, j);
+          x = expression_score<E>(in, raw, cls, b, head, i, j) + mask_j;
+        } else {
+          x = pair_score(sts[lr * L::lds + c], in.scale, mask_j, alibi_bias(in.terms, head, i, j));
+        }
         const float p = pair_weight(x, lse_i);
         const float z = pair_dropout(in.drop, p, keep_scale, bh, i, j, in.tq, in.tk, cache);
         const PairGrads grads = pair_grads(p, z, dpts[lr * L::lds + c], delta_s[c]);
         pz = grads.pz;
         dsv = grads.ds;
+        if constexpr (E::kAny) dsv = expression_grad<E>(in, raw, dsv, b, head, i, j, false);
       }
       pzs[lr * L::ldp + c] = from_float<bf16>(pz);
       dsts[lr * L::ldp + c] = from_float<bf16>(dsv);

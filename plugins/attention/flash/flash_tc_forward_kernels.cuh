@@ -35,8 +35,11 @@ struct ForwardSmem {
 // Block (bh = blockIdx.x, blockIdx.y) computes out and lse of queries i0 .. i0 + 63 of head bh
 // (i0 = 64 blockIdx.y). Key tiles past the last key the tile's last query may see (key length,
 // causal diagonal) are not visited; the loop's trip count is the same for the whole block, so
-// every __syncthreads is reached by every thread.
-template <int DK, int DV>
+// every __syncthreads is reached by every thread. With score expressions E (as in the FMA kernel,
+// flash_forward_kernels.cuh), each score passes through E::score after the ALiBi term, key tiles
+// that mask_mod removes are skipped (mma_tile_class: the same for the whole block) and E::keep is
+// asked only on mixed tiles.
+template <int DK, int DV, typename E = expr::NoExpressions>
 __global__ void __launch_bounds__(kThreads)
     forward_kernel(const kernels::Inputs<bf16> in,
                    bf16* __restrict__ out,     // (B, H, Tq, DV)
@@ -67,6 +70,8 @@ __global__ void __launch_bounds__(kThreads)
   KeepCache cache;
 
   for (std::int64_t j0 = 0; j0 < key_end; j0 += kCols) {
+    const unsigned char cls = E::kMask ? mma_tile_class(in.expr, b, head, i0, j0) : expr::kTileKept;
+    if (cls == expr::kTileRemoved) continue;
     __syncthreads();  // every warp is done with the previous ks and vs; qs and os are written
     load_rows<DK>(ks, in.k + bh * in.tk * DK, j0, key_end);
     load_rows<DV>(vs, in.v + bh * in.tk * DV, j0, key_end);
@@ -77,14 +82,21 @@ __global__ void __launch_bounds__(kThreads)
     __syncwarp();  // the warp's 16 score rows are in ss
 
     // Online softmax of the lane's row over its 32 columns, both lanes of the row together.
+    // The lane's scores replace S in ss (the warp's own rows: no other lane reads them).
     float tile_max = -INFINITY;
     for (int c = half; c < kCols; c += 2) {
       const std::int64_t j = j0 + c;
-      // Not pair_score (here and below), which evaluates the terms before the product: with it
-      // the compiler lays this loop out otherwise. The same arithmetic, the terms after the product.
-      const float s =
-          j < row_end ? ss[lr * L::lds + c] * in.scale + mask_at(mask_b, j) + alibi_bias(in.terms, head, i, j)
-                      : -INFINITY;
+      // Not pair_score, which evaluates the terms before the product: with it the compiler lays
+      // this loop out otherwise. The same arithmetic, the terms after the product.
+      float s = -INFINITY;
+      if (j < row_end) {
+        if constexpr (E::kAny)
+          s = expression_score<E>(in, ss[lr * L::lds + c] * in.scale + alibi_bias(in.terms, head, i, j), cls, b, head, i,
+                                  j) + mask_at(mask_b, j);
+        else
+          s = ss[lr * L::lds + c] * in.scale + mask_at(mask_b, j) + alibi_bias(in.terms, head, i, j);
+      }
+      ss[lr * L::lds + c] = s;
       tile_max = fmaxf(tile_max, s);
     }
     const float m_new = fmaxf(m, fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1)));
@@ -96,8 +108,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int c = half; c < kCols; c += 2) {
       const std::int64_t j = j0 + c;
       float p = 0.0f;
-      if (!none && j < row_end)
-        p = pair_weight(ss[lr * L::lds + c] * in.scale + mask_at(mask_b, j) + alibi_bias(in.terms, head, i, j), m_new);
+      if (!none && j < row_end) p = pair_weight(ss[lr * L::lds + c], m_new);
       sum += p;  // the denominator counts dropped weights too
       const float z = pair_dropout(in.drop, p, keep_scale, bh, i, j, in.tq, in.tk, cache);
       ps[lr * L::ldp + c] = from_float<bf16>(p * z);
