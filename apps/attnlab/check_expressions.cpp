@@ -26,7 +26,7 @@ std::string tensor_line(const expr::TensorSpec& t, std::int64_t layers) {
 
 }  // namespace
 
-void print_expressions(const nmt::Suite& suite) {
+void print_expressions(const nmt::Suite& suite, std::FILE* out) {
   // Rows by the text of their expressions, in first-seen order.
   std::vector<std::pair<std::string, std::vector<const nmt::SuiteRow*>>> groups;
   for (const auto& row : suite.rows) {
@@ -41,12 +41,12 @@ void print_expressions(const nmt::Suite& suite) {
     else it->second.push_back(&row);
   }
   if (groups.empty()) return;
-  fmt::print("\nscore expressions (kernel cache {}):\n", expr::kernel_cache_folder());
+  fmt::print(out, "\nscore expressions (kernel cache {}):\n", expr::kernel_cache_folder());
   for (const auto& [key, rows] : groups) {
     const nmt::TransformerConfig& m = rows.front()->config.model;
     std::vector<std::string> names;
     for (const auto* r : rows) names.push_back(r->name);
-    fmt::print("rows {}:\n", fmt::join(names, ", "));
+    fmt::print(out, "rows {}:\n", fmt::join(names, ", "));
     // Sites with the same expressions on one line.
     std::vector<std::pair<std::string, std::vector<std::string>>> sites;
     for (nmt::AttentionSite s : nmt::kAttentionSites) {
@@ -60,7 +60,7 @@ void print_expressions(const nmt::Suite& suite) {
     for (const auto& [text, which] : sites) {
       const std::string label = fmt::format("  {}: ", fmt::join(which, ", "));
       const std::size_t nl = text.find('\n');
-      fmt::print("{}{}\n{:>{}}{}\n", label, text.substr(0, nl), "", label.size(), text.substr(nl + 1));
+      fmt::print(out, "{}{}\n{:>{}}{}\n", label, text.substr(0, nl), "", label.size(), text.substr(nl + 1));
     }
     std::map<std::string, std::int64_t> layers;
     for (nmt::AttentionSite s : nmt::kAttentionSites) {
@@ -69,11 +69,11 @@ void print_expressions(const nmt::Suite& suite) {
       for (const auto& t : built->tensors())
         layers[t.name] += s == nmt::AttentionSite::encoder ? m.encoder_layers : m.decoder_layers;
     }
-    for (const auto& t : m.expressions.tensors) fmt::print("{}\n", tensor_line(t, layers[t.name]));
+    for (const auto& t : m.expressions.tensors) fmt::print(out, "{}\n", tensor_line(t, layers[t.name]));
     for (nmt::AttentionSite s : nmt::kAttentionSites) {
       const auto built = nmt::site_expressions(m, s);
       if (!built) continue;
-      fmt::print("  {} CPU kernels: {}\n", nmt::attention_site_name(s),
+      fmt::print(out, "  {} CPU kernels: {}\n", nmt::attention_site_name(s),
                  expr::cpu_kernels_cached(*built) ? "compiled (in the cache)"
                                                   : "not compiled yet (compiled at the first call, then cached)");
     }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "attnlab/device.h"
+#include "attnlab/nmt/experiment/experiment.h"
 
 namespace attnlab::app {
 
@@ -70,12 +71,30 @@ CLI::Option* add_plugin_path_option(CLI::App& app, std::vector<std::string>& fol
                       ->type_name("DIR"));
 }
 
+CLI::Option* add_set_option(CLI::App& app, std::vector<std::string>& settings, const std::string& over) {
+  return repeated(app.add_option("--set", settings,
+                                 fmt::format("change a setting over {}: model.dropout=0.2, "
+                                             "model.attention.name=flash, training.lr=5e-4 (a TOML value; a plain "
+                                             "word is a string); repeatable",
+                                             over)))
+      ->type_name("KEY=VALUE");
+}
+
 void add_beam_options(CLI::App& app, BeamFlags& flags) {
-  app.add_option("--beam", flags.beam, "beam size")->check(whole_number(1, 1000))->type_name("N");
-  app.add_option("--alpha", flags.alpha, "length penalty ((5 + length) / 6)^alpha")
+  // Unset, each comes from the run's [eval] table, whose own defaults are EvalConfig's.
+  const nmt::EvalConfig d;
+  app.add_option("--beam", flags.beam, fmt::format("beam size (default: the run's eval.beam, {} unless set)", d.beam))
+      ->check(whole_number(1, 1000))
+      ->type_name("N");
+  app.add_option("--alpha", flags.alpha,
+                 fmt::format("length penalty ((5 + length) / 6)^alpha (default: the run's eval.alpha, {} unless set)",
+                             d.alpha))
       ->check(real_number(0.0))
       ->type_name("A");
-  app.add_option("--max-length-offset", flags.max_length_offset, "a translation is at most source length + this")
+  app.add_option("--max-length-offset", flags.max_length_offset,
+                 fmt::format("a translation is at most source length + this (default: the run's "
+                             "eval.max_length_offset, {} unless set)",
+                             d.max_length_offset))
       ->check(whole_number(0))
       ->type_name("N");
 }

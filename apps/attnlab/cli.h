@@ -49,6 +49,9 @@ CLI::Option* repeated(CLI::Option* option);
 // --- options shared by several commands ------------------------------------------------------
 CLI::Option* add_device_option(CLI::App& app, std::string& device, const std::string& what = "the device to run on");
 CLI::Option* add_plugin_path_option(CLI::App& app, std::vector<std::string>& folders);
+// --set KEY=VALUE (repeatable): a setting over the experiment's (or every suite row's base) value,
+// typed and checked like the TOML (attnlab/nmt/experiment/toml_edit.h: command_line_settings).
+CLI::Option* add_set_option(CLI::App& app, std::vector<std::string>& settings, const std::string& over);
 
 // Beam search settings (translate, eval): only the ones given replace the defaults.
 struct BeamFlags {
@@ -60,6 +63,9 @@ void add_beam_options(CLI::App& app, BeamFlags& flags);
 
 // sacreBLEU's short spellings of attnlab bleu's options (-tok 13a, -lc) as the long ones.
 std::vector<std::string> sacrebleu_spellings(std::vector<std::string> args);
+
+// Ends every command's --help with one example and its exit statuses (help_footers.cpp).
+void add_help_footers(CLI::App& root);
 
 // --- the commands (one file each) ----------------------------------------------------------
 Command plugins_command(CLI::App& root);
@@ -74,6 +80,7 @@ Command bleu_command(CLI::App& root);
 Command eval_command(CLI::App& root);
 Command run_command(CLI::App& root);
 Command check_command(CLI::App& root);
+Command config_command(CLI::App& root);
 Command report_command(CLI::App& root);
 Command status_command(CLI::App& root);
 

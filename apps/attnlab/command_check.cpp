@@ -2,8 +2,11 @@
 // (plugins, options, shapes, score expressions, whether the attention plugin serves the row or its
 // fallback does), prints one line per row with its dimensions, attention plugin and parameter count
 // (beside the paper's, when the row has one), one note per row served by a fallback, the score
-// expressions with their tensors and compiled kernels, and lists data files that do not exist. Exit status: 0 all good, 3 valid but data
-// missing, 1 errors.
+// expressions with their tensors and compiled kernels, and lists data files that do not exist and rows
+// whose device this machine lacks. With --format csv only the table goes to standard output (the
+// rest to standard error). Exit status: 0 valid and runnable here, 3 valid but not runnable here
+// (data missing, no such device), 1 errors.
+#include <cstdio>
 #include <filesystem>
 #include <algorithm>
 #include <memory>
@@ -26,7 +29,7 @@ namespace {
 // What the suite's [search] will train: its rungs, and the steps of synchronous halving (each rung
 // keeping the best floor(n / eta), at least one) against the exhaustive grid's. The asynchronous
 // rule promotes a few more rows, since it decides before every row has arrived.
-void print_search_plan(const nmt::Suite& suite) {
+void print_search_plan(const nmt::Suite& suite, std::FILE* out) {
   const nmt::SearchSpec& s = *suite.search;
   const std::vector<std::int64_t> rungs = nmt::search_rungs(s);
   std::int64_t runs = 0;
@@ -37,7 +40,7 @@ void print_search_plan(const nmt::Suite& suite) {
     steps += (n - next) * rungs[k];
     n = next;
   }
-  fmt::print("search: successive halving by {} ({} is better), eta {}, rungs {} steps; {} runs: about {} "
+  fmt::print(out, "search: successive halving by {} ({} is better), eta {}, rungs {} steps; {} runs: about {} "
              "training steps ({:.0f} % of the exhaustive grid's {})\n",
              nmt::search_metric_name(s.metric), nmt::higher_is_better(s.metric) ? "higher" : "lower", s.eta,
              fmt::join(rungs, ", "), runs, steps, runs > 0 ? 100.0 * steps / (runs * s.max_steps) : 0.0,
@@ -99,6 +102,7 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 
 struct CheckFlags {
   std::string file, format = "text";
+  std::vector<std::string> settings;  // --set KEY=VALUE
   std::int64_t jobs = 1, gpus_per_row = 1, threads_per_row = 0;
 };
 
@@ -109,9 +113,13 @@ Command check_command(CLI::App& root) {
   CLI::App* app = root.add_subcommand(
       "check", "resolve and validate every row of an experiment suite (plugins, options, what the attention plugin "
                "serves, its fallback); print each row's settings, dimensions and parameter count; list missing data "
-               "files. Exit 0: valid, 3: valid but data missing, 1: errors");
+               "files and devices this machine lacks. Exit 0: valid and runnable here, 3: valid but not runnable "
+               "here (data missing, no such device), 1: errors");
   app->add_option("SUITE", f->file, "the suite's (or one experiment's) TOML file")->required();
-  app->add_option("--format", f->format, "table format")->check(choice(kTableFormats));
+  add_set_option(*app, f->settings, "the base of every row (or the one experiment)");
+  app->add_option("--format", f->format, "table format (csv: only the table on standard output, the rest on standard "
+                                        "error)")
+      ->check(choice(kTableFormats));
   app->add_option("--jobs", f->jobs, "show what each row gets when `attnlab run --jobs N` trains N rows at once")
       ->check(whole_number(1, 1024))
       ->type_name("N");
@@ -126,7 +134,7 @@ Command check_command(CLI::App& root) {
 
 int run_check(const CheckFlags& f) {
   const TableFormat format = kTableFormats.parse(f.format);
-  nmt::Suite suite = nmt::load_suite(f.file);
+  nmt::Suite suite = nmt::load_suite(f.file, f.settings);
   const Registry& registry = load_suite_plugins(suite);
   // What each row runs with: in this process (one job) or in a job slot of `run --jobs N`; the
   // rows start in order, row i in slot i modulo N while every row takes about as long.
@@ -144,7 +152,7 @@ int run_check(const CheckFlags& f) {
     std::size_t others;
   };
   std::vector<Missing> missing;
-  std::vector<std::string> notices;
+  std::vector<std::string> notices, unavailable;  // unavailable: rows whose device this machine lacks
   for (const auto& row : suite.rows) {
     const auto& c = row.config;
     std::vector<std::string> settings;
@@ -155,6 +163,11 @@ int run_check(const CheckFlags& f) {
                        settings.empty() ? "-" : fmt::format("{}", fmt::join(settings, " ")), "", "", "", "", "", "", "",
                        "", c.model.attention.name, c.model.positional.name, "", "", "", "-", "-", "skipped"});
       continue;
+    }
+    try {
+      check_device_available(Device::parse(c.device));
+    } catch (const DeviceError& e) {
+      unavailable.push_back(fmt::format("row {}: {}", row.name, e.what()));
     }
     std::string run = "own", threads = "-", device = "-";
     if (!row.same_as.empty()) {
@@ -200,26 +213,34 @@ int run_check(const CheckFlags& f) {
       }
     }
   }
-  fmt::print("suite {}: {} rows{}\n", suite.name, suite.rows.size(),
+  // With csv, standard output carries the table alone.
+  std::FILE* prose = format == TableFormat::csv ? stderr : stdout;
+  fmt::print(prose, "suite {}: {} rows{}\n", suite.name, suite.rows.size(),
              suite.reference.empty() ? "" : fmt::format(" ({})", suite.reference));
+  std::fflush(prose);
   print_table(header, table, format);
-  fmt::print("\n{}{}\n", f.jobs > 1 ? "attnlab run --jobs " + std::to_string(f.jobs) + ": " : "one row at a time: ",
+  std::fflush(stdout);
+  fmt::print(prose, "\n{}{}\n", f.jobs > 1 ? "attnlab run --jobs " + std::to_string(f.jobs) + ": " : "one row at a time: ",
              plan.describe());
-  if (suite.search) print_search_plan(suite);
-  print_expressions(suite);
+  if (suite.search) print_search_plan(suite, prose);
+  print_expressions(suite, prose);
   if (!notices.empty()) {
-    fmt::print("\n");
-    for (const auto& n : notices) fmt::print("{}\n", n);
+    fmt::print(prose, "\n");
+    for (const auto& n : notices) fmt::print(prose, "{}\n", n);
   }
-  if (!missing.empty()) {
-    fmt::print("\n");
+  if (!missing.empty() || !unavailable.empty()) {
+    fmt::print(prose, "\n");
     for (const auto& m : missing)
-      fmt::print("warning: missing data file: {} (row {}, {}{})\n", m.path, m.row, m.key,
+      fmt::print(prose, "warning: missing data file: {} (row {}, {}{})\n", m.path, m.row, m.key,
                  m.others ? fmt::format("; and {} more row(s)", m.others) : std::string());
-    fmt::print("the suite is valid, but {} data file(s) are missing\n", missing.size());
+    for (const auto& u : unavailable) fmt::print(prose, "warning: {}\n", u);
+    std::vector<std::string> why;
+    if (!missing.empty()) why.push_back(fmt::format("{} data file(s) are missing", missing.size()));
+    if (!unavailable.empty()) why.push_back(fmt::format("{} row(s) need a device this machine lacks", unavailable.size()));
+    fmt::print(prose, "the suite is valid, but it cannot run here: {}\n", fmt::join(why, "; "));
     return 3;
   }
-  fmt::print("\nthe suite is valid: {} rows, every data file present\n", suite.rows.size());
+  fmt::print(prose, "\nthe suite is valid: {} rows, every data file present\n", suite.rows.size());
   return 0;
 }
 

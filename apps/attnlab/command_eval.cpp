@@ -49,9 +49,14 @@ Command eval_command(CLI::App& root) {
   source->needs(target);
   target->needs(source);
   add_beam_options(*app, f->beam);
-  app->add_option("--bleu", f->bleu, "BLEU mode")->check(choice(nmt::kBleuModes));
+  app->add_option("--bleu", f->bleu, fmt::format("BLEU mode (default: the run's eval.bleu, {} unless set)",
+                                                 nmt::EvalConfig{}.bleu))
+      ->check(choice(nmt::kBleuModes));
   app->add_flag("--lowercase", f->lowercase, "case-insensitive BLEU");
-  app->add_option("--average", f->average, "average the run's last N checkpoints first (0: none)")
+  app->add_option("--average", f->average,
+                  fmt::format("average the run's last N checkpoints first (0: none; default: the run's "
+                              "eval.average_last, {} unless set)",
+                              nmt::EvalConfig{}.average_last))
       ->check(whole_number(0))
       ->type_name("N");
   app->add_option("--hypotheses", f->hyp_out, "also write the translations to FILE")->type_name("FILE");

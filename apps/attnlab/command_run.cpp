@@ -28,9 +28,9 @@ std::string self_path() {
 }
 
 // attnlab run SUITE --slurm: the rows that need work as one job array.
-int submit_slurm(const std::string& file, const std::vector<std::string>& rows, const nmt::SlurmSettings& flags,
-                 const CLI::App& app, bool dry_run, bool no_prune) {
-  nmt::Suite suite = nmt::load_suite(file);
+int submit_slurm(const std::string& file, const std::vector<std::string>& settings, const std::vector<std::string>& rows,
+                 const nmt::SlurmSettings& flags, const CLI::App& app, bool dry_run, bool no_prune) {
+  nmt::Suite suite = nmt::load_suite(file, settings);
   load_suite_plugins(suite);
   nmt::SlurmSubmitOptions o;
   o.settings = suite.slurm;
@@ -73,6 +73,7 @@ int submit_slurm(const std::string& file, const std::vector<std::string>& rows, 
 
 struct RunFlags {
   std::string file, only_row, device;
+  std::vector<std::string> settings;  // --set KEY=VALUE
   std::int64_t threads = 0;  // the child's share of the cores (--jobs)
   nmt::SuiteRunOptions options;
   bool slurm = false, dry_run = false, take_promoted = false, outcome_exit_codes = false;
@@ -90,6 +91,7 @@ Command run_command(CLI::App& root) {
       "run", "train and evaluate every row of a suite (finished rows are skipped, an interrupted row resumes, a "
              "changed row is retrained); with --slurm, submit the rows that need work as one Slurm job array");
   app->add_option("SUITE", f->file, "the suite's TOML file")->required();
+  add_set_option(*app, f->settings, "the base of every row (a row's own changes still apply)");
   app->add_option("--rows", f->options.rows, "only these rows (comma-separated names)")
       ->delimiter(',')
       ->type_name("ROWS");
@@ -150,10 +152,11 @@ int run_suite_command(RunFlags& f) {
   const std::string& only_row = f.only_row;
   const std::string& device = f.device;
   nmt::SuiteRunOptions& options = f.options;
-  if (f.slurm) return submit_slurm(file, options.rows, f.slurm_flags, *f.app, f.dry_run, options.no_prune);
+  if (f.slurm)
+    return submit_slurm(file, f.settings, options.rows, f.slurm_flags, *f.app, f.dry_run, options.no_prune);
   for (const auto& d : options.devices) check_device_available(Device::parse(d));
   if (!device.empty()) check_device_available(Device::parse(device));
-  nmt::Suite suite = nmt::load_suite(file);
+  nmt::Suite suite = nmt::load_suite(file, f.settings);
   // Every row's own device, unless --devices replaces them: before any row starts.
   if (options.devices.empty() && device.empty())
     for (const auto& row : suite.rows) {

@@ -14,6 +14,7 @@ namespace {
 
 struct TrainFlags {
   std::string file, run_dir, device;
+  std::vector<std::string> settings;  // --set KEY=VALUE
   std::optional<std::int64_t> steps;
 };
 
@@ -27,6 +28,7 @@ Command train_command(CLI::App& root) {
       "train", "train one configuration into its run folder (resumes an interrupted run); under mpirun -np N or "
                "srun -n N: data parallel over N processes");
   app->add_option("EXPERIMENT", f->file, "the experiment's TOML file")->required();
+  add_set_option(*app, f->settings, "the experiment's");
   app->add_option("--steps", f->steps, "train to this many steps (over training.max_steps)")
       ->check(whole_number(1))
       ->type_name("N");
@@ -42,7 +44,7 @@ int run_train(const TrainFlags& f) {
   const std::optional<std::int64_t>& steps = f.steps;
   const std::string& run_dir = f.run_dir;
   const std::string& device = f.device;
-  nmt::ExperimentConfig config = nmt::load_experiment(file);
+  nmt::ExperimentConfig config = nmt::load_experiment(file, f.settings);
   if (steps) config.training.max_steps = *steps;
   if (!run_dir.empty()) config.run_dir = run_dir;
   if (!device.empty()) config.device = Device::parse(device).str();

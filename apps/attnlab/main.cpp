@@ -71,7 +71,9 @@ int main(int argc, char** argv) {
   CLI::App root{"attnlab: the Transformer of \"Attention Is All You Need\", for ablation research.\n"
                 "Data-parallel training: run `attnlab train` under mpirun -np N or srun -n N (docs/scaling.md).",
                 "attnlab"};
-  root.footer("attnlab COMMAND --help: the options of one command");
+  root.footer("attnlab COMMAND --help: the options of one command, an example and its exit statuses");
+  // Every option's default in --help ("[4]"); subcommands inherit this.
+  root.option_defaults()->always_capture_default();
   bool version = false;
   root.add_flag("--version", version, "print the version, build id, CUDA availability and data-parallel backends");
   bool verbose = false;
@@ -84,7 +86,8 @@ int main(int argc, char** argv) {
       plugins_command(root),      train_command(root),   data_synth_command(*data), data_batches_command(*data),
       data_shapes_command(*data), translate_command(root), score_command(root),   average_command(root),
       bleu_command(root),         eval_command(root),    run_command(root),     status_command(root),
-      check_command(root),        report_command(root)};
+      check_command(root),        config_command(root),  report_command(root)};
+  add_help_footers(root);
   if (argc < 2) {
     fmt::print(stderr, "{}", root.help());
     return 2;

@@ -1,6 +1,7 @@
 #include "attnlab/config/plugin_options.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include "attnlab/error.h"
 
@@ -26,6 +27,8 @@ std::optional<OptionValue> convert(const toml::node& node, OptionType type) {
   return std::nullopt;
 }
 
+}  // namespace
+
 std::string_view toml_type_name(const toml::node& node) {
   switch (node.type()) {
     case toml::node_type::boolean: return "boolean";
@@ -38,7 +41,13 @@ std::string_view toml_type_name(const toml::node& node) {
   }
 }
 
-}  // namespace
+std::string value_with_type(const toml::node& node) {
+  std::ostringstream text;
+  node.visit([&](const auto& v) { text << v; });
+  std::string shown = text.str();
+  if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
+  return fmt::format("{} {}", toml_type_name(node), shown);
+}
 
 std::string source_position(const toml::source_region& region) {
   const std::string path = region.path ? std::string(*region.path) : std::string("<toml>");

@@ -25,7 +25,9 @@ const toml::node* TableReader::node(const std::string& key) {
 }
 
 void TableReader::type_error(const std::string& key, const char* expected) const {
-  throw Error(fmt::format("{}: {}: expected {}", position(key), path(key), expected));
+  const toml::node* n = table_->get(key);
+  throw Error(fmt::format("{}: {}: expected {}, got {}", position(key), path(key), expected,
+                          n ? value_with_type(*n) : std::string("nothing")));
 }
 
 std::int64_t TableReader::get_int(const std::string& key, std::int64_t fallback) {

@@ -30,6 +30,13 @@ std::string shell_quote(const std::string& text) {
   return out + "'";
 }
 
+// The suite's --set settings for a task's command line, each quoted.
+std::string settings_args(const Suite& suite) {
+  std::string out;
+  for (const std::string& setting : suite.settings) out += " --set " + shell_quote(setting);
+  return out;
+}
+
 std::string timestamp() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -118,7 +125,7 @@ std::string sbatch_script(const Suite& suite, const std::vector<const SuiteRow*>
   text += "mkdir -p \"$dir\"\n";
   text += "echo \"== Slurm task ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID} on $(hostname): row $row\" >>\"$dir/run.log\"\n";
   text += "exec " + shell_quote(options.program) + " run " + shell_quote(fs::absolute(suite.source_file).string()) +
-          " --row \"$row\" --quiet" +
+          " --row \"$row\" --quiet" + settings_args(suite) +
           // A search's task goes on with the rows promoted after their own tasks ended.
           std::string(suite.search ? (options.no_prune ? " --no-prune" : " --take-promoted") : "") +
           " >>\"$dir/run.log\" 2>&1\n";

@@ -15,6 +15,7 @@
 #include "attnlab/plugin/attention_support.h"
 #include "attnlab/plugin/registry.h"
 #include "attnlab/precision.h"
+#include "attnlab/nmt/experiment/toml_edit.h"
 #include "experiment_expressions.h"
 
 namespace attnlab::nmt {
@@ -299,12 +300,17 @@ ExperimentConfig parse_experiment_table(toml::table doc, const std::string& sour
   return c;
 }
 
-ExperimentConfig load_experiment(const std::string& path) {
+ExperimentConfig load_experiment(const std::string& path) { return load_experiment(path, {}); }
+
+ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& settings) {
+  toml::table command_line = command_line_settings(settings);  // a malformed setting first
   std::ifstream in(path, std::ios::binary);
   ATTNLAB_CHECK(in.good(), "cannot open experiment file {}", path);
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_experiment(ss.str(), path);
+  toml::table doc = parse_toml_text(ss.str(), path);
+  merge(doc, std::move(command_line));
+  return parse_experiment_table(std::move(doc), path);
 }
 
 DType compute_dtype(const ExperimentConfig&) { return DType::f32; }

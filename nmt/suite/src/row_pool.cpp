@@ -40,7 +40,7 @@ RowResources slot_resources(const SuiteRow& row, const MachinePlan& plan, std::s
   return share;
 }
 
-// The child's command: the same suite file, this row only, quiet (its log is run.log), its turn's
+// The child's command: the same suite file (with the same --set settings), this row only, quiet (its log is run.log), its turn's
 // end as its exit status, with the threads of its share; --device only where the share moves the
 // row off its own device. OpenMP and OpenBLAS size their pools from the environment before the row
 // sets its threads.
@@ -50,6 +50,7 @@ ProgramLaunch row_launch(const SuiteRun& run, const SuiteRow& row, const RowReso
                  "--outcome-exit-codes", "--threads", std::to_string(share.threads)};
   if (share.device != row.config.device) launch.argv.insert(launch.argv.end(), {"--device", share.device});
   if (run.options.no_prune) launch.argv.push_back("--no-prune");
+  for (const std::string& setting : run.suite.settings) launch.argv.insert(launch.argv.end(), {"--set", setting});
   launch.stderr_path = (fs::path(row.config.run_dir) / "run.log").string();
   const std::string threads = std::to_string(share.threads);
   launch.env = {{"OMP_NUM_THREADS", threads}, {"OPENBLAS_NUM_THREADS", threads}};

@@ -93,8 +93,10 @@ struct RowPlan {
 
 class SuiteReader {
  public:
-  explicit SuiteReader(const std::string& path) : path_(path), text_(read_text(path, "suite file")) {
+  SuiteReader(const std::string& path, std::vector<std::string> settings)
+      : path_(path), text_(read_text(path, "suite file")), settings_(std::move(settings)) {
     dir_ = fs::path(path).parent_path();
+    command_line_settings(settings_);  // a malformed setting is refused before anything else
   }
 
   Suite read() {
@@ -160,6 +162,7 @@ class SuiteReader {
 
   // The experiment as a suite of one row, named after it, in its own run folder.
   Suite one_experiment(toml::table doc) {
+    merge(doc, command_line_settings(settings_));
     Suite suite;
     suite.source_file = path_;
     SuiteRow row;
@@ -455,6 +458,7 @@ class SuiteReader {
     toml::table suite_doc = fresh_suite();
     toml::table doc = fresh_base();
     if (auto* b = suite_doc.get_as<toml::table>("base")) merge(doc, std::move(*b));
+    merge(doc, command_line_settings(settings_));  // --set: the base of every row
     merge(doc, overrides(suite_doc, plan, row.settings));
     bool has_cache_dir = false;
     if (auto* d = doc.get_as<toml::table>("data")) has_cache_dir = d->contains("cache_dir");
@@ -479,6 +483,7 @@ class SuiteReader {
   }
 
   std::string path_, text_;
+  std::vector<std::string> settings_;  // the command line's --set KEY=VALUE
   fs::path dir_;
   std::string base_file_, base_path_, base_text_;
   fs::path base_rel_;
@@ -488,7 +493,11 @@ class SuiteReader {
 
 }  // namespace
 
-Suite load_suite(const std::string& path) { return SuiteReader(path).read(); }
+Suite load_suite(const std::string& path, const std::vector<std::string>& settings) {
+  Suite suite = SuiteReader(path, settings).read();
+  suite.settings = settings;
+  return suite;
+}
 
 std::string row_key(const SuiteRow& row) { return row.name + "@" + std::to_string(row.seed); }
 

@@ -86,56 +86,6 @@ void Variables::expand_all(toml::node& node, const std::string& path) const {
   }
 }
 
-void put(toml::table& table, const toml::key& key, toml::node&& node) {
-  std::move(node).visit([&](auto&& concrete) { table.insert_or_assign(toml::key(key), std::move(concrete)); });
-}
-
-void merge(toml::table& dst, toml::table&& src) {
-  for (auto&& [k, v] : src) {
-    if (auto* from = v.as_table()) {
-      if (auto* to = dst.get_as<toml::table>(k.str())) {
-        merge(*to, std::move(*from));
-        continue;
-      }
-    }
-    put(dst, k, std::move(v));
-  }
-}
-
-void put_dotted(toml::table& table, const std::vector<std::string>& parts, const toml::source_region& key_source,
-                toml::node&& node) {
-  toml::table* at = &table;
-  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-    toml::table* next = at->get_as<toml::table>(parts[i]);
-    if (!next) {
-      // Created keys carry the override's position, so errors about them point at it.
-      at->insert_or_assign(toml::key(parts[i], key_source), toml::table{});
-      next = at->get_as<toml::table>(parts[i]);
-    }
-    at = next;
-  }
-  const toml::key last(parts.back(), key_source);
-  if (auto* from = node.as_table()) {
-    if (auto* to = at->get_as<toml::table>(parts.back())) {
-      merge(*to, std::move(*from));
-      return;
-    }
-  }
-  put(*at, last, std::move(node));
-}
-
-std::vector<std::string> split_dotted(const std::string& key) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = key.find('.', start);
-    parts.push_back(key.substr(start, dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  return parts;
-}
-
 std::string value_text(const toml::node& node) {
   if (auto s = node.value_exact<std::string>()) return *s;
   if (auto d = node.value_exact<double>()) {  // shortest form that reads back, always with a point

@@ -9,6 +9,8 @@
 
 #include <toml++/toml.h>
 
+#include "attnlab/nmt/experiment/toml_edit.h"
+
 namespace attnlab::nmt::suite_detail {
 
 // ${name} and ${name:-default} substitution. A name is looked up in `vars` (whose values may use
@@ -42,19 +44,11 @@ class Variables {
   mutable std::map<std::string, std::string> expanded_;
 };
 
-// Moves `node` into `table` under `key` (replacing what was there), keeping its source position.
-void put(toml::table& table, const toml::key& key, toml::node&& node);
-
-// Deep merge: tables merge key by key, anything else in `src` replaces the value in `dst`.
-void merge(toml::table& dst, toml::table&& src);
-
-// Inserts `node` at a dotted path ("model.heads" -> [model] heads), creating tables on the way;
-// the created keys carry `key_source` (where the dotted key was written).
-void put_dotted(toml::table& table, const std::vector<std::string>& parts, const toml::source_region& key_source,
-                toml::node&& node);
-
-// Splits "model.heads" on dots.
-std::vector<std::string> split_dotted(const std::string& key);
+// put, merge, put_dotted and split_dotted: attnlab/nmt/experiment/toml_edit.h.
+using nmt::merge;
+using nmt::put;
+using nmt::put_dotted;
+using nmt::split_dotted;
 
 // The value as written for reports: strings without quotes, numbers and booleans as TOML writes them.
 std::string value_text(const toml::node& node);

@@ -2,6 +2,8 @@
 
 #include "attnlab/error.h"
 #include "attnlab/nmt/experiment/experiment.h"
+#include "attnlab/nmt/experiment/toml_edit.h"
+#include "checkpoint_test_util.h"
 #include "nmt_testing.h"
 
 using namespace attnlab;
@@ -69,7 +71,7 @@ TEST_CASE("experiment mistakes name file line column and key") {
   CHECK_THROWS_WITH_AS(parse_experiment(std::string(kMinimal) + "max_step = 3\n", "t.toml"),
                        doctest::Contains("did you mean 'max_steps'?"), Error);
   CHECK_THROWS_WITH_AS(parse_experiment("[data.synthetic]\n[training]\nmax_steps = \"many\"\n", "t.toml"),
-                       doctest::Contains("t.toml:3:13: training.max_steps: expected an integer"), Error);
+                       doctest::Contains("t.toml:3:13: training.max_steps: expected an integer, got string 'many'"), Error);
   CHECK_THROWS_WITH_AS(parse_experiment("[data.synthetic]\n[model]\ndropout = 1.5\n", "t.toml"),
                        doctest::Contains("t.toml:3:11: model.dropout: must be in [0, 1), got 1.5"), Error);
   CHECK_THROWS_WITH_AS(parse_experiment("[experiment]\nname = \"x\"\n", "t.toml"),
@@ -227,4 +229,37 @@ TEST_CASE("training precision is read checked and written back") {
                        Error);
   CHECK_THROWS_WITH_AS(parse_experiment(std::string(kMinimal) + "precision = 16\n", "t.toml"),
                        doctest::Contains("t.toml:21:13: training.precision: expected a string"), Error);
+}
+
+TEST_CASE("command-line settings read as TOML, a bare word as a string, each at its own position") {
+  const toml::table t = command_line_settings(
+      {"model.dropout=0.2", "model.attention.name=flash", "training.lr=5e-4", "experiment.name=\"a b\"",
+       "data.synthetic.train_pairs=100", "model.dropout=0.3", "eval.lowercase=true", "x.list=[1, 2]",
+       "x.path=some/where\"quoted\""});
+  CHECK(t["model"]["dropout"].value<double>() == 0.3);  // the later one wins
+  CHECK(t["model"]["attention"]["name"].value<std::string>() == "flash");
+  CHECK(t["training"]["lr"].value<double>() == 5e-4);
+  CHECK(t["experiment"]["name"].value<std::string>() == "a b");
+  CHECK(t["data"]["synthetic"]["train_pairs"].value<std::int64_t>() == 100);
+  CHECK(t["eval"]["lowercase"].value<bool>() == true);
+  CHECK(t["x"]["list"].as_array()->size() == 2);
+  CHECK(t["x"]["path"].value<std::string>() == "some/where\"quoted\"");
+  const toml::node* lr = t["training"]["lr"].node();
+  REQUIRE(lr != nullptr);
+  CHECK(*lr->source().path == "--set training.lr=5e-4");
+  for (const char* bad : {"model.dropout", "=3", "model..dropout=1", ".x=1"})
+    CHECK_THROWS_WITH_AS(command_line_settings({bad}), doctest::Contains("--set: expects KEY=VALUE"), Error);
+}
+
+TEST_CASE("--set changes an experiment's value over its file's, checked like the file's") {
+  nmt::testing::ScratchDir dir;
+  const std::string path = (dir / "t.toml").string();
+  const std::string text = kMinimal;
+  nmt::testing::write_bytes(path, std::vector<unsigned char>(text.begin(), text.end()));
+  CHECK(load_experiment(path).training.max_steps != 7);
+  const ExperimentConfig c = load_experiment(path, {"training.max_steps=7", "model.dropout=0.25"});
+  CHECK(c.training.max_steps == 7);
+  CHECK(c.model.dropout.residual == doctest::Approx(0.25));
+  CHECK_THROWS_WITH_AS(load_experiment(path, {"model.dropout=1.5"}),
+                       doctest::Contains("--set model.dropout=1.5:1:5: model.dropout: must be in [0, 1), got 1.5"), Error);
 }

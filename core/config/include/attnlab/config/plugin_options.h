@@ -20,6 +20,10 @@ Options plugin_options_from_toml(const std::vector<OptionSpec>& specs, const tom
 
 // "file:line:column" of a node (or of its table when the node has no source).
 std::string source_position(const toml::source_region& region);
+// A value's TOML type ("integer", "float", "string", ...), and the value after it as TOML writes it
+// ("string 'eight'", "float 1.5"; long values shortened): what a type error says it got.
+std::string_view toml_type_name(const toml::node& node);
+std::string value_with_type(const toml::node& node);
 
 // The closest of `candidates` to `word` when it is a plausible typo, else empty (attnlab/suggest.h).
 using attnlab::suggest;

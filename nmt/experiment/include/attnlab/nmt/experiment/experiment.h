@@ -124,6 +124,9 @@ struct ExperimentConfig {
 // are errors with the valid keys and a suggestion. Plugin options are validated once the plugins
 // are known (validate_plugins).
 ExperimentConfig load_experiment(const std::string& path);
+// The same with the command line's --set KEY=VALUE settings over the file's values
+// (toml_edit.h: command_line_settings; errors name the setting).
+ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& settings);
 ExperimentConfig parse_experiment(const std::string& toml_text, const std::string& source_name);
 // The same from a parsed document (a suite builds rows this way; nodes keep their source
 // positions, so errors point into the suite file). Relative paths resolve against the folder of

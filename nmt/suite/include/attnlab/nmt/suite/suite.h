@@ -79,13 +79,18 @@ struct Suite {
   SlurmSettings slurm;            // [suite.slurm]
   std::optional<SearchSpec> search;  // [search]: rows pruned by successive halving (search.h)
   std::vector<SuiteRow> rows;     // base first, then rows in file order, then grid rows
+  // The command line's --set KEY=VALUE it was loaded with, given again to every process that
+  // trains one of its rows (--jobs children, Slurm tasks), so that they resolve the same rows.
+  std::vector<std::string> settings;
 };
 
 // Reads and expands a suite file: every row resolved and validated as an experiment (file:line:
 // column and the key in every error; unknown keys suggested). Plugins are not checked here. One
 // experiment's file (tables of an experiment, none of a suite) reads as a suite of one row,
-// "experiment", named after the experiment.
-Suite load_suite(const std::string& path);
+// "experiment", named after the experiment. `settings` are the command line's --set KEY=VALUE
+// (toml_edit.h: command_line_settings): over the base of every row (the row's own changes still
+// apply over them), or over the one experiment.
+Suite load_suite(const std::string& path, const std::vector<std::string>& settings = {});
 
 // The row folder: <suite.run_dir>/<row.name>-s<seed>-<hash>. (A row that is the same run as an
 // earlier one trains in that row's folder instead: its config.run_dir.)
