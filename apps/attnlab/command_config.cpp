@@ -40,11 +40,7 @@ std::string source_of(const toml::table* doc, const std::vector<std::string>& pa
 
 // As TOML writes it, but a float in its shortest form that reads back (0.6, not 0.59999999999999998).
 std::string value_text(const toml::node& node) {
-  if (auto d = node.value_exact<double>()) {
-    std::string text = fmt::format("{}", *d);
-    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
-    return text;
-  }
+  if (auto d = node.value_exact<double>()) return nmt::float_text(*d);
   std::ostringstream out;
   node.visit([&](const auto& v) { out << v; });
   return out.str();

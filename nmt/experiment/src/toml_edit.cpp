@@ -46,6 +46,12 @@ void put_dotted(toml::table& table, const std::vector<std::string>& parts, const
   put(*at, last, std::move(node));
 }
 
+std::string float_text(double value) {
+  std::string text = fmt::format("{}", value);
+  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+  return text;
+}
+
 std::vector<std::string> split_dotted(const std::string& key) {
   std::vector<std::string> parts;
   std::size_t start = 0;

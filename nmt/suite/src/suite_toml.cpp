@@ -88,11 +88,7 @@ void Variables::expand_all(toml::node& node, const std::string& path) const {
 
 std::string value_text(const toml::node& node) {
   if (auto s = node.value_exact<std::string>()) return *s;
-  if (auto d = node.value_exact<double>()) {  // shortest form that reads back, always with a point
-    std::string text = fmt::format("{}", *d);
-    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
-    return text;
-  }
+  if (auto d = node.value_exact<double>()) return float_text(*d);
   std::ostringstream out;
   node.visit([&](const auto& v) { out << v; });
   return out.str();

@@ -45,6 +45,7 @@ class Variables {
 };
 
 // put, merge, put_dotted and split_dotted: attnlab/nmt/experiment/toml_edit.h.
+using nmt::float_text;
 using nmt::merge;
 using nmt::put;
 using nmt::put_dotted;

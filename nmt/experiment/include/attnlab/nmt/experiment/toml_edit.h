@@ -20,6 +20,10 @@ void merge(toml::table& dst, toml::table&& src);
 void put_dotted(toml::table& table, const std::vector<std::string>& parts, const toml::source_region& key_source,
                 toml::node&& node);
 
+// A float as TOML reads it back, in its shortest form and always with a point or exponent (0.6,
+// 1.0, 5e-04), not as toml++ writes it (0.59999999999999998).
+std::string float_text(double value);
+
 // Splits "model.heads" on dots.
 std::vector<std::string> split_dotted(const std::string& key);
 
