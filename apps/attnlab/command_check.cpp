@@ -16,6 +16,7 @@
 
 #include "attnlab/commands.h"
 #include "attnlab/error.h"
+#include "attnlab/suggest.h"
 #include "attnlab/nmt/model/parameter_count.h"
 #include "attnlab/nmt/suite/machine_share.h"
 #include "attnlab/nmt/suite/suite.h"
@@ -98,11 +99,28 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
   for (const auto& r : rows) line(r);
 }
 
+// Keeps the rows named in `names` (each seed of each), refusing a name the suite does not have.
+void keep_rows(nmt::Suite& suite, const std::vector<std::string>& names) {
+  std::vector<std::string> all;
+  for (const auto& row : suite.rows)
+    if (std::find(all.begin(), all.end(), row.name) == all.end()) all.push_back(row.name);
+  for (const auto& name : names)
+    if (std::find(all.begin(), all.end(), name) == all.end()) {
+      const std::string hint = suggest(name, all);
+      throw Error(fmt::format("--rows: suite {} has no row '{}' (valid: {}){}", suite.name, name, fmt::join(all, ", "),
+                              hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+    }
+  std::erase_if(suite.rows, [&](const nmt::SuiteRow& row) {
+    return std::find(names.begin(), names.end(), row.name) == names.end();
+  });
+}
+
 }  // namespace
 
 struct CheckFlags {
   std::string file, format = "text";
   std::vector<std::string> settings;  // --set KEY=VALUE
+  std::vector<std::string> rows;      // --rows: only these
   std::int64_t jobs = 1, gpus_per_row = 1, threads_per_row = 0;
 };
 
@@ -117,6 +135,9 @@ Command check_command(CLI::App& root) {
                "here (data missing, no such device), 1: errors");
   app->add_option("SUITE", f->file, "the suite's (or one experiment's) TOML file")->required();
   add_set_option(*app, f->settings, "the base of every row (or the one experiment)");
+  app->add_option("--rows", f->rows, "only these rows (comma-separated names; default: every row)")
+      ->delimiter(',')
+      ->type_name("ROWS");
   app->add_option("--format", f->format, "table format (csv: only the table on standard output, the rest on standard "
                                         "error)")
       ->check(choice(kTableFormats));
@@ -135,6 +156,7 @@ Command check_command(CLI::App& root) {
 int run_check(const CheckFlags& f) {
   const TableFormat format = kTableFormats.parse(f.format);
   nmt::Suite suite = nmt::load_suite(f.file, f.settings);
+  if (!f.rows.empty()) keep_rows(suite, f.rows);
   const Registry& registry = load_suite_plugins(suite);
   // What each row runs with: in this process (one job) or in a job slot of `run --jobs N`; the
   // rows start in order, row i in slot i modulo N while every row takes about as long.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -127,7 +128,9 @@ Command run_command(CLI::App& root) {
   auto* slurm = app->add_flag("--slurm", f->slurm, "submit as a Slurm job array (options below override [suite.slurm])");
   auto& s = f->slurm_flags;
   const char* group = "Slurm (with --slurm)";
-  app->add_flag("--dry-run", f->dry_run, "print the sbatch script, submit nothing")->needs(slurm)->group(group);
+  app->add_flag("--dry-run", f->dry_run,
+                "print the plan, run nothing: what each row would do (train, resume, nothing), or with --slurm the "
+                "sbatch script");
   app->add_option("--partition", s.partition, "partition")->needs(slurm)->group(group);
   app->add_option("--account", s.account, "account")->needs(slurm)->group(group);
   app->add_option("--qos", s.qos, "quality of service")->needs(slurm)->group(group);
@@ -146,6 +149,40 @@ Command run_command(CLI::App& root) {
 }
 
 namespace {
+
+// The last checkpoint's step in a run folder (0: none), from the checkpoints' names.
+std::int64_t last_checkpoint_step(const std::string& run_dir) {
+  std::int64_t last = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(run_dir) / "checkpoints", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with("step-") && name.ends_with(".safetensors"))
+      last = std::max<std::int64_t>(last, std::strtoll(name.c_str() + 5, nullptr, 10));
+  }
+  return last;
+}
+
+// run --dry-run: what each row (of --rows, when given) would do, nothing run.
+int print_plan(const nmt::Suite& suite, const nmt::SuiteRunOptions& options) {
+  fmt::print("suite {}: {} row(s) in {}; {} at a time (dry run: nothing is trained)\n", suite.name, suite.rows.size(),
+             suite.run_dir, options.jobs);
+  std::int64_t to_train = 0;
+  for (const nmt::SuiteRow& row : suite.rows) {
+    if (!options.rows.empty() &&
+        std::find(options.rows.begin(), options.rows.end(), row.name) == options.rows.end())
+      continue;
+    std::string action;
+    const std::int64_t steps = row.config.training.max_steps, last = last_checkpoint_step(row.config.run_dir);
+    if (!row.skipped.empty()) action = "skip (unsupported = \"skip\"): " + row.skipped;
+    else if (!row.same_as.empty()) action = "nothing: the same run as row " + row.same_as;
+    else if (std::filesystem::exists(std::filesystem::path(row.config.run_dir) / "result.json")) action = "nothing: finished";
+    else if (last > 0) action = fmt::format("resume at step {} of {}", last, steps), ++to_train;
+    else action = fmt::format("train {} steps", steps), ++to_train;
+    fmt::print("  {} (seed {}) -> {}: {}\n", row.name, row.seed, row.config.run_dir, action);
+  }
+  fmt::print("{} row(s) to train\n", to_train);
+  return 0;
+}
 
 int run_suite_command(RunFlags& f) {
   const std::string& file = f.file;
@@ -168,6 +205,7 @@ int run_suite_command(RunFlags& f) {
     }
   // Rows a plugin cannot serve: the suite refused, or those rows skipped (their `unsupported`).
   const Registry& registry = load_suite_plugins(suite);
+  if (f.dry_run) return print_plan(suite, options);
   nmt::install_stop_signal_handlers();
 
   if (!only_row.empty()) {

@@ -2,6 +2,7 @@
 # attnlab check's outputs for programs and its exit status:
 #  - with --format csv, standard output is the table alone (every line a CSV record of the header's
 #    width), the rest (the plan, notes, the verdict) on standard error;
+#  - --rows checks only the rows named, and refuses a name the suite lacks with the closest one;
 #  - a valid suite whose rows ask for a device this machine lacks (cuda:63 here, absent anywhere)
 #    exits 3, "valid but it cannot run here", naming the row and the device; runnable, it exits 0.
 # usage: check_outputs.sh ATTNLAB_PROGRAM
@@ -19,6 +20,15 @@ assert all(len(r) == len(rows[0]) for r in rows), [len(r) for r in rows]
 PY
 grep -q "the suite is valid: 2 rows" prose.txt || fail "the verdict is not on standard error" prose.txt
 
+"$attnlab" check suite.toml --rows wide --format csv >wide.csv 2>/dev/null || fail "check --rows wide" wide.csv
+[[ $(cut -d, -f1 wide.csv | tr '\n' ' ') == "row wide " ]] || fail "check --rows wide did not check wide alone" wide.csv
+set +e
+"$attnlab" check suite.toml --rows wdie >rows.txt 2>&1
+status=$?
+set -e
+[[ $status -eq 1 ]] && grep -qF "suite outputs has no row 'wdie' (valid: base, wide); did you mean 'wide'?" rows.txt ||
+  fail "check --rows with an unknown row (exit $status)" rows.txt
+
 { cat suite.toml; echo '[rows.gpu]'; echo '"experiment.device" = "cuda:63"'; } >gpu.toml
 set +e
 "$attnlab" check gpu.toml >gpu.txt 2>&1
@@ -28,4 +38,4 @@ set -e
 grep -q "warning: row gpu: device cuda:63 is not available" gpu.txt || fail "the row and its device are not named" gpu.txt
 grep -q "the suite is valid, but it cannot run here: 1 row(s) need a device this machine lacks" gpu.txt ||
   fail "the verdict does not say why it cannot run" gpu.txt
-echo "check: csv on standard output alone; exit 3 for a device this machine lacks"
+echo "check: csv on standard output alone; --rows; exit 3 for a device this machine lacks"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Settings from the command line: --set on train, check and run (over every row's base, the rows'
 # own changes still winning, and given to --jobs children), its mistakes named as coming from the
-# command line, and attnlab config's resolved TOML with each value's source.
+# command line, attnlab config's resolved TOML with each value's source, and run --dry-run's plan.
 # usage: settings.sh ATTNLAB_PROGRAM
 source "$(dirname "$0")/scratch.sh"
 fail() { echo "FAIL: $1"; shift; for f in "$@"; do echo "--- $f"; cat "$f"; done; exit 1; }
@@ -47,4 +47,13 @@ for row in base narrow; do
   python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["steps"] == 4, r["steps"]' \
     runs/set/$row-s1-*/result.json || fail "row $row did not train 4 steps under --jobs 2" run.txt runs/set/$row-s1-*/run.log
 done
-echo "settings: --set on train, check, run (--jobs children included) and config, mistakes named"
+# run --dry-run without Slurm: the plan, nothing trained. With the same settings both rows are
+# finished; without them they are other runs, still to train.
+"$attnlab" run suite.toml --dry-run --set training.max_steps=4 --set training.checkpoint_every=4 \
+  --set training.eval_every=4 >plan.txt 2>&1 || fail "run --dry-run" plan.txt
+[[ $(grep -c ": nothing: finished$" plan.txt) -eq 2 ]] && grep -q "^0 row(s) to train$" plan.txt ||
+  fail "the plan does not see the finished rows" plan.txt
+"$attnlab" run suite.toml --dry-run >plan2.txt 2>&1 || fail "run --dry-run" plan2.txt
+[[ $(grep -c ": train 30 steps$" plan2.txt) -eq 2 ]] || fail "the plan without --set" plan2.txt
+compgen -G "runs/set/*-s1-*" | wc -l | grep -qx 2 || fail "the dry run made run folders" plan2.txt
+echo "settings: --set on train, check, run (--jobs children included) and config, mistakes named; run --dry-run"

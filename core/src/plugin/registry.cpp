@@ -1,6 +1,7 @@
 #include "attnlab/plugin/registry.h"
 
 #include "attnlab/error.h"
+#include "attnlab/suggest.h"
 
 namespace attnlab {
 
@@ -53,14 +54,16 @@ const Registry::Entry& Registry::entry(PluginFamily family, const std::string& n
   for (const Entry& e : entries_) {
     if (e.info.family != family) continue;
     if (e.info.name == name) return e;
-    known.push_back(fmt::format("{} ({})", e.info.name, e.info.source));
+    known.push_back(e.info.name);
   }
   if (known.empty())
     throw Error(fmt::format("unknown {} plugin '{}': no {} plugins are loaded (check the plugin "
                             "search path: ATTNLAB_PLUGIN_PATH or the experiment's plugin_paths)",
                             family_name(family), name, family_name(family)));
-  throw Error(fmt::format("unknown {} plugin '{}'; available: {}", family_name(family), name,
-                          fmt::join(known, ", ")));
+  // The names only (`attnlab plugins` says which file each came from), and the closest one.
+  const std::string hint = suggest(name, known);
+  throw Error(fmt::format("unknown {} plugin '{}' (valid: {}){}", family_name(family), name, fmt::join(known, ", "),
+                          hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
 }
 
 const PluginInfo& Registry::find(PluginFamily family, const std::string& name) const {

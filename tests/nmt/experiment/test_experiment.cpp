@@ -201,7 +201,7 @@ TEST_CASE("plugins named by an experiment are checked against the registry") {
   std::string unknown = kMinimal;
   unknown.replace(unknown.find("\"scaled_dot\""), 12, "\"performer\"");
   CHECK_THROWS_WITH_AS(validate_plugins(parse_experiment(unknown, "u.toml"), registry),
-                       contains("u.toml:15:1: model.attention: unknown attention plugin 'performer'; available: "), Error);
+                       contains("u.toml:15:1: model.attention: unknown attention plugin 'performer' (valid: "), Error);
   std::string bad_option = std::string(kMinimal);
   bad_option.replace(bad_option.find("bias = false"), 12, "bais = false");
   CHECK_THROWS_WITH_AS(validate_plugins(parse_experiment(bad_option, "o.toml"), registry),

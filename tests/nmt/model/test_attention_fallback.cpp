@@ -107,9 +107,16 @@ TEST_CASE("an unknown fallback is named where it is written") {
   const ExperimentConfig c =
       parse_experiment(row_a1("[model.attention]\nname = \"flash\"\nfallback = \"scaled_dog\"\n"), "f.toml");
   CHECK_THROWS_WITH_AS(validate_plugins(c, nmt::testing::plugins()),
-                       contains("f.toml:17:12: model.attention.fallback: unknown attention plugin 'scaled_dog'; "
-                                "available: "),
+                       contains("f.toml:17:12: model.attention.fallback: unknown attention plugin 'scaled_dog' "
+                                "(valid: "),
                        Error);
+  CHECK_THROWS_WITH_AS(validate_plugins(c, nmt::testing::plugins()), contains("; did you mean 'scaled_dot'?"), Error);
+  try {  // the names only: which file each plugin came from is attnlab plugins' to say
+    validate_plugins(c, nmt::testing::plugins());
+    FAIL("an unknown fallback was accepted");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find(".so") == std::string::npos);
+  }
   // `fallback` belongs to [model.attention] only.
   const ExperimentConfig ffn = parse_experiment(
       row_a1("[model.attention]\nname = \"scaled_dot\"\n[model.ffn]\nname = \"relu\"\nfallback = \"gelu\"\n"), "g.toml");
