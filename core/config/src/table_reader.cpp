@@ -17,7 +17,10 @@ std::string TableReader::position(const std::string& key) const {
 
 std::string TableReader::position() const { return source_position(table_->source()); }
 
-bool TableReader::has(const std::string& key) const { return table_->contains(key); }
+bool TableReader::has(const std::string& key) const {
+  known_.insert(key);
+  return table_->contains(key);
+}
 
 const toml::node* TableReader::node(const std::string& key) {
   known_.insert(key);

@@ -70,6 +70,9 @@ TEST_CASE("experiment mistakes name file line column and key") {
                        doctest::Contains("t.toml:21:1: training.max_step: unknown key (valid keys here: "), Error);
   CHECK_THROWS_WITH_AS(parse_experiment(std::string(kMinimal) + "max_step = 3\n", "t.toml"),
                        doctest::Contains("did you mean 'max_steps'?"), Error);
+  // Keys read only when present (weight_decay_exclude) are in the list too.
+  CHECK_THROWS_WITH_AS(parse_experiment(std::string(kMinimal) + "max_step = 3\n", "t.toml"),
+                       doctest::Contains(", weight_decay_exclude"), Error);
   CHECK_THROWS_WITH_AS(parse_experiment("[data.synthetic]\n[training]\nmax_steps = \"many\"\n", "t.toml"),
                        doctest::Contains("t.toml:3:13: training.max_steps: expected an integer, got string 'many'"), Error);
   CHECK_THROWS_WITH_AS(parse_experiment("[data.synthetic]\n[model]\ndropout = 1.5\n", "t.toml"),
@@ -179,7 +182,7 @@ TEST_CASE("the norm and its placement are read, written back and their mistakes 
   const ExperimentConfig unknown =
       parse_experiment("[data.synthetic]\n[model.norm]\nname = \"batch_norm\"\n", "u.toml");
   CHECK_THROWS_WITH_AS(validate_plugins(unknown, nmt::testing::plugins()),
-                       doctest::Contains("model.norm: unknown norm plugin 'batch_norm'; available: layer_norm"), Error);
+                       doctest::Contains("model.norm: unknown norm plugin 'batch_norm' (valid: layer_norm, rms_norm)"), Error);
 }
 
 TEST_CASE("synthetic dev and test sizes must not be negative") {

@@ -273,7 +273,8 @@ TEST_CASE("suite mistakes name file line column and key") {
   const std::vector<std::array<std::string, 3>> mistakes = {
       {"syntax.toml", suite_text("[rows.a]\n\"model.heads\" = = 1\n"), "syntax.toml:5:17: TOML syntax error"},
       {"suitekey.toml", "[suite]\nnmae = \"x\"\n",
-       "suitekey.toml:2:1: suite.nmae: unknown key (valid keys here: base, name, reference, run_dir, seeds, slurm); "
+       "suitekey.toml:2:1: suite.nmae: unknown key (valid keys here: base, name, reference, run_dir, seeds, slurm, "
+       "unsupported); "
        "did you mean 'name'?"},
       {"rowkey.toml", suite_text("\n[rows.A1]\n\"model.headz\" = 1\n"),
        "rowkey.toml:6:1: rows.A1: model.headz: unknown key (valid keys here: "},

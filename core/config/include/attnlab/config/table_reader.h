@@ -17,6 +17,7 @@ class TableReader {
   // `where` is the table's dotted key ("training"); empty for the document root.
   TableReader(const toml::table& table, std::string where);
 
+  // Whether the table has `key`; asking makes it a known key (it is in the lists of valid keys).
   bool has(const std::string& key) const;
   std::int64_t get_int(const std::string& key, std::int64_t fallback);
   double get_real(const std::string& key, double fallback);  // integers accepted
@@ -42,7 +43,7 @@ class TableReader {
 
   const toml::table* table_;
   std::string where_;
-  std::set<std::string> known_;
+  mutable std::set<std::string> known_;  // keys read, asked about (has) or accepted
 };
 
 }  // namespace attnlab::config
