@@ -81,6 +81,7 @@ Command eval_command(CLI::App& root);
 Command run_command(CLI::App& root);
 Command check_command(CLI::App& root);
 Command config_command(CLI::App& root);
+Command completion_command(CLI::App& root);
 Command report_command(CLI::App& root);
 Command status_command(CLI::App& root);
 

@@ -40,6 +40,7 @@ constexpr Footer kFooters[] = {
      "0 valid and runnable here, 3 valid but not runnable here (a data file missing, a device this machine "
      "lacks)"},
     {"config", "attnlab config experiments/multi30k.toml --set model.dropout=0.2", "0 printed"},
+    {"completion", "attnlab completion bash", "0 printed"},
     {"report", "attnlab report runs/table3-smoke --format html -o report.html", "0 written"},
 };
 

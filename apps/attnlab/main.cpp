@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
       plugins_command(root),      train_command(root),   data_synth_command(*data), data_batches_command(*data),
       data_shapes_command(*data), translate_command(root), score_command(root),   average_command(root),
       bleu_command(root),         eval_command(root),    run_command(root),     status_command(root),
-      check_command(root),        config_command(root),  report_command(root)};
+      check_command(root),        config_command(root),  report_command(root),  completion_command(root)};
   add_help_footers(root);
   if (argc < 2) {
     fmt::print(stderr, "{}", root.help());
