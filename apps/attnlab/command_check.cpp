@@ -206,7 +206,8 @@ int run_check(const CheckFlags& f) {
       served.attention = nmt::resolve_attention(c.model, registry, Device::parse(c.device), nmt::compute_dtype(c)).choice;
       count = nmt::count_parameters(served, registry);
     } catch (const Error& e) {
-      throw Error(fmt::format("{}: row {}: {}", row.position, row.name, e.what()));
+      throw Error(nmt::name_environment(suite.environment,
+                                        fmt::format("{}: row {}: {}", row.position, row.name, e.what())));
     }
     const auto& m = c.model;
     const std::string n = m.encoder_layers == m.decoder_layers

@@ -20,7 +20,11 @@ const Registry& load_suite_plugins(nmt::Suite& suite) {
   std::set<std::string> paths;
   for (const auto& row : suite.rows) paths.insert(row.config.plugin_paths.begin(), row.config.plugin_paths.end());
   const Registry& registry = load_plugins({paths.begin(), paths.end()});
-  nmt::apply_unsupported(suite, registry);
+  try {
+    nmt::apply_unsupported(suite, registry);
+  } catch (const Error& e) {
+    throw Error(nmt::name_environment(suite.environment, e.what()));
+  }
   return registry;
 }
 

@@ -147,6 +147,7 @@ class SuiteReader {
         suite.rows.push_back(resolve(suite, plan, seed, plan.unsupported.value_or(default_unsupported)));
     if (search_) check_search(*search_, suite);
     mark_identical_rows(suite);
+    suite.environment = vars_.from_environment();
     return suite;
   }
 
@@ -469,9 +470,10 @@ class SuiteReader {
                                 path_));
       row.config = parse_experiment_table(std::move(doc), path_);
     } catch (const Error& e) {
-      if (plan.kind == RowPlan::Kind::base) throw;
-      throw Error(label_error(e.what(), plan.kind == RowPlan::Kind::grid ? plan.source + " (" + plan.name + ")"
-                                                                          : plan.source,
+      const std::string message = name_environment(vars_.from_environment(), e.what());
+      if (plan.kind == RowPlan::Kind::base) throw Error(message);
+      throw Error(label_error(message, plan.kind == RowPlan::Kind::grid ? plan.source + " (" + plan.name + ")"
+                                                                         : plan.source,
                               plan.position));
     }
     row.config.seed = seed;
@@ -492,6 +494,14 @@ class SuiteReader {
 };
 
 }  // namespace
+
+std::string name_environment(const std::map<std::string, std::string>& environment, const std::string& message) {
+  std::string out = message;
+  for (const auto& [name, value] : environment)
+    if (!value.empty() && message.find("'" + value + "'") != std::string::npos)
+      out += fmt::format(" (the value '{}' came from the environment variable {})", value, name);
+  return out;
+}
 
 Suite load_suite(const std::string& path, const std::vector<std::string>& settings) {
   Suite suite = SuiteReader(path, settings).read();

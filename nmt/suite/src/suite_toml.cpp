@@ -65,7 +65,7 @@ std::string Variables::lookup(const std::string& name, const std::string& where,
     stack.pop_back();
     return expanded_.emplace(name, std::move(value)).first->second;
   }
-  if (const char* env = std::getenv(name.c_str())) return env;
+  if (const char* env = std::getenv(name.c_str())) return from_env_[name] = env;
   if (fallback) return expand(*fallback, where, stack);
   std::vector<std::string> names;
   for (const auto& [n, e] : vars_) names.push_back(n);

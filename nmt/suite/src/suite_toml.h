@@ -24,6 +24,8 @@ class Variables {
     std::string value;
     std::string position;  // file:line:column of the definition
   };
+  // The variables read from the environment so far, with their values.
+  const std::map<std::string, std::string>& from_environment() const { return from_env_; }
   void define(const std::string& name, Entry entry) {
     vars_[name] = std::move(entry);
     expanded_.clear();
@@ -38,6 +40,7 @@ class Variables {
   std::string lookup(const std::string& name, const std::string& where, std::vector<std::string>& stack,
                      const std::string* fallback) const;
   std::map<std::string, Entry> vars_;
+  mutable std::map<std::string, std::string> from_env_;
   // Each variable's expanded value, once computed: a name used many times, or by many variables,
   // is expanded once (without this, a chain of variables that each use the next one twice takes
   // time exponential in its length even when every value is empty).

@@ -82,7 +82,13 @@ struct Suite {
   // The command line's --set KEY=VALUE it was loaded with, given again to every process that
   // trains one of its rows (--jobs children, Slurm tasks), so that they resolve the same rows.
   std::vector<std::string> settings;
+  // The environment variables its ${NAME} values came from, with their values.
+  std::map<std::string, std::string> environment;
 };
+
+// `message` with, for each of `environment`'s values it quotes ('value'), where that value came
+// from: "(the value 'scaled-dot' came from the environment variable ATTNLAB_ATTENTION)".
+std::string name_environment(const std::map<std::string, std::string>& environment, const std::string& message);
 
 // Reads and expands a suite file: every row resolved and validated as an experiment (file:line:
 // column and the key in every error; unknown keys suggested). Plugins are not checked here. One
