@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -12,6 +11,7 @@
 #include <fmt/core.h>
 
 #include "attnlab/commands.h"
+#include "attnlab/nmt/checkpoint/checkpoint_store.h"
 #include "attnlab/nmt/cluster/slurm.h"
 #include "attnlab/nmt/io/file_util.h"
 #include "attnlab/nmt/io/folder_lock.h"
@@ -150,18 +150,6 @@ Command run_command(CLI::App& root) {
 
 namespace {
 
-// The last checkpoint's step in a run folder (0: none), from the checkpoints' names.
-std::int64_t last_checkpoint_step(const std::string& run_dir) {
-  std::int64_t last = 0;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(run_dir) / "checkpoints", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.starts_with("step-") && name.ends_with(".safetensors"))
-      last = std::max<std::int64_t>(last, std::strtoll(name.c_str() + 5, nullptr, 10));
-  }
-  return last;
-}
-
 // run --dry-run: what each row (of --rows, when given) would do, nothing run.
 int print_plan(const nmt::Suite& suite, const nmt::SuiteRunOptions& options) {
   fmt::print("suite {}: {} row(s) in {}; {} at a time (dry run: nothing is trained)\n", suite.name, suite.rows.size(),
@@ -172,7 +160,8 @@ int print_plan(const nmt::Suite& suite, const nmt::SuiteRunOptions& options) {
         std::find(options.rows.begin(), options.rows.end(), row.name) == options.rows.end())
       continue;
     std::string action;
-    const std::int64_t steps = row.config.training.max_steps, last = last_checkpoint_step(row.config.run_dir);
+    const std::vector<std::int64_t> saved = nmt::checkpoint_steps(row.config.run_dir);
+    const std::int64_t steps = row.config.training.max_steps, last = saved.empty() ? 0 : saved.back();
     if (!row.skipped.empty()) action = "skip (unsupported = \"skip\"): " + row.skipped;
     else if (!row.same_as.empty()) action = "nothing: the same run as row " + row.same_as;
     else if (std::filesystem::exists(std::filesystem::path(row.config.run_dir) / "result.json")) action = "nothing: finished";

@@ -459,7 +459,9 @@ class SuiteReader {
     toml::table suite_doc = fresh_suite();
     toml::table doc = fresh_base();
     if (auto* b = suite_doc.get_as<toml::table>("base")) merge(doc, std::move(*b));
-    merge(doc, command_line_settings(settings_));  // --set: the base of every row
+    // --set: the base of every row; parsed anew for each row, as the files are (a copied toml::table
+    // loses its nodes' positions, which errors name)
+    merge(doc, command_line_settings(settings_));
     merge(doc, overrides(suite_doc, plan, row.settings));
     bool has_cache_dir = false;
     if (auto* d = doc.get_as<toml::table>("data")) has_cache_dir = d->contains("cache_dir");
