@@ -24,10 +24,11 @@
 #   positions  bench_attention for flash and scaled_dot (bf16, d 64) without positions, with alibi
 #              and with relative: the position terms inside flash's kernels against both
 #   exprs      score expressions on cuda:0: test_cuda's expression cases (NVRTC's kernels against the
-#              CPU), then bench_attention for flash (f32 and bf16, d 64, T 512-4096) without an
-#              expression, with ALiBi built in and as an expression, the plain score, soft-capping
-#              and a window with a sink: the expressions' cost against the built-in kernels (goal
-#              within 1.25x) and the tiles the window skips
+#              CPU; on an sm_90 GPU once more with ATTNLAB_FLASH_SM90=1, the Hopper kernels), then
+#              bench_attention for flash (f32 and bf16, d 64, T 512-4096) without an expression,
+#              with ALiBi built in and as an expression, the plain score, soft-capping and a window
+#              with a sink: the expressions' cost against the built-in kernels (goal within 1.25x)
+#              and the tiles the window skips; bf16 again on the Hopper kernels on sm_90
 #   checks     tests and plugins at the same time (test_cuda's output in OUT/tests.log)
 #   rows       further rows of the Multi30k suite (ROWS, --jobs JOBS on the one GPU), appended
 #              to OUT/train.tgz
@@ -286,12 +287,22 @@ phase_positions() {
 
 phase_exprs() {
   limited "${T_TESTS:-600}" "${run[@]}" test_cuda --test-case='*expression*'
-  local dtype extra
+  local hopper=0 dtype extra
+  [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 2>/dev/null)" = "9.0" ] && hopper=1
+  if [ "$hopper" = 1 ]; then
+    echo "== the same on the Hopper kernels (ATTNLAB_FLASH_SM90=1)"
+    ATTNLAB_FLASH_SM90=1 limited "${T_TESTS:-600}" "${run[@]}" test_cuda --test-case='*expression*'
+  fi
   for dtype in f32 bf16; do
     for extra in "" "--positional alibi" "--expr alibi" "--expr score" "--expr softcap" "--expr window"; do
       # shellcheck disable=SC2086  # extra is a list of options
       limited "${T_POSITIONS:-120}" "${run[@]}" bench_attention --device cuda:0 --plugins flash --dims 64 \
         --dtype "$dtype" --min-len 512 --max-len 4096 $extra
+      if [ "$hopper" = 1 ] && [ "$dtype" = bf16 ]; then
+        # shellcheck disable=SC2086
+        ATTNLAB_FLASH_SM90=1 limited "${T_POSITIONS:-120}" "${run[@]}" bench_attention --device cuda:0 --plugins flash \
+          --dims 64 --dtype bf16 --min-len 512 --max-len 4096 $extra
+      fi
     done
   done
 }

@@ -1,21 +1,16 @@
 // The device code generated for score expressions (attnlab/expr/score_kernels.h:
-// cuda_expressions_source) inside flash's FMA and tensor-core kernels, run on the host: the test
-// compiles the kernels, the generated structs of seven variants and the host emulation of CUDA
-// (support/cuda_host_emulation.h, WMMA included) into one shared object with the system's C++
-// compiler, runs the forward, delta, dq and dk/dv kernels (FMA in f32 and bf16, tensor cores in
-// bf16 at head size 64), and compares the output, the logsumexp and
-// every gradient (the learned tensors' fixed-point accumulators included) with flash's CPU path in
-// f64 with the same expressions. Tiles are cut by the sequence ends, keys padded, queries of
-// cross-attention offset, and mask_mod removes whole tiles and keeps others.
+// cuda_expressions_source) inside flash's FMA, tensor-core and Hopper kernels, run on the host
+// (the shared objects of flash_expr_objects.h): the forward, delta, dq and dk/dv kernels (FMA in
+// f32 and bf16, tensor cores and Hopper in bf16 at head size 64), in every order of a block's
+// threads, against flash's CPU path in f64 with the same expressions: the output, the logsumexp and
+// every gradient (the learned tensors' fixed-point accumulators included). Tiles are cut by the
+// sequence ends, keys padded, queries of cross-attention offset, and mask_mod removes whole tiles
+// and keeps others.
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <bit>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -25,8 +20,8 @@
 #include "attnlab/expr/score_call.h"
 #include "attnlab/expr/score_kernels.h"
 #include "attnlab/testing/expression_variants.h"
-#include "expr/jit_cpu.h"
 #include "flash_attention.h"
+#include "flash_expr_objects.h"
 #include "support/flash_expr_emulation.h"
 #include "support/tensor_testing.h"
 // After every other header: the emulation defines CUDA's keywords as macros (here for the order
@@ -53,134 +48,13 @@ constexpr bool kSanitized = false;
 using Variant = testing::ExpressionVariant;
 using testing::head_tensor;
 
-// Two heads.
-std::vector<Variant> variants() {
-  return {
-      {"causal", "", "kv_idx <= q_idx", {}},
-      {"alibi", "score - slope[h] * abs(q_idx - kv_idx)", "", {head_tensor("slope", {2}, expr::TensorInit::alibi_slopes, false)}},
-      {"t5", "score + bias[h, clamp(kv_idx - q_idx, -5, 5) + 5]", "",
-       {head_tensor("bias", {2, 11}, expr::TensorInit::normal, true)}},
-      {"window", "", "kv_idx == 0 || abs(q_idx - kv_idx) <= 9", {}},
-      {"softcap", "4 * tanh(score / 4)", "", {}},
-      {"temperature", "score * temp[h]", "", {head_tensor("temp", {2}, expr::TensorInit::values, true, {1.5, 0.7})}},
-      {"lengths", "score - 0.05 * float(kv_len - kv_idx)", "q_idx < q_len - 2", {}},
-  };
-}
-
-std::shared_ptr<const expr::ScoreExpr> build(const Variant& v) { return testing::build_variant(v, 2, 128); }
+using flash_expr_objects::build;
+using flash_expr_objects::variants;
 
 using Entry = void (*)(const ExprEmulationArgs*);
 
-// A hash of every header the shared object may include (flash's kernels, the emulation, the core's
-// headers): the kernel cache keys the shared object by its source, which names them only, so the
-// hash goes into the source and an edited header is compiled anew.
-std::string headers_hash(const std::string& root) {
-  namespace fs = std::filesystem;
-  std::string all;
-  for (const char* dir : {"plugins/attention/flash", "tests/support", "core/include/attnlab"}) {
-    std::vector<fs::path> files;
-    for (const auto& f : fs::recursive_directory_iterator(fs::path(root) / dir))
-      if (f.is_regular_file()) files.push_back(f.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      std::ifstream in(f, std::ios::binary);
-      std::ostringstream text;
-      text << in.rdbuf();
-      all += f.generic_string() + "\n" + text.str();
-    }
-  }
-  return expr::hash_hex(all);
-}
-
-// The shared object's entry points: variant v on the FMA kernels in f32 at 3 v, in bf16 at 3 v + 1,
-// on the tensor-core kernels (bf16) at 3 v + 2.
-const std::vector<void*>& entries() {
-  static const std::vector<void*> loaded = [] {
-    std::string source =
-        "#include \"support/cuda_host_emulation.h\"\n#include \"flash_backward_kernels.cuh\"\n"
-        "#include \"flash_forward_kernels.cuh\"\n#include \"flash_tc_backward_kernels.cuh\"\n"
-        "#include \"flash_tc_forward_kernels.cuh\"\n#include \"support/flash_expr_emulation.h\"\n";
-    const auto vs = variants();
-    for (std::size_t v = 0; v < vs.size(); ++v)
-      source += expr::cuda_expressions_source(*build(vs[v]), fmt::format("Variant{}", v));
-    source += R"(
-namespace attnlab::flash::cuda::kernels {
-float smem[1 << 16];
-}
-namespace attnlab::flash::cuda::tc {
-alignas(128) unsigned char tc_smem[128 * 1024];
-}
-namespace {
-namespace k = attnlab::flash::cuda::kernels;
-namespace tc = attnlab::flash::cuda::tc;
-template <typename T, typename E>
-void run(const ExprEmulationArgs& a) {
-  constexpr int DK = kEmulatedDk, DV = kEmulatedDv;
-  const cuda_host_emulation::ThreadOrderGuard order(static_cast<cuda_host_emulation::ThreadOrder>(a.order), a.seed);
-  const k::Inputs<T> in{static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
-                        static_cast<const T*>(a.mask), a.lengths, a.heads, a.tq, a.tk, a.causal, a.scale, {}, {}, a.expr};
-  const std::int64_t bh = static_cast<std::int64_t>(a.batch) * a.heads, rows = bh * a.tq;
-  const k::Grid gq = k::query_tile_grid(bh, a.tq);
-  cuda_host_emulation::launch(dim3(gq.x, gq.y), k::kThreads,
-                              [&] { k::forward_kernel<T, DK, DV, E>(in, static_cast<T*>(a.out), a.lse); });
-  const k::Grid gd = k::delta_grid(rows);
-  cuda_host_emulation::launch(dim3(gd.x, gd.y), k::kThreads, [&] {
-    k::delta_kernel<T>(static_cast<const T*>(a.out), static_cast<const T*>(a.dout), rows, DV, a.delta);
-  });
-  const k::BackwardInputs<T> bin{in, static_cast<const T*>(a.dout), a.lse, a.delta};
-  cuda_host_emulation::launch(dim3(gq.x, gq.y), k::kThreads,
-                              [&] { k::dq_kernel<T, DK, DV, E>(bin, static_cast<T*>(a.dq), nullptr); });
-  const k::Grid gk = k::key_tile_grid(bh, a.tk);
-  cuda_host_emulation::launch(dim3(gk.x, gk.y), k::kThreads, [&] {
-    k::dkdv_kernel<T, DK, DV, E>(bin, static_cast<T*>(a.dk), static_cast<T*>(a.dv), nullptr);
-  });
-}
-// The tensor-core kernels (bf16, head size kTcHead), D from the FMA path's delta kernel.
-template <typename E>
-void run_tc(const ExprEmulationArgs& a) {
-  using T = __nv_bfloat16;
-  constexpr int D = kTcHead;
-  const cuda_host_emulation::ThreadOrderGuard order(static_cast<cuda_host_emulation::ThreadOrder>(a.order), a.seed);
-  const k::Inputs<T> in{static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
-                        static_cast<const T*>(a.mask), a.lengths, a.heads, a.tq, a.tk, a.causal, a.scale, {}, {}, a.expr};
-  const std::int64_t bh = static_cast<std::int64_t>(a.batch) * a.heads, rows = bh * a.tq;
-  const k::Grid gq = tc::query_tile_grid(bh, a.tq);
-  cuda_host_emulation::launch(dim3(gq.x, gq.y), tc::kThreads,
-                              [&] { tc::forward_kernel<D, D, E>(in, static_cast<T*>(a.out), a.lse); });
-  const k::Grid gd = k::delta_grid(rows);
-  cuda_host_emulation::launch(dim3(gd.x, gd.y), k::kThreads, [&] {
-    k::delta_kernel<T>(static_cast<const T*>(a.out), static_cast<const T*>(a.dout), rows, D, a.delta);
-  });
-  const k::BackwardInputs<T> bin{in, static_cast<const T*>(a.dout), a.lse, a.delta};
-  cuda_host_emulation::launch(dim3(gq.x, gq.y), tc::kThreads,
-                              [&] { tc::dq_kernel<D, D, E>(bin, static_cast<T*>(a.dq)); });
-  const k::Grid gk = tc::key_tile_grid(bh, a.tk);
-  cuda_host_emulation::launch(dim3(gk.x, gk.y), tc::kThreads, [&] {
-    tc::dkdv_kernel<D, D, E>(bin, static_cast<T*>(a.dk), static_cast<T*>(a.dv));
-  });
-}
-}  // namespace
-)";
-    std::vector<std::string> symbols;
-    for (std::size_t v = 0; v < vs.size(); ++v)
-      for (const char* kind : {"f32", "bf16", "tc"}) {
-        const std::string name = fmt::format("emulate_{}_{}", v, kind);
-        const std::string call = kind == std::string("tc") ? fmt::format("run_tc<Variant{}>", v)
-                                 : fmt::format("run<{}, Variant{}>", kind == std::string("f32") ? "float" : "__nv_bfloat16", v);
-        source += fmt::format("extern \"C\" __attribute__((visibility(\"default\"))) void {}(const ExprEmulationArgs* a) "
-                              "{{ {}(*a); }}\n",
-                              name, call);
-        symbols.push_back(name);
-      }
-    const std::string root = ATTNLAB_TEST_SOURCE_DIR;
-    source += "// the headers: " + headers_hash(root) + "\n";
-    return expr::compile_and_load(source,
-                                  {"-O1", "-I" + root + "/tests", "-I" + root + "/plugins/attention/flash",
-                                   "-I" + root + "/core/include"},
-                                  symbols);
-  }();
-  return loaded;
-}
+// The kernel families the generated code runs in.
+enum class Family { fma, tensor_cores, hopper };
 
 // bf16 storage of x (round to nearest even), and its value.
 std::uint16_t bf16_bits(double x) {
@@ -245,14 +119,23 @@ struct Case {
   int q_offset;  // of the expressions' queries (cross-attention: not tk - tq)
 };
 
-// Variant v on the FMA kernels (f32 or bf16), or on the tensor-core ones (bf16).
-void run_case(std::size_t v, const Case& s, bool bf16, bool tensor_cores = false) {
+// The entry point of variant v in `family` (f32 or bf16 on the FMA kernels; bf16 on the others).
+Entry entry(std::size_t v, Family family, bool bf16) {
+  if (family == Family::hopper) return reinterpret_cast<Entry>(flash_expr_objects::hopper_entries()[v]);
+  return reinterpret_cast<Entry>(
+      flash_expr_objects::entries()[3 * v + (family == Family::tensor_cores ? 2 : bf16 ? 1 : 0)]);
+}
+
+// Variant v on the FMA kernels (f32 or bf16), or on the tensor-core or Hopper ones (bf16).
+void run_case(std::size_t v, const Case& s, bool bf16, Family family = Family::fma) {
   const Variant var = variants()[v];
-  INFO(fmt::format("{}{} {} B {} Tq {} Tk {} causal {} mask {} q_offset {}", var.name, tensor_cores ? " tensor cores" : "",
+  const bool mma = family != Family::fma;
+  INFO(fmt::format("{}{} {} B {} Tq {} Tk {} causal {} mask {} q_offset {}", var.name,
+                   family == Family::tensor_cores ? " tensor cores" : family == Family::hopper ? " Hopper" : "",
                    bf16 ? "bf16" : "f32", s.b, s.tq, s.tk, s.causal, s.mask, s.q_offset));
-  REQUIRE((bf16 || !tensor_cores));
+  REQUIRE((bf16 || !mma));
   const auto e = build(var);
-  const int dk = tensor_cores ? kTcHead : kEmulatedDk, dv = tensor_cores ? kTcHead : kEmulatedDv;
+  const int dk = mma ? kTcHead : kEmulatedDk, dv = mma ? kTcHead : kEmulatedDv;
   const Stored q = store(testing::random_tensor({s.b, s.h, s.tq, dk}, 11, -1.5, 1.5, DType::f64), bf16);
   const Stored k = store(testing::random_tensor({s.b, s.h, s.tk, dk}, 12, -1.5, 1.5, DType::f64), bf16);
   const Stored val = store(testing::random_tensor({s.b, s.h, s.tk, dv}, 13, -1.0, 1.0, DType::f64), bf16);
@@ -310,7 +193,7 @@ void run_case(std::size_t v, const Case& s, bool bf16, bool tensor_cores = false
   a.tk = s.tk;
   a.causal = s.causal;
   a.bf16 = bf16;
-  a.tensor_cores = tensor_cores;
+  a.tensor_cores = family == Family::tensor_cores;
   a.scale = static_cast<float>(o.scale);
   a.q = q.data(bf16);
   a.k = k.data(bf16);
@@ -346,14 +229,14 @@ void run_case(std::size_t v, const Case& s, bool bf16, bool tensor_cores = false
         for (auto& g : grads) std::fill(g.begin(), g.end(), 0ull);
         a.order = static_cast<int>(cuda_host_emulation::order_setting.order);
         a.seed = cuda_host_emulation::order_setting.seed;
-        reinterpret_cast<Entry>(entries()[3 * v + (tensor_cores ? 2 : bf16 ? 1 : 0)])(&a);
+        entry(v, family, bf16)(&a);
         return std::tuple(out, out_b, lse, dq, dq_b, dkk, dk_b, dvv, dv_b, grads);
       });
   out = got_out, out_b = got_out_b, lse = got_lse, dq = got_dq, dq_b = got_dq_b;
   dkk = got_dk, dk_b = got_dk_b, dvv = got_dv, dv_b = got_dv_b, grads = got_grads;
 
-  // The tensor-core kernels round P and dS to bf16 before their products (as FlashAttention-2).
-  const double out_tol = tensor_cores ? 1.5e-2 : bf16 ? 1e-2 : 2e-5, grad_tol = bf16 ? 3e-2 : 2e-4;
+  // The MMA kernels round P and dS to bf16 before their products (as FlashAttention-2).
+  const double out_tol = mma ? 1.5e-2 : bf16 ? 1e-2 : 2e-5, grad_tol = bf16 ? 3e-2 : 2e-4;
   check_close(doubles(out, out_b, bf16), ref.out, out_tol, "out");
   check_close(std::vector<double>(lse.begin(), lse.end()), ref.logsumexp, 1e-5, "lse");
   check_close(doubles(dq, dq_b, bf16), q64.grad(), grad_tol, "dq");
@@ -396,7 +279,26 @@ TEST_CASE("generated device code of score expressions in the emulated tensor-cor
       {2, 2, 40, 110, false, true, 7},   // cross-attention: queries at 7 .. 46 (the window removes keys 64 ..)
   };
   for (std::size_t v = 0; v < variants().size(); ++v)
-    for (const Case& s : shapes) run_case(v, s, true, true);
+    for (const Case& s : shapes) run_case(v, s, true, Family::tensor_cores);
+}
+
+TEST_CASE("generated device code of score expressions in the emulated Hopper kernels equals the CPU path") {
+  if (!flash_expr_objects::hopper_built()) {
+    MESSAGE("skipped: this build has no Hopper kernels (no CUTLASS)");
+    return;
+  }
+  if (kSanitized) {
+    MESSAGE("skipped under AddressSanitizer: the emulated kernels run in a shared object compiled without it");
+    return;
+  }
+  // The forward's tiles are 128 x 128, the backward's 128 rows by 64 walked: the window removes
+  // whole tiles (those the pipeline then skips), keeps others and mixes the rest.
+  const Case shapes[] = {
+      {1, 2, 300, 300, true, true, 0},  // causal self-attention with padding: three tiles each way, cut
+      {1, 2, 40, 300, false, true, 7},  // cross-attention: queries at 7 .. 46 (the window removes keys 64 ..)
+  };
+  for (std::size_t v = 0; v < variants().size(); ++v)
+    for (const Case& s : shapes) run_case(v, s, true, Family::hopper);
 }
 
 TEST_CASE("the window's tile map removes, keeps and mixes tiles, and the kernels follow it") {

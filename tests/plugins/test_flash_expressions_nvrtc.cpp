@@ -1,5 +1,6 @@
 // NVRTC compiles flash's FMA kernels with the code generated for score expressions, for sm_80 and
-// sm_90a, f32 and bf16, and in bf16 the tensor-core kernels too, without a GPU: the CUBIN and the
+// sm_90a, f32 and bf16, in bf16 the tensor-core kernels too, and for sm_90a in bf16 the Hopper
+// kernels (CuTe's warpgroup MMA; in a build with CUTLASS), without a GPU: the CUBIN and the
 // kernels' lowered names land in the kernel cache, and a second compile finds them there. Skipped
 // in a build without CUDA.
 #include <doctest/doctest.h>
@@ -10,6 +11,7 @@
 #include "attnlab/attnlab.h"
 #include "attnlab/expr/score_kernels.h"
 #include "flash_attention.h"
+#include "flash_sm90.h"
 #include "support/env_scope.h"
 
 using namespace attnlab;
@@ -35,7 +37,7 @@ TEST_CASE("NVRTC compiles flash's kernels with score expressions for sm_80 and s
   const auto e = expr::ScoreExpr::build(site, {bias}, {8, 1024});
   for (const char* arch : {"sm_80", "sm_90a"})
     for (DType element : {DType::f32, DType::bf16}) {
-      INFO(arch, " ", dtype_name(element));
+      INFO(std::string(arch), " ", dtype_name(element));
       const flash::ExpressionKernels k = flash::compile_expression_kernels(*e, element, 64, 64, arch);
       CHECK(k.compiled_now);
       CHECK(k.cubin.size() > 1000);
@@ -50,6 +52,13 @@ TEST_CASE("NVRTC compiles flash's kernels with score expressions for sm_80 and s
         if (!name->empty()) CHECK(k.cubin.find(*name) != std::string::npos);
       }
       CHECK((k.tc_dkdv.find("2tc") != std::string::npos) == (element == DType::bf16));
+      // The Hopper kernels: bf16 for sm_90a, where the build has them.
+      const bool hopper = element == DType::bf16 && arch == std::string("sm_90a") && flash::cuda::sm90_built();
+      for (const std::string* name : {&k.hopper_forward, &k.hopper_dq, &k.hopper_dkdv}) {
+        CHECK(name->empty() == !hopper);
+        if (!name->empty()) CHECK(k.cubin.find(*name) != std::string::npos);
+      }
+      CHECK((k.hopper_dq.find("4sm90") != std::string::npos) == hopper);
       // Again: from the cache.
       const flash::ExpressionKernels again = flash::compile_expression_kernels(*e, element, 64, 64, arch);
       CHECK_FALSE(again.compiled_now);

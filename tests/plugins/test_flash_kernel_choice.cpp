@@ -207,9 +207,9 @@ TEST_CASE("choose_kernel: what the Hopper kernels refuse goes to the tensor core
   CHECK(backward(mid_h, hopper_on, problem(128)).hopper.smem == 161 * kKiB);
 }
 
-TEST_CASE("choose_kernel: score expressions run on the families NVRTC compiled them into, never on Hopper's") {
+TEST_CASE("choose_kernel: score expressions run on the families NVRTC compiled them into") {
   const attnlab::expr::DeviceArgs args{};
-  int fake[6] = {};  // stand-ins for the compiled kernels' handles (never launched here)
+  int fake[9] = {};  // stand-ins for the compiled kernels' handles (never launched here)
   fc::Problem p = problem(64);
   p.expr = &args;
   p.expr_fma = {&fake[0], &fake[1], &fake[2]};
@@ -218,15 +218,28 @@ TEST_CASE("choose_kernel: score expressions run on the families NVRTC compiled t
   CHECK(fma.kernel == Kernel::fma);
   CHECK(fma.tensor_cores.why == Refusal::expressions);
   CHECK(fma.reason() == "FMA kernels: score expressions were not compiled into the tensor-core kernels");
-  // With them: the tensor cores, on sm_80 and on sm_90, where the Hopper kernels say why not.
+  // With them: the tensor cores, on sm_80 and on sm_90 where the Hopper kernels were not compiled
+  // (the switch is what compiles them: without it they say so first).
   p.expr_tc = {&fake[3], &fake[4], &fake[5]};
   CHECK(forward(a100, no_hopper, p).kernel == Kernel::tensor_cores);
+  CHECK(backward(h100, hopper_off, p).hopper.why == Refusal::not_opted_in);
   const fc::KernelChoice h = backward(h100, hopper_on, p);
   CHECK(h.kernel == Kernel::tensor_cores);
   CHECK(h.hopper.why == Refusal::expressions);
   CHECK(h.reason() == "tensor cores (WMMA): sm_90, bf16 d 64, its backward block (89 KiB) fits the GPU's "
-                      "227 KiB; score expressions are compiled into the FMA and tensor-core (WMMA) kernels, not yet "
-                      "into the Hopper kernels");
+                      "227 KiB; score expressions were not compiled into the Hopper kernels");
+  // Compiled for sm_90a: Hopper's, both passes.
+  p.expr_hopper = {&fake[6], &fake[7], &fake[8]};
+  CHECK(forward(h100, hopper_on, p).kernel == Kernel::hopper);
+  CHECK(backward(h100, hopper_on, p).kernel == Kernel::hopper);
+  // Not with bucket values (their variant is not compiled): the FMA kernels, which take them.
+  fc::Problem values = p;
+  values.bucket_values = aligned;
+  values.value_clip = 4;
+  const fc::KernelChoice v = forward(h100, hopper_on, values);
+  CHECK(v.hopper.why == Refusal::bucket_terms);
+  CHECK(fc::refusal_text(v, Kernel::hopper) == "score expressions with relative positions' bucket values have no "
+                                                "Hopper kernel");
   // What the MMA families refuse anyway is said first: f32 has no tensor-core kernel.
   fc::Problem f32 = problem(64, 64, fc::Element::f32);
   f32.expr = &args;

@@ -23,6 +23,7 @@
 #ifndef __launch_bounds__
 #define __launch_bounds__(...)
 #endif
+#include "support/cuda_host_bits.h"
 #include "support/cuda_host_threads.h"
 
 namespace attnlab::flash::cuda::sm90::ops {

@@ -16,6 +16,7 @@ using cuda::std::uint16_t;
 using cuda::std::uint32_t;
 using cuda::std::uint64_t;
 using cuda::std::uint8_t;
+using cuda::std::uintptr_t;
 }  // namespace std
 #else
 #include <cmath>

@@ -6,8 +6,8 @@
 // before the kernels (they need nothing of the core); score and value terms enter the kernels in
 // kernel form (attnlab/plugin/kernel_terms.h: ALiBi's distance bias, Shaw et al.'s relative keys
 // and values); a scheme that gives its terms only as [Tq, Tk] tensors is refused. Score
-// expressions (score_mod, mask_mod) are compiled into its CPU tiles, whole tiles that mask_mod
-// removes skipped. Under bf16 compute precision on CUDA the core runs in bf16
+// expressions (score_mod, mask_mod) are compiled into its CPU tiles and, through NVRTC, into its
+// CUDA kernels (every family), whole tiles that mask_mod removes skipped. Under bf16 compute precision on CUDA the core runs in bf16
 // (flash_attention_in_precision).
 #include <cmath>
 

@@ -85,14 +85,15 @@ DType flash_compute_dtype(Device device, DType dtype, Precision precision);
 Tensor flash_attention_in_precision(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const FlashOptions& options = {});
 
-// flash's FMA kernels (forward, dq, dk/dv) with a site's score expressions, and for bf16 at head
-// sizes of the tensor-core kernels (64, 128) theirs too, compiled by NVRTC for one GPU architecture
-// ("sm_80", "sm_90a") into the kernel cache: the artifact, the kernels' lowered names (the
-// tensor-core ones empty where not compiled) and the CUBIN. For the CUDA path, `attnlab check` and
+// flash's FMA kernels (forward, dq, dk/dv) with a site's score expressions, for bf16 at head sizes
+// of the tensor-core kernels (64, 128) theirs too, and for "sm_90a" with d_k = d_v the Hopper
+// kernels' (in a build with CUTLASS), compiled by NVRTC for one GPU architecture ("sm_80",
+// "sm_90a") into the kernel cache: the artifact, the kernels' lowered names (the tensor-core and
+// Hopper ones empty where not compiled) and the CUBIN. For the CUDA path, `attnlab check` and
 // the tests; a compile needs no GPU. Throws "built without CUDA" in a build without it, and NVRTC's
 // messages when it fails.
 struct ExpressionKernels {
-  std::string path, forward, dq, dkdv, tc_forward, tc_dq, tc_dkdv, cubin;
+  std::string path, forward, dq, dkdv, tc_forward, tc_dq, tc_dkdv, hopper_forward, hopper_dq, hopper_dkdv, cubin;
   bool compiled_now = false;
 };
 ExpressionKernels compile_expression_kernels(const expr::ScoreExpr& expr, DType element, std::int64_t dk,

@@ -47,11 +47,11 @@ struct Problem {
   const void* bucket_values = nullptr;
   std::int64_t value_clip = 0;
   // Score expressions (attnlab/expr/device_abi.h): what their code reads, and the kernels NVRTC
-  // compiled with it for this element type and these head sizes, per family: the FMA kernels', and
-  // the tensor-core kernels' for bf16 at head sizes of MmaHeadSizes (null otherwise); all null
-  // without expressions. The Hopper kernels take none (choose_kernel passes them over).
+  // compiled with it for this element type and these head sizes, per family: the FMA kernels', the
+  // tensor-core kernels' for bf16 at head sizes of MmaHeadSizes, the Hopper kernels' for those with
+  // d_k = d_v on sm_90 where they are asked for (null otherwise); all null without expressions.
   const expr::DeviceArgs* expr = nullptr;
-  CompiledKernels expr_fma, expr_tc;
+  CompiledKernels expr_fma, expr_tc, expr_hopper;
   int device = 0;
   CUstream_st* stream = nullptr;
   bool has_terms() const { return slopes || bucket_scores || bucket_values; }

@@ -129,6 +129,7 @@ void with_expressions(cuda::Problem& p, const DeviceExpressions& d) {
   p.expr = &d.args;
   p.expr_fma = d.kernels.fma;
   p.expr_tc = d.kernels.tc;
+  p.expr_hopper = d.kernels.hopper;
 }
 
 // The learned tensors' gradients from their fixed-point accumulators, shaped and typed like them.

@@ -44,14 +44,15 @@ void flash_backward_cuda(const Tensor& q, const Tensor& k, const Tensor& v, cons
 void flash_key_lengths_cuda(const Tensor& mask, Tensor& lengths);
 // The source NVRTC compiles for score expressions (`expressions`: cuda_expressions_source's struct
 // named SiteExpressions), and the compile itself (flash_rtc_cuda.cpp).
-std::string expression_kernels_source(const std::string& expressions, DType element, std::int64_t dk, std::int64_t dv);
+std::string expression_kernels_source(const std::string& expressions, DType element, std::int64_t dk, std::int64_t dv,
+                                      const std::string& arch);
 ExpressionKernels compile_expression_kernels_cuda(const std::string& expressions, DType element, std::int64_t dk,
                                                   std::int64_t dv, const std::string& arch);
 // The kernels of `e` for CUDA device `device` (its architecture), compiled (or found in the cache)
-// and loaded once per process: the FMA family's, and the tensor-core family's for bf16 at head
-// sizes of MmaHeadSizes.
+// and loaded once per process: the FMA family's, the tensor-core family's for bf16 at head sizes of
+// MmaHeadSizes, and on sm_90 with ATTNLAB_FLASH_SM90=1 the Hopper family's for those with d_k = d_v.
 struct LoadedExpressionKernels {
-  cuda::CompiledKernels fma, tc;
+  cuda::CompiledKernels fma, tc, hopper;
 };
 LoadedExpressionKernels expression_kernels_on(const expr::ScoreExpr& e, DType element, std::int64_t dk,
                                               std::int64_t dv, int device);

@@ -115,6 +115,24 @@ __device__ __forceinline__ float expression_score(const Inputs<T>& in, float x, 
   return E::score(x, in.expr, bi, hi, qi, kj);
 }
 
+// The class under mask_mod of a kernel's tile of queries i0 .. i0 + Rows - 1 and keys
+// j0 .. j0 + Cols - 1, tiles larger than the host's (the MMA kernels): the host classifies the FMA
+// kernels' tiles (expr::DeviceArgs: 32 x 32), this combines those the tile covers: removed when all
+// are, kept when all are, mixed otherwise. The same for the whole block.
+template <int Rows, int Cols>
+__device__ __forceinline__ unsigned char covering_tile_class(const expr::DeviceArgs& a, std::int64_t b,
+                                                             std::int64_t h, std::int64_t i0, std::int64_t j0) {
+  if (!a.tiles) return expr::kTileKept;
+  bool removed = true, kept = true;
+  for (std::int64_t i = i0; i < i0 + Rows && i / a.tile_rows < a.tiles_q; i += a.tile_rows)
+    for (std::int64_t j = j0; j < j0 + Cols && j / a.tile_cols < a.tiles_k; j += a.tile_cols) {
+      const unsigned char c = expr::tile_class(a, b, h, i, j);
+      removed = removed && c == expr::kTileRemoved;
+      kept = kept && c == expr::kTileKept;
+    }
+  return removed ? expr::kTileRemoved : kept ? expr::kTileKept : expr::kTileMixed;
+}
+
 // The gradient of a pair's raw score (before E) from ds, that of E::score's result: E::grad at the
 // raw score x, adding to the learned tensors' accumulators when `learn`.
 template <typename E, typename T>

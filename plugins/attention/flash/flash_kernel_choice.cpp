@@ -17,11 +17,8 @@ namespace {
 bool aligned16(const void* x) { return reinterpret_cast<std::uintptr_t>(x) % 16 == 0; }
 
 // What both MMA families ask of a problem: bf16, d_k and d_v of MmaHeadSizes, more than one query (a
-// decoding step stays on the FMA kernels), and q, k, v and the pass's buffers 16-byte aligned. With
-// score expressions, the family's kernels compiled with them (the tensor-core family's, where the
-// problem is theirs; never the Hopper family's).
-Refusal mma_problem(const Problem& p, const CompiledKernels& with_expressions,
-                    std::initializer_list<const void*> buffers) {
+// decoding step stays on the FMA kernels), and q, k, v and the pass's buffers 16-byte aligned.
+Refusal mma_problem(const Problem& p, std::initializer_list<const void*> buffers) {
   if (p.element != Element::bf16) return Refusal::element;
   if (!MmaHeadSizes::has(p.dk) || !MmaHeadSizes::has(p.dv)) return Refusal::head_size;
   if (p.tq < 2) return Refusal::one_query;
@@ -29,7 +26,6 @@ Refusal mma_problem(const Problem& p, const CompiledKernels& with_expressions,
     if (!aligned16(x)) return Refusal::misaligned;
   for (const void* x : buffers)
     if (!aligned16(x)) return Refusal::misaligned;
-  if (p.expr && !with_expressions) return Refusal::expressions;
   return Refusal::none;
 }
 
@@ -39,15 +35,19 @@ Refusal mma_problem(const Problem& p, const CompiledKernels& with_expressions,
 // reason never names a switch that would not help. The largest of their blocks at the head size
 // must fit the device, and the pass's own with the bucket values' shared memory (a large
 // value_clip may not fit), so that the forward and the backward of a problem without bucket
-// values run on the same family.
+// values run on the same family. With score expressions, their kernels compiled for sm_90a (done
+// where the switch asks for the family), and no bucket values (NVRTC compiles their variant
+// without them).
 Verdict hopper_verdict(const DeviceLimits& d, const BuiltKernels& built, const Problem& p, Pass pass,
                        std::initializer_list<const void*> buffers) {
   if (d.major == 0) return {Refusal::no_limits};
   if (d.major != 9 || d.minor != 0) return {Refusal::architecture};
-  if (const Refusal r = mma_problem(p, CompiledKernels{}, buffers); r != Refusal::none) return {r};
+  if (const Refusal r = mma_problem(p, buffers); r != Refusal::none) return {r};
   if (p.dk != p.dv) return {Refusal::unequal_heads};
   if (!built.hopper_built) return {Refusal::not_built};
   if (!built.hopper_opted_in) return {Refusal::not_opted_in};
+  if (p.expr && p.bucket_values) return {Refusal::bucket_terms};
+  if (p.expr && !p.expr_hopper) return {Refusal::expressions};
   const int i = MmaHeadSizes::index(p.dk);
   const std::size_t forward = built.hopper_forward[i], backward = built.hopper_backward[i];
   if (forward == 0 || backward == 0) return {Refusal::not_built};
@@ -58,13 +58,14 @@ Verdict hopper_verdict(const DeviceLimits& d, const BuiltKernels& built, const P
 }
 
 // The tensor-core kernels: sm_80 and newer, the MMA conditions, no bucketed position terms (the
-// FMA kernels apply them; ALiBi's slopes the tensor-core kernels apply themselves), and the pass's
-// block fits the device.
+// FMA kernels apply them; ALiBi's slopes the tensor-core kernels apply themselves), with score
+// expressions their kernels compiled, and the pass's block fits the device.
 Verdict tensor_core_verdict(const DeviceLimits& d, const BuiltKernels& built, const Problem& p, Pass pass,
                             std::initializer_list<const void*> buffers) {
   if (d.major == 0) return {Refusal::no_limits};
   if (d.major < 8) return {Refusal::architecture};
-  if (const Refusal r = mma_problem(p, p.expr_tc, buffers); r != Refusal::none) return {r};
+  if (const Refusal r = mma_problem(p, buffers); r != Refusal::none) return {r};
+  if (p.expr && !p.expr_tc) return {Refusal::expressions};
   if (p.bucket_scores || p.bucket_values) return {Refusal::bucket_terms};
   const int i = MmaHeadSizes::index(p.dk), j = MmaHeadSizes::index(p.dv);
   const std::size_t smem = pass == Pass::forward ? built.tc_forward[i][j] : built.tc_backward[i][j];
@@ -136,12 +137,10 @@ std::string refusal_text(const KernelChoice& c, Kernel family) {
                          MmaHeadSizes::text());
     case Refusal::unequal_heads: return fmt::format("d_k {} != d_v {} has no Hopper kernel", c.dk, c.dv);
     case Refusal::one_query: return fmt::format("a single query (a decoding step) has no {} kernel", kernels);
-    case Refusal::bucket_terms: return "relative positions' bucket terms have no tensor-core kernel";
-    case Refusal::expressions:
-      return family == Kernel::hopper
-                 ? "score expressions are compiled into the FMA and tensor-core (WMMA) kernels, not yet into the "
-                   "Hopper kernels"
-                 : fmt::format("score expressions were not compiled into the {} kernels", kernels);
+    case Refusal::bucket_terms:
+      return family == Kernel::hopper ? "score expressions with relative positions' bucket values have no Hopper kernel"
+                                      : "relative positions' bucket terms have no tensor-core kernel";
+    case Refusal::expressions: return fmt::format("score expressions were not compiled into the {} kernels", kernels);
     case Refusal::misaligned:
       return fmt::format("a tensor is not 16-byte aligned, as the {} kernels' vector loads need", kernels);
     case Refusal::shared_memory:

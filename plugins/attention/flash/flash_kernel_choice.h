@@ -36,8 +36,8 @@ enum class Refusal : std::uint8_t {
   head_size,      // d_k or d_v not in MmaHeadSizes (flash_head_sizes.h)
   unequal_heads,  // Hopper: d_k != d_v
   one_query,      // a single query (a decoding step)
-  bucket_terms,   // tensor cores: relative positions' bucket scores or values
-  expressions,    // score expressions (compiled into the FMA and tensor-core kernels, not the Hopper ones)
+  bucket_terms,   // tensor cores: relative positions' bucket scores or values; Hopper: bucket values with score expressions
+  expressions,    // score expressions not compiled into the family's kernels (NVRTC, for the device's architecture)
   misaligned,     // an input, output or gradient not 16-byte aligned (their vector loads)
   shared_memory,  // its blocks ask for more shared memory than the device lets a block have
 };

@@ -42,8 +42,11 @@ inline std::int64_t sm90_value_scratch_floats(const Problem& p) {
   return p.batch * p.heads * p.tq * buckets + sm90_query_blocks(p) * buckets * p.dv;
 }
 // Whether a problem needs the kernels' kExtras variant (forward and backward alike): an additive
-// mask, score terms or dropout; without them the scores need only the causal and key-length limits.
-inline bool sm90_extras(const Problem& p) { return p.mask || p.slopes || p.bucket_scores || p.dropout > 0.0; }
+// mask, score terms, dropout or score expressions (whose kernels NVRTC compiled: Problem's
+// expr_hopper); without them the scores need only the causal and key-length limits.
+inline bool sm90_extras(const Problem& p) {
+  return p.mask || p.slopes || p.bucket_scores || p.dropout > 0.0 || p.expr;
+}
 // out [B, H, Tq, d] bf16, lse [B, H, Tq] f32, as forward(); 0 or the CUDA error code.
 int sm90_forward(const Problem& p, void* out, float* lse);
 // dq, dk, dv [B, H, T, d] bf16 from dout, the forward's lse and delta = rowsum(dout * out), as

@@ -11,7 +11,8 @@ namespace attnlab::flash::cuda {
 namespace {
 
 // The kernels of one variant: dq_kernel (with bucket scores, their gradient, which the launcher
-// zeroes first: only entries that visible keys reach are written), then dkdv_kernel.
+// zeroes first: only entries that visible keys reach are written), then dkdv_kernel; with score
+// expressions, those NVRTC compiled (their kExtras variant without values: choose_kernel's rule).
 template <int D, bool kExtras, bool kValues>
 int launch_sm90_backward(const Problem& p, const kernels::BackwardInputs<__nv_bfloat16>& in, void* dq, void* dk,
                          void* dv, void* d_scores, const float* u, float* shares) {
@@ -25,13 +26,14 @@ int launch_sm90_backward(const Problem& p, const kernels::BackwardInputs<__nv_bf
     if (zeroed != cudaSuccess) return static_cast<int>(zeroed);
   }
   const dim3 query_tiles(bh, static_cast<unsigned>((p.tq + sm90::kBlockM - 1) / sm90::kBlockM));
-  const int status = launch(sm90::dq_kernel<D, kExtras, kValues>, query_tiles, sm90::kThreads,
-                            smem + sm90_value_smem(p), p.stream, in, static_cast<Bf16*>(dq),
-                            static_cast<Bf16*>(d_scores), u, shares);
+  const CompiledKernels compiled = kExtras && !kValues && p.expr ? p.expr_hopper : CompiledKernels{};
+  const int status = launch_either(compiled.dq, sm90::dq_kernel<D, kExtras, kValues>, query_tiles, sm90::kThreads,
+                                   smem + sm90_value_smem(p), p.stream, in, static_cast<Bf16*>(dq),
+                                   static_cast<Bf16*>(d_scores), u, shares);
   if (status != 0 || p.tk == 0) return status;
   const dim3 key_tiles(bh, static_cast<unsigned>((p.tk + sm90::kBlockM - 1) / sm90::kBlockM));
-  return launch(sm90::dkdv_kernel<D, kExtras, kValues>, key_tiles, sm90::kThreads, smem, p.stream, in,
-                static_cast<Bf16*>(dk), static_cast<Bf16*>(dv), u);
+  return launch_either(compiled.dkdv, sm90::dkdv_kernel<D, kExtras, kValues>, key_tiles, sm90::kThreads, smem,
+                       p.stream, in, static_cast<Bf16*>(dk), static_cast<Bf16*>(dv), u);
 }
 
 // With bucket values: u = dout . V^T first (in the scratch), the kernels, then their gradient from

@@ -20,7 +20,11 @@
 // Entries no visible key reaches stay as the launcher zeroed them. With dropout, Z the factor of
 // each weight (0 dropped, 1 / (1 - p) kept: flash_dropout.h), dS = P (dP Z - D) and dV sums
 // (P Z)^T dO. With relative positions' bucket values (kValues), dP gains dout_i . V_r and dq_kernel
-// writes its block's share of their gradient (flash_sm90_values.cuh). Include the CUDA API and the
+// writes its block's share of their gradient (flash_sm90_values.cuh). With score expressions E
+// (the kExtras path, as in the sm_80 kernels), each score passes through E::score after its
+// position term and before the key's mask, dS back through E::grad (in dq_kernel also into the
+// learned tensors' 64-bit fixed-point accumulators, once per pair: deterministic), and walked
+// tiles that mask_mod removes are neither loaded nor computed. Include the CUDA API and the
 // Hopper operations first: flash_sm90_ops.cuh (flash_sm90_backward.cu), or their host emulation
 // (the emulated kernel test).
 #include "flash_sm90_device.cuh"
@@ -77,8 +81,8 @@ struct BackwardSmem {
 // score terms (ALiBi's slopes, bucket scores) or dropout. kValues (with kExtras): bucket values,
 // with u from bucket_dots_kernel; the block writes its share of their gradient to value_shares
 // (block blockIdx.x * gridDim.y + blockIdx.y, buckets x D floats each), and its dynamic shared
-// memory ends with sm90_value_smem bytes for the weights.
-template <int D, bool kExtras, bool kValues = false>
+// memory ends with sm90_value_smem bytes for the weights. E: the site's score expressions.
+template <int D, bool kExtras, bool kValues = false, typename E = expr::NoExpressions>
 __global__ void __launch_bounds__(kThreads, 1)
     dq_kernel(const kernels::BackwardInputs<__nv_bfloat16> in,
               __nv_bfloat16* __restrict__ dq,        // (B, H, Tq, D)
@@ -88,6 +92,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   using namespace cute;
   using T = BackwardTiles<D>;
   static_assert(kExtras || !kValues, "value terms take the kExtras path");
+  static_assert(kExtras || !E::kAny, "score expressions take the kExtras path");
   const float scale_log2 = in.scale * kLog2e;
   extern __shared__ char sm90_smem[];
   const BackwardSmem<D> smem{aligned_base(sm90_smem)};  // rows: Q, dO; walked: K, V
@@ -95,15 +100,28 @@ __global__ void __launch_bounds__(kThreads, 1)
   Tensor sdO = smem.rows(1);
 
   const kernels::QueryTile block = kernels::query_tile<kBlockM>(in, 0);
-  const std::int64_t bh = block.bh, head = bh % in.heads, i0 = block.i0, length = block.length;
+  const std::int64_t bh = block.bh, b = block.b, head = bh % in.heads, i0 = block.i0, length = block.length;
   const std::int64_t key_end = block.key_end;
   const int tiles = static_cast<int>((key_end + kBwdN - 1) / kBwdN);
   const __nv_bfloat16* k_head = in.k + bh * in.tk * D;
   const __nv_bfloat16* v_head = in.v + bh * in.tk * D;
-  const __nv_bfloat16* mask_b = kernels::mask_row(in, block.b);
+  const __nv_bfloat16* mask_b = kernels::mask_row(in, b);
+  // Key tile `tile`'s class under mask_mod, and the first tile from `tile` on that it does not
+  // remove (block-uniform).
+  auto class_of = [&](int tile) {
+    return E::kMask ? kernels::covering_tile_class<kBlockM, kBwdN>(in.expr, b, head, i0,
+                                                                   static_cast<std::int64_t>(tile) * kBwdN)
+                    : expr::kTileKept;
+  };
+  auto visited_from = [&](int tile) {
+    if constexpr (E::kMask)
+      while (tile < tiles && class_of(tile) == expr::kTileRemoved) ++tile;
+    return tile;
+  };
 
   smem.load_rows(in.q + bh * in.tq * D, in.dout + bh * in.tq * D, i0, in.tq);
-  if (tiles > 0) smem.load_walked(0, k_head, v_head, 0, key_end);
+  int tile = visited_from(0);
+  if (tile < tiles) smem.load_walked(0, k_head, v_head, static_cast<std::int64_t>(tile) * kBwdN, key_end);
   ops::commit();
 
   typename T::MmaS mma_s;
@@ -154,12 +172,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     values.start(smem.after_tiles(), u, in.terms.value_clip, bh, in.tq, i0, block_rows);
   }
 
-  for (int tile = 0; tile < tiles; ++tile) {
-    const int stage = tile % kStages;
+  for (int visit = 0; tile < tiles; ++visit) {  // visit n takes stage n % kStages
+    const int stage = visit % kStages;
     const std::int64_t j0 = static_cast<std::int64_t>(tile) * kBwdN;
+    [[maybe_unused]] const unsigned char cls = class_of(tile);
+    const int next = visited_from(tile + 1);
     ops::wait_all();
     __syncthreads();  // this tile's K and V are in; every warpgroup is done with the other stage
-    if (tile + 1 < tiles) smem.load_walked((tile + 1) % kStages, k_head, v_head, j0 + kBwdN, key_end);
+    if (next < tiles)
+      smem.load_walked((visit + 1) % kStages, k_head, v_head, static_cast<std::int64_t>(next) * kBwdN, key_end);
     ops::commit();
 
     ops::gemm_ss(mma_s, thr_s, sQ, smem.walk(0, stage), tSrS);    // S = Q K^T
@@ -177,10 +198,18 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int col = get<1>(rcS(r, c));
         float ds = 0.0f;
         if (col < limit && lse_log2[r] != -INFINITY) {
-          float add = 0.0f;
-          [[maybe_unused]] const std::int64_t j = j0 + col, p = in.terms.q_offset + i0 + get<0>(rcS(r, c));
-          if constexpr (kExtras) add = pair_terms(0.0f, in.terms, head, bucket_row[r], p, j, mask_b);
-          const float prob = pair_weight_log2(pair_score_log2(S(r, c), scale_log2, add), lse_log2[r]);
+          [[maybe_unused]] const std::int64_t i = i0 + get<0>(rcS(r, c)), j = j0 + col, p = in.terms.q_offset + i;
+          [[maybe_unused]] float raw = 0.0f;  // the score before E (expressions only)
+          float x;                            // times log2 e
+          if constexpr (E::kAny) {
+            raw = S(r, c) * in.scale + pair_terms(0.0f, in.terms, head, bucket_row[r], p, j);
+            x = (expression_score<E>(in, raw, cls, b, head, i, j) + mask_at(mask_b, j)) * kLog2e;
+          } else {
+            float add = 0.0f;
+            if constexpr (kExtras) add = pair_terms(0.0f, in.terms, head, bucket_row[r], p, j, mask_b);
+            x = pair_score_log2(S(r, c), scale_log2, add);
+          }
+          const float prob = pair_weight_log2(x, lse_log2[r]);
           float z = 1.0f;
           if constexpr (kExtras)
             if (in.drop.p > 0.0)
@@ -190,6 +219,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           const PairGrads grads = pair_grads(prob, z, dp, delta[r]);
           if constexpr (kValues) values.take(r, block_rows[r], distance0 + col, grads.pz);
           ds = grads.ds;
+          if constexpr (E::kAny) ds = expression_grad<E>(in, raw, ds, b, head, i, j, true);
           if constexpr (kExtras) {
             if (d_bucket_row[r]) {  // d(score term) = dS: into the bucket of (p, j)
               const std::int64_t n = terms::distance_bucket(p, j, in.terms.score_clip);
@@ -207,6 +237,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     Tensor tSrdS = bf16_copy(tSrS);
     Tensor tGrdS = a_operand_view(tSrdS);
     ops::gemm_rs(mma_g, thr_g, tGrdS, smem.walk_t(0, stage), tGrdQ);
+    tile = next;
   }
   ops::wait_all();
 
@@ -241,8 +272,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 // dK and dV of keys j0 .. j0 + 127 of head bh (bh = blockIdx.x, j0 = 128 blockIdx.y), walking the
 // query tiles that may see them (under causal masking, from the tile of the first query that
 // sees key j0). A block whose keys are all padding writes zeros and returns before any barrier
-// (the condition is the block's). kExtras and kValues (u) as for dq_kernel.
-template <int D, bool kExtras, bool kValues = false>
+// (the condition is the block's). kExtras, kValues (u) and E as for dq_kernel.
+template <int D, bool kExtras, bool kValues = false, typename E = expr::NoExpressions>
 __global__ void __launch_bounds__(kThreads, 1)
     dkdv_kernel(const kernels::BackwardInputs<__nv_bfloat16> in,
                 __nv_bfloat16* __restrict__ dk,  // (B, H, Tk, D)
@@ -251,6 +282,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   using namespace cute;
   using T = BackwardTiles<D>;
   static_assert(kExtras || !kValues, "value terms take the kExtras path");
+  static_assert(kExtras || !E::kAny, "score expressions take the kExtras path");
   const float scale_log2 = in.scale * kLog2e;
   extern __shared__ char sm90_smem[];
   const BackwardSmem<D> smem{aligned_base(sm90_smem)};  // rows: K, V; walked: Q, dO
@@ -272,9 +304,22 @@ __global__ void __launch_bounds__(kThreads, 1)
   first = first < 0 ? 0 : first;
   const std::int64_t q_begin = first / kBwdN * kBwdN;
   const int tiles = q_begin < in.tq ? static_cast<int>((in.tq - q_begin + kBwdN - 1) / kBwdN) : 0;
+  // Query tile `tile`'s class under mask_mod, and the first tile from `tile` on that it does not
+  // remove (block-uniform).
+  auto class_of = [&](int tile) {
+    return E::kMask ? kernels::covering_tile_class<kBwdN, kBlockM>(in.expr, block.b, head,
+                                                                   q_begin + static_cast<std::int64_t>(tile) * kBwdN, j0)
+                    : expr::kTileKept;
+  };
+  auto visited_from = [&](int tile) {
+    if constexpr (E::kMask)
+      while (tile < tiles && class_of(tile) == expr::kTileRemoved) ++tile;
+    return tile;
+  };
 
   smem.load_rows(in.k + bh * in.tk * D, in.v + bh * in.tk * D, j0, length);
-  if (tiles > 0) smem.load_walked(0, q_head, do_head, q_begin, in.tq);
+  int tile = visited_from(0);
+  if (tile < tiles) smem.load_walked(0, q_head, do_head, q_begin + static_cast<std::int64_t>(tile) * kBwdN, in.tq);
   ops::commit();
 
   typename T::MmaS mma_s;
@@ -309,12 +354,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     mask_add[r] = kExtras && mask_b && key[r] < length ? kernels::to_float(mask_b[key[r]]) : 0.0f;
   }
 
-  for (int tile = 0; tile < tiles; ++tile) {
-    const int stage = tile % kStages;
+  for (int visit = 0; tile < tiles; ++visit) {  // visit n takes stage n % kStages
+    const int stage = visit % kStages;
     const std::int64_t i0 = q_begin + static_cast<std::int64_t>(tile) * kBwdN;
+    [[maybe_unused]] const unsigned char cls = class_of(tile);
+    const int next = visited_from(tile + 1);
     ops::wait_all();
     __syncthreads();  // this tile's Q and dO are in; every warpgroup is done with the other stage
-    if (tile + 1 < tiles) smem.load_walked((tile + 1) % kStages, q_head, do_head, i0 + kBwdN, in.tq);
+    if (next < tiles)
+      smem.load_walked((visit + 1) % kStages, q_head, do_head, q_begin + static_cast<std::int64_t>(next) * kBwdN, in.tq);
     ops::commit();
 
     ops::gemm_ss(mma_s, thr_s, sK, smem.walk(0, stage), tSrS);   // S^T = K Q^T
@@ -335,10 +383,17 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int r = 0; r < kRows; ++r) {
         float prob = 0.0f, ds = 0.0f;
         if (key[r] < end && lse_log2 != -INFINITY) {
-          float add = mask_add[r];  // the key's mask, held per row
-          if constexpr (kExtras)
-            add = pair_terms(add, in.terms, head, bucket_row, in.terms.q_offset + i, key[r]);
-          const float p = pair_weight_log2(pair_score_log2(St(r, c), scale_log2, add), lse_log2);
+          [[maybe_unused]] float raw = 0.0f;  // the score before E (expressions only)
+          float x;                            // times log2 e
+          if constexpr (E::kAny) {
+            raw = St(r, c) * in.scale + pair_terms(0.0f, in.terms, head, bucket_row, in.terms.q_offset + i, key[r]);
+            x = (expression_score<E>(in, raw, cls, block.b, head, i, key[r]) + mask_add[r]) * kLog2e;
+          } else {
+            float add = mask_add[r];  // the key's mask, held per row
+            if constexpr (kExtras) add = pair_terms(add, in.terms, head, bucket_row, in.terms.q_offset + i, key[r]);
+            x = pair_score_log2(St(r, c), scale_log2, add);
+          }
+          const float p = pair_weight_log2(x, lse_log2);
           float z = 1.0f;
           if constexpr (kExtras)
             if (in.drop.p > 0.0) z = pair_dropout(in.drop, p, keep_scale, bh, i, key[r], in.tq, in.tk, cache);
@@ -349,6 +404,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
           const PairGrads grads = pair_grads(p, z, dp, delta);
           ds = grads.ds;
+          if constexpr (E::kAny) ds = expression_grad<E>(in, raw, ds, block.b, head, i, key[r], false);
           prob = grads.pz;  // dV sums (P Z)^T dO
         }
         St(r, c) = prob;
@@ -363,6 +419,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     Tensor tGrdS = a_operand_view(tSrdS);
     ops::gemm_rs(mma_g, thr_g, tGrP, smem.walk_t(1, stage), tGrdV);   // dV += P^T dO
     ops::gemm_rs(mma_g, thr_g, tGrdS, smem.walk_t(0, stage), tGrdK);  // dK += dS^T Q
+    tile = next;
   }
   ops::wait_all();
 

@@ -8,7 +8,10 @@
 namespace attnlab::flash::cuda::sm90 {
 
 // The kernels carry scores times log2 e and exponentiate in base 2 (flash_score.h).
+using kernels::expression_grad;
+using kernels::expression_score;
 using kernels::kLog2e;
+using kernels::mask_at;
 using kernels::pair_dropout;
 using kernels::pair_grads;
 using kernels::pair_score_log2;

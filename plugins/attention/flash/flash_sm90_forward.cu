@@ -18,8 +18,11 @@ int launch_sm90_forward(const Problem& p, void* out, float* lse) {
   auto kernel = p.bucket_values  ? sm90::forward_kernel<D, true, true>
                 : sm90_extras(p) ? sm90::forward_kernel<D, true, false>
                                  : sm90::forward_kernel<D, false, false>;
-  return launch(kernel, grid, sm90::kThreads, sm90::Tiles<D>::smem_bytes + sm90_value_smem(p), p.stream,
-                inputs_of<Bf16>(p), static_cast<Bf16*>(out), lse);
+  // With score expressions, their kExtras variant as NVRTC compiled it (choose_kernel takes no
+  // bucket values with them).
+  return launch_either(p.expr ? p.expr_hopper.forward : nullptr, kernel, grid, sm90::kThreads,
+                       sm90::Tiles<D>::smem_bytes + sm90_value_smem(p), p.stream, inputs_of<Bf16>(p),
+                       static_cast<Bf16*>(out), lse);
 }
 
 }  // namespace

@@ -14,7 +14,10 @@
 // Numerics as the sm_80 kernels: scores, statistics and O in f32, P rounded to bf16 for P V while
 // l sums the unrounded weights; exponentials in base 2 (the scores are carried times log2 e).
 // With relative positions' value terms (kValues) each weight also carries its bucket value into
-// the output (flash_sm90_values.cuh). Not served here (choose_kernel in flash_kernel_choice.h
+// the output (flash_sm90_values.cuh). With score expressions E (kExtras path only: as in the sm_80
+// kernels, flash_forward_kernels.cuh), each score passes through E::score after its position term
+// and before the key's mask, key tiles that mask_mod removes are neither loaded nor computed (the
+// pipeline loads the next visited tile) and E::keep is asked only on mixed tiles. Not served here (choose_kernel in flash_kernel_choice.h
 // refuses them): one query, d_k != d_v. Include the CUDA API and the Hopper operations first:
 // those of flash_sm90_ops.cuh (flash_sm90_forward.cu), or their host emulation (the emulated
 // kernel test).
@@ -29,8 +32,9 @@ namespace attnlab::flash::cuda::sm90 {
 // problem has an additive mask, score terms or dropout (without them the scores need only the
 // causal and key-length limits, and the kernel reads nothing else). kValues (with kExtras): the
 // problem has bucket values, and the block's dynamic shared memory ends with kBlockM x (2
-// value_clip + 1) floats for them (sm90_value_smem).
-template <int D, bool kExtras, bool kValues = false>
+// value_clip + 1) floats for them (sm90_value_smem). E: the site's score expressions
+// (expr::NoExpressions: none).
+template <int D, bool kExtras, bool kValues = false, typename E = expr::NoExpressions>
 __global__ void __launch_bounds__(kThreads, 1)
     forward_kernel(const kernels::Inputs<__nv_bfloat16> in,
                    __nv_bfloat16* __restrict__ out,  // (B, H, Tq, D)
@@ -38,6 +42,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   using namespace cute;
   using T = Tiles<D>;
   static_assert(kExtras || !kValues, "value terms take the kExtras path");
+  static_assert(kExtras || !E::kAny, "score expressions take the kExtras path");
   const float scale_log2 = in.scale * kLog2e;
   extern __shared__ char sm90_smem[];
   Bf16* base = aligned_base(sm90_smem);
@@ -59,6 +64,18 @@ __global__ void __launch_bounds__(kThreads, 1)
   const __nv_bfloat16* v_head = in.v + bh * in.tk * D;
   const __nv_bfloat16* mask_b = in.mask ? in.mask + b * in.tk : nullptr;
 
+  // The class of key tile `tile` under mask_mod, and the first tile from `tile` on that it does not
+  // remove (`tiles` when none): the same for the whole block.
+  auto class_of = [&](int tile) {
+    return E::kMask ? kernels::covering_tile_class<kBlockM, kBlockN>(in.expr, b, head, i0,
+                                                                     static_cast<std::int64_t>(tile) * kBlockN)
+                    : expr::kTileKept;
+  };
+  auto visited_from = [&](int tile) {
+    if constexpr (E::kMask)
+      while (tile < tiles && class_of(tile) == expr::kTileRemoved) ++tile;
+    return tile;
+  };
   auto load_kv = [&](int tile, int stage) {
     const std::int64_t j0 = static_cast<std::int64_t>(tile) * kBlockN;
     auto k = sK(stage);
@@ -67,7 +84,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     load_tile<kBlockN, D>([&](int r, int c) { return &v(c, r); }, v_head, j0, key_end);
   };
   load_tile<kBlockM, D>([&](int r, int c) { return &sQ(r, c); }, in.q + bh * in.tq * D, i0, in.tq);
-  if (tiles > 0) load_kv(0, 0);
+  int tile = visited_from(0);
+  if (tile < tiles) load_kv(tile, 0);
   ops::commit();
 
   typename T::MmaS mma_s;
@@ -104,12 +122,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     bucket_row[r] = i < in.tq ? kernels::score_row(in.terms, bh, in.tq, i) : nullptr;
   }
 
-  for (int tile = 0; tile < tiles; ++tile) {
-    const int stage = tile % kStages;
+  // Visit n of the walk takes stage n % kStages.
+  for (int visit = 0; tile < tiles; ++visit) {
+    const int stage = visit % kStages;
     const std::int64_t j0 = static_cast<std::int64_t>(tile) * kBlockN;
+    [[maybe_unused]] const unsigned char cls = class_of(tile);
+    const int next = visited_from(tile + 1);
     ops::wait_all();
     __syncthreads();  // this tile's K and V are in; every warpgroup is done with the other stage
-    if (tile + 1 < tiles) load_kv(tile + 1, (tile + 1) % kStages);
+    if (next < tiles) load_kv(next, (visit + 1) % kStages);
     ops::commit();
 
     ops::gemm_ss(mma_s, thr_s, sQ, sK(stage), tSrS);
@@ -125,11 +146,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int col = get<1>(rcS(r, c));
         float s = -INFINITY;
         if (col < limit) {
-          float add = 0.0f;
-          if constexpr (kExtras)
-            add = pair_terms(0.0f, in.terms, head, bucket_row[r], in.terms.q_offset + i0 + get<0>(rcS(r, c)), j0 + col,
-                             mask_b);
-          s = pair_score_log2(S(r, c), scale_log2, add);
+          const std::int64_t i = i0 + get<0>(rcS(r, c)), j = j0 + col;
+          if constexpr (E::kAny) {
+            const float raw = S(r, c) * in.scale + pair_terms(0.0f, in.terms, head, bucket_row[r], in.terms.q_offset + i, j);
+            s = (expression_score<E>(in, raw, cls, b, head, i, j) + mask_at(mask_b, j)) * kLog2e;
+          } else {
+            float add = 0.0f;
+            if constexpr (kExtras) add = pair_terms(0.0f, in.terms, head, bucket_row[r], in.terms.q_offset + i, j, mask_b);
+            s = pair_score_log2(S(r, c), scale_log2, add);
+          }
         }
         S(r, c) = s;
         tile_max = fmaxf(tile_max, s);
@@ -168,6 +193,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     Tensor tSrP = bf16_copy(tSrS);
     Tensor tOrP = a_operand_view(tSrP);
     ops::gemm_rs(mma_o, thr_o, tOrP, sV(stage), tOrO);
+    tile = next;
   }
   ops::wait_all();
   if constexpr (kValues) values.finish(O, rcO, m, l, in.terms.values, D, in.drop.p > 0.0 ? keep_scale : 1.0f);

@@ -72,20 +72,10 @@ __device__ __forceinline__ float alibi_bias(const kernels::PositionTerms<bf16>& 
   return t.slopes ? terms::distance_bias(t.slopes[head], t.q_offset + i, j) : 0.0f;
 }
 
-// The class under mask_mod of the tile of queries i0 .. i0 + 63 and keys j0 .. j0 + 63: the host
-// classifies the FMA kernels' 32 x 32 tiles (expr::DeviceArgs), this combines the (up to) four this
-// tile covers: removed when all are, kept when all are, mixed otherwise. The same for the block.
+// The class under mask_mod of the tile of queries i0 .. i0 + 63 and keys j0 .. j0 + 63.
 __device__ __forceinline__ unsigned char mma_tile_class(const expr::DeviceArgs& a, std::int64_t b, std::int64_t h,
                                                         std::int64_t i0, std::int64_t j0) {
-  if (!a.tiles) return expr::kTileKept;
-  bool removed = true, kept = true;
-  for (std::int64_t i = i0; i < i0 + kRows && i / a.tile_rows < a.tiles_q; i += a.tile_rows)
-    for (std::int64_t j = j0; j < j0 + kCols && j / a.tile_cols < a.tiles_k; j += a.tile_cols) {
-      const unsigned char c = expr::tile_class(a, b, h, i, j);
-      removed = removed && c == expr::kTileRemoved;
-      kept = kept && c == expr::kTileKept;
-    }
-  return removed ? expr::kTileRemoved : kept ? expr::kTileKept : expr::kTileMixed;
+  return kernels::covering_tile_class<kRows, kCols>(a, b, h, i0, j0);
 }
 
 // Launch geometry (kThreads threads per block): forward and dQ over query tiles, dK/dV over key tiles.

@@ -1,0 +1,237 @@
+// The shared objects of the emulated flash kernels with score expressions (flash_expr_objects.h).
+#include "flash_expr_objects.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "attnlab/expr/kernel_cache.h"
+#include "attnlab/expr/score_kernels.h"
+#include "expr/jit_cpu.h"
+
+namespace flash_expr_objects {
+
+using namespace attnlab;
+using testing::head_tensor;
+using Variant = testing::ExpressionVariant;
+
+std::vector<Variant> variants() {
+  return {
+      {"causal", "", "kv_idx <= q_idx", {}},
+      {"alibi", "score - slope[h] * abs(q_idx - kv_idx)", "", {head_tensor("slope", {2}, expr::TensorInit::alibi_slopes, false)}},
+      {"t5", "score + bias[h, clamp(kv_idx - q_idx, -5, 5) + 5]", "",
+       {head_tensor("bias", {2, 11}, expr::TensorInit::normal, true)}},
+      {"window", "", "kv_idx == 0 || abs(q_idx - kv_idx) <= 9", {}},
+      {"softcap", "4 * tanh(score / 4)", "", {}},
+      {"temperature", "score * temp[h]", "", {head_tensor("temp", {2}, expr::TensorInit::values, true, {1.5, 0.7})}},
+      {"lengths", "score - 0.05 * float(kv_len - kv_idx)", "q_idx < q_len - 2", {}},
+  };
+}
+
+std::shared_ptr<const expr::ScoreExpr> build(const Variant& v) { return testing::build_variant(v, 2, 512); }
+
+
+// A hash of every header the shared object may include (flash's kernels, the emulation, the core's
+// headers): the kernel cache keys the shared object by its source, which names them only, so the
+// hash goes into the source and an edited header is compiled anew.
+namespace {
+
+std::string headers_hash(const std::string& root) {
+  namespace fs = std::filesystem;
+  std::string all;
+  for (const char* dir : {"plugins/attention/flash", "tests/support", "core/include/attnlab"}) {
+    std::vector<fs::path> files;
+    for (const auto& f : fs::recursive_directory_iterator(fs::path(root) / dir))
+      if (f.is_regular_file()) files.push_back(f.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      std::ifstream in(f, std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      all += f.generic_string() + "\n" + text.str();
+    }
+  }
+  return expr::hash_hex(all);
+}
+
+}  // namespace
+
+// The shared object's entry points: variant v on the FMA kernels in f32 at 3 v, in bf16 at 3 v + 1,
+// on the tensor-core kernels (bf16) at 3 v + 2.
+const std::vector<void*>& entries() {
+  static const std::vector<void*> loaded = [] {
+    std::string source =
+        "#include \"support/cuda_host_emulation.h\"\n#include \"flash_backward_kernels.cuh\"\n"
+        "#include \"flash_forward_kernels.cuh\"\n#include \"flash_tc_backward_kernels.cuh\"\n"
+        "#include \"flash_tc_forward_kernels.cuh\"\n#include \"support/flash_expr_emulation.h\"\n";
+    const auto vs = variants();
+    for (std::size_t v = 0; v < vs.size(); ++v)
+      source += expr::cuda_expressions_source(*build(vs[v]), fmt::format("Variant{}", v));
+    source += R"(
+namespace attnlab::flash::cuda::kernels {
+float smem[1 << 16];
+}
+namespace attnlab::flash::cuda::tc {
+alignas(128) unsigned char tc_smem[128 * 1024];
+}
+namespace {
+namespace k = attnlab::flash::cuda::kernels;
+namespace tc = attnlab::flash::cuda::tc;
+template <typename T, typename E>
+void run(const ExprEmulationArgs& a) {
+  constexpr int DK = kEmulatedDk, DV = kEmulatedDv;
+  const cuda_host_emulation::ThreadOrderGuard order(static_cast<cuda_host_emulation::ThreadOrder>(a.order), a.seed);
+  const k::Inputs<T> in{static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
+                        static_cast<const T*>(a.mask), a.lengths, a.heads, a.tq, a.tk, a.causal, a.scale, {}, {}, a.expr};
+  const std::int64_t bh = static_cast<std::int64_t>(a.batch) * a.heads, rows = bh * a.tq;
+  const k::Grid gq = k::query_tile_grid(bh, a.tq);
+  cuda_host_emulation::launch(dim3(gq.x, gq.y), k::kThreads,
+                              [&] { k::forward_kernel<T, DK, DV, E>(in, static_cast<T*>(a.out), a.lse); });
+  const k::Grid gd = k::delta_grid(rows);
+  cuda_host_emulation::launch(dim3(gd.x, gd.y), k::kThreads, [&] {
+    k::delta_kernel<T>(static_cast<const T*>(a.out), static_cast<const T*>(a.dout), rows, DV, a.delta);
+  });
+  const k::BackwardInputs<T> bin{in, static_cast<const T*>(a.dout), a.lse, a.delta};
+  cuda_host_emulation::launch(dim3(gq.x, gq.y), k::kThreads,
+                              [&] { k::dq_kernel<T, DK, DV, E>(bin, static_cast<T*>(a.dq), nullptr); });
+  const k::Grid gk = k::key_tile_grid(bh, a.tk);
+  cuda_host_emulation::launch(dim3(gk.x, gk.y), k::kThreads, [&] {
+    k::dkdv_kernel<T, DK, DV, E>(bin, static_cast<T*>(a.dk), static_cast<T*>(a.dv), nullptr);
+  });
+}
+// The tensor-core kernels (bf16, head size kTcHead), D from the FMA path's delta kernel.
+template <typename E>
+void run_tc(const ExprEmulationArgs& a) {
+  using T = __nv_bfloat16;
+  constexpr int D = kTcHead;
+  const cuda_host_emulation::ThreadOrderGuard order(static_cast<cuda_host_emulation::ThreadOrder>(a.order), a.seed);
+  const k::Inputs<T> in{static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
+                        static_cast<const T*>(a.mask), a.lengths, a.heads, a.tq, a.tk, a.causal, a.scale, {}, {}, a.expr};
+  const std::int64_t bh = static_cast<std::int64_t>(a.batch) * a.heads, rows = bh * a.tq;
+  const k::Grid gq = tc::query_tile_grid(bh, a.tq);
+  cuda_host_emulation::launch(dim3(gq.x, gq.y), tc::kThreads,
+                              [&] { tc::forward_kernel<D, D, E>(in, static_cast<T*>(a.out), a.lse); });
+  const k::Grid gd = k::delta_grid(rows);
+  cuda_host_emulation::launch(dim3(gd.x, gd.y), k::kThreads, [&] {
+    k::delta_kernel<T>(static_cast<const T*>(a.out), static_cast<const T*>(a.dout), rows, D, a.delta);
+  });
+  const k::BackwardInputs<T> bin{in, static_cast<const T*>(a.dout), a.lse, a.delta};
+  cuda_host_emulation::launch(dim3(gq.x, gq.y), tc::kThreads,
+                              [&] { tc::dq_kernel<D, D, E>(bin, static_cast<T*>(a.dq)); });
+  const k::Grid gk = tc::key_tile_grid(bh, a.tk);
+  cuda_host_emulation::launch(dim3(gk.x, gk.y), tc::kThreads, [&] {
+    tc::dkdv_kernel<D, D, E>(bin, static_cast<T*>(a.dk), static_cast<T*>(a.dv));
+  });
+}
+}  // namespace
+)";
+    std::vector<std::string> symbols;
+    for (std::size_t v = 0; v < vs.size(); ++v)
+      for (const char* kind : {"f32", "bf16", "tc"}) {
+        const std::string name = fmt::format("emulate_{}_{}", v, kind);
+        const std::string call = kind == std::string("tc") ? fmt::format("run_tc<Variant{}>", v)
+                                 : fmt::format("run<{}, Variant{}>", kind == std::string("f32") ? "float" : "__nv_bfloat16", v);
+        source += fmt::format("extern \"C\" __attribute__((visibility(\"default\"))) void {}(const ExprEmulationArgs* a) "
+                              "{{ {}(*a); }}\n",
+                              name, call);
+        symbols.push_back(name);
+      }
+    const std::string root = ATTNLAB_TEST_SOURCE_DIR;
+    source += "// the headers: " + headers_hash(root) + "\n";
+    return expr::compile_and_load(source,
+                                  {"-O1", "-I" + root + "/tests", "-I" + root + "/plugins/attention/flash",
+                                   "-I" + root + "/core/include"},
+                                  symbols);
+  }();
+  return loaded;
+}
+
+// The Hopper kernels' shared object (a build with CUTLASS): their host emulation needs CuTe and
+// the CUDA toolkit's host headers (support/cuda_sm90_host_emulation.h), whose folders the build
+// names (ATTNLAB_TEST_HOPPER_INCLUDES, '|'-separated). Entry point v runs variant v: the Hopper
+// forward and backward (their kExtras variant, as NVRTC compiles them), D from the FMA path's
+// delta kernel, at head size kTcHead.
+const std::vector<void*>& hopper_entries() {
+#if defined(ATTNLAB_TEST_HOPPER_INCLUDES)
+  static const std::vector<void*> loaded = [] {
+    std::string source =
+        "#include \"support/cuda_sm90_host_emulation.h\"\n#include \"flash_backward_kernels.cuh\"\n"
+        "#include \"flash_sm90_forward_kernel.cuh\"\n#include \"flash_sm90_backward_kernels.cuh\"\n"
+        "#include \"support/flash_expr_emulation.h\"\n";
+    const auto vs = variants();
+    for (std::size_t v = 0; v < vs.size(); ++v)
+      source += expr::cuda_expressions_source(*build(vs[v]), fmt::format("Variant{}", v));
+    source += R"(
+namespace attnlab::flash::cuda::kernels {
+float smem[1 << 16];
+}
+namespace attnlab::flash::cuda::sm90 {
+char sm90_smem[kEmulatedSmemBytes];
+}
+namespace {
+namespace k = attnlab::flash::cuda::kernels;
+namespace sm90 = attnlab::flash::cuda::sm90;
+template <typename E>
+void run_hopper(const ExprEmulationArgs& a) {
+  using T = __nv_bfloat16;
+  constexpr int D = kTcHead;
+  const cuda_host_emulation::ThreadOrderGuard order(static_cast<cuda_host_emulation::ThreadOrder>(a.order), a.seed);
+  const k::Inputs<T> in{static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
+                        static_cast<const T*>(a.mask), a.lengths, a.heads, a.tq, a.tk, a.causal, a.scale, {}, {}, a.expr};
+  const std::int64_t bh = static_cast<std::int64_t>(a.batch) * a.heads, rows = bh * a.tq;
+  const dim3 queries(static_cast<unsigned>(bh), static_cast<unsigned>((a.tq + sm90::kBlockM - 1) / sm90::kBlockM));
+  const dim3 keys(static_cast<unsigned>(bh), static_cast<unsigned>((a.tk + sm90::kBlockM - 1) / sm90::kBlockM));
+  cuda_host_emulation::launch(queries, sm90::kThreads,
+                              [&] { sm90::forward_kernel<D, true, false, E>(in, static_cast<T*>(a.out), a.lse); });
+  const k::Grid gd = k::delta_grid(rows);
+  cuda_host_emulation::launch(dim3(gd.x, gd.y), k::kThreads, [&] {
+    k::delta_kernel<T>(static_cast<const T*>(a.out), static_cast<const T*>(a.dout), rows, D, a.delta);
+  });
+  const k::BackwardInputs<T> bin{in, static_cast<const T*>(a.dout), a.lse, a.delta};
+  cuda_host_emulation::launch(queries, sm90::kThreads,
+                              [&] { sm90::dq_kernel<D, true, false, E>(bin, static_cast<T*>(a.dq), nullptr); });
+  cuda_host_emulation::launch(keys, sm90::kThreads, [&] {
+    sm90::dkdv_kernel<D, true, false, E>(bin, static_cast<T*>(a.dk), static_cast<T*>(a.dv));
+  });
+}
+}  // namespace
+)";
+    std::vector<std::string> symbols;
+    for (std::size_t v = 0; v < vs.size(); ++v) {
+      const std::string name = fmt::format("emulate_hopper_{}", v);
+      source += fmt::format("extern \"C\" __attribute__((visibility(\"default\"))) void {}(const ExprEmulationArgs* a) "
+                            "{{ run_hopper<Variant{}>(*a); }}\n",
+                            name, v);
+      symbols.push_back(name);
+    }
+    const std::string root = ATTNLAB_TEST_SOURCE_DIR;
+    source += "// the headers: " + headers_hash(root) + "\n";
+    std::vector<std::string> flags = {"-O1", "-I" + root + "/tests", "-I" + root + "/plugins/attention/flash",
+                                      "-I" + root + "/core/include"};
+    const std::string dirs = ATTNLAB_TEST_HOPPER_INCLUDES;
+    for (std::size_t at = 0; at <= dirs.size();) {
+      const std::size_t end = std::min(dirs.find('|', at), dirs.size());
+      if (end > at) flags.push_back("-isystem" + dirs.substr(at, end - at));
+      at = end + 1;
+    }
+    return expr::compile_and_load(source, flags, symbols);
+  }();
+  return loaded;
+#else
+  throw std::runtime_error("this build has no Hopper kernels (no CUTLASS)");
+#endif
+}
+
+bool hopper_built() {
+#if defined(ATTNLAB_TEST_HOPPER_INCLUDES)
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace flash_expr_objects
