@@ -41,7 +41,8 @@ constexpr Footer kFooters[] = {
      "lacks)"},
     {"config", "attnlab config experiments/multi30k.toml --set model.dropout=0.2", "0 printed"},
     {"completion", "attnlab completion bash", "0 printed"},
-    {"report", "attnlab report runs/table3-smoke --format html -o report.html", "0 written"},
+    {"report", "attnlab report runs/positions runs/norms --base positions/base --format md -o report.md",
+     "0 written"},
 };
 
 // "data synth" for the subcommand synth of data.

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/error.h"
+#include "attnlab/suggest.h"
 #include "attnlab/nmt/io/file_util.h"
 #include "attnlab/nmt/train/manifest.h"
 #include "report_sources.h"
@@ -213,10 +214,115 @@ void compare_manifests(Report& report, const ReportRow& base) {
   }
 }
 
+// The rows of a suite folder or a train run, before summaries.
+Report collect(const std::string& dir, const ReportOptions& options) {
+  Report report = is_train_run_folder(dir) ? collect_train_run(dir) : collect_suite(dir, options);
+  for (ReportRow& row : report.rows)
+    for (ReportRun& run : row.runs)
+      if (run.dev_reference.empty())
+        run.dev_reference = options.dev_reference.empty() ? find_dev_reference(run.dir) : options.dev_reference;
+  return report;
+}
+
+// The sources' labels: each folder's name, with as many of its parents as tell it apart from the
+// others (a number after the name where even the whole paths agree: one folder given twice).
+std::vector<std::string> source_labels(const std::vector<std::string>& sources) {
+  std::vector<std::vector<std::string>> parts;  // each path's components, last first
+  for (const std::string& s : sources) {
+    std::vector<std::string> p;
+    std::error_code ec;  // absolute: a folder named relatively and absolutely is one folder
+    const fs::path full = fs::weakly_canonical(fs::absolute(s), ec);
+    for (const fs::path& c : (ec ? fs::path(s) : full).lexically_normal())
+      if (!c.empty() && c != "." && c != "/") p.insert(p.begin(), c.string());
+    if (p.empty()) p.push_back(s);
+    parts.push_back(std::move(p));
+  }
+  const std::size_t n = sources.size();
+  std::vector<std::size_t> depth(n, 1);
+  std::vector<std::string> labels(n);
+  for (;;) {
+    for (std::size_t i = 0; i < n; ++i) {
+      labels[i].clear();
+      for (std::size_t k = std::min(depth[i], parts[i].size()); k-- > 0;) labels[i] += (labels[i].empty() ? "" : "/") + parts[i][k];
+    }
+    bool deeper = false, clash = false;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        if (i != j && labels[i] == labels[j]) {
+          clash = true;
+          if (depth[i] < parts[i].size()) ++depth[i], deeper = true;
+          break;
+        }
+    if (!clash) return labels;
+    if (!deeper) break;
+  }
+  std::vector<std::string> numbered = labels;
+  for (std::size_t i = 0; i < n; ++i) {
+    int same = 0, index = 0;
+    for (std::size_t j = 0; j < n; ++j)
+      if (labels[j] == labels[i]) ++same, index += j <= i ? 1 : 0;
+    if (same > 1) numbered[i] = parts[i].front() + fmt::format("#{}", index);
+  }
+  return numbered;
+}
+
+// The rows of several sources in one report, each row named LABEL/ROW.
+Report collect_sources(const std::vector<std::string>& sources, const ReportOptions& options) {
+  const std::vector<std::string> labels = source_labels(sources);
+  Report report;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    Report one = collect(sources[i], options);
+    report.sources.push_back({labels[i], sources[i], one.name, one.source});
+    report.name += (i ? " + " : "") + (one.name.empty() ? labels[i] : one.name);
+    if (report.reference.empty()) report.reference = one.reference;
+    for (ReportRow& row : one.rows) {
+      row.name = labels[i] + "/" + row.name;
+      if (!row.same_as.empty()) row.same_as = labels[i] + "/" + row.same_as;
+      report.rows.push_back(std::move(row));
+    }
+    for (std::string& w : one.warnings) report.warnings.push_back(labels[i] + ": " + w);
+  }
+  return report;
+}
+
+// The base row: the one options.base names (its whole name, or the name of a row that one source
+// alone has), else the first row named base (or SOURCE/base), else the first.
+std::vector<ReportRow>::iterator choose_base(Report& report, const std::string& base) {
+  auto& rows = report.rows;
+  const auto ends_with = [](const std::string& name, const std::string& tail) {
+    return name == tail || (name.size() > tail.size() && name.ends_with("/" + tail));
+  };
+  if (base.empty()) {
+    const auto it = std::find_if(rows.begin(), rows.end(), [&](const ReportRow& r) { return ends_with(r.name, "base"); });
+    return it == rows.end() ? rows.begin() : it;
+  }
+  if (auto it = std::find_if(rows.begin(), rows.end(), [&](const ReportRow& r) { return r.name == base; }); it != rows.end())
+    return it;
+  std::vector<std::vector<ReportRow>::iterator> matches;
+  for (auto it = rows.begin(); it != rows.end(); ++it)
+    if (ends_with(it->name, base)) matches.push_back(it);
+  if (matches.size() == 1) return matches.front();
+  std::vector<std::string> names;
+  for (const ReportRow& r : rows) names.push_back(r.name);
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i) list += (i ? ", " : "") + names[i];
+  if (matches.size() > 1)
+    throw Error(fmt::format("--base {}: {} sources have a row {}; name one as SOURCE/ROW (rows: {})", base, matches.size(),
+                            base, list));
+  const std::string hint = suggest(base, names);
+  throw Error(fmt::format("--base {}: no such row{} (rows: {})", base, hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
+                          list));
+}
+
 }  // namespace
 
 Report build_report(const std::string& run_dir, const ReportOptions& options) {
-  Report report = is_train_run_folder(run_dir) ? collect_train_run(run_dir) : collect_suite(run_dir, options);
+  return build_report(std::vector<std::string>{run_dir}, options);
+}
+
+Report build_report(const std::vector<std::string>& sources, const ReportOptions& options) {
+  ATTNLAB_CHECK(!sources.empty(), "report: no run folder given");
+  Report report = sources.size() == 1 ? collect(sources.front(), options) : collect_sources(sources, options);
   report.bootstrap_samples = options.bootstrap_samples;
   report.bootstrap_seed = options.bootstrap_seed;
 
@@ -253,8 +359,7 @@ Report build_report(const std::string& run_dir, const ReportOptions& options) {
   }
   if (report.rows.empty()) return report;
 
-  auto base_it = std::find_if(report.rows.begin(), report.rows.end(), [](const ReportRow& r) { return r.name == "base"; });
-  if (base_it == report.rows.end()) base_it = report.rows.begin();
+  const auto base_it = choose_base(report, options.base);
   base_it->is_base = true;
   report.base_row = base_it->name;
   const ReportRow& base = *base_it;
@@ -263,7 +368,9 @@ Report build_report(const std::string& run_dir, const ReportOptions& options) {
   // Per-sentence statistics of a row, its seeds pooled (summed per sentence). Empty with a note
   // when something is missing.
   std::map<std::string, std::vector<std::string>> ref_cache;
-  const auto pooled = [&](const ReportRow& row, BleuConfig& config, std::string& note) {
+  // `refs`: the dev reference the row's runs were scored against (its first run's).
+  const auto pooled = [&](const ReportRow& row, BleuConfig& config, std::string& note,
+                          const std::vector<std::string>*& refs_used) {
     std::vector<BleuStats> stats;
     bool have_config = false;
     for (const ReportRun& run : row.runs) {
@@ -278,6 +385,7 @@ Report build_report(const std::string& run_dir, const ReportOptions& options) {
         auto [it, fresh] = ref_cache.try_emplace(run.dev_reference);
         if (fresh) it->second = read_lines(run.dev_reference);
         const std::vector<std::string>& refs = it->second;
+        if (!refs_used) refs_used = &refs;
         const std::vector<std::string> hyps = read_lines(hyp_path.string());
         if (hyps.size() != refs.size())
           return note = fmt::format("{} has {} lines, the reference {} has {}", hyp_path.string(), hyps.size(),
@@ -301,7 +409,9 @@ Report build_report(const std::string& run_dir, const ReportOptions& options) {
 
   BleuConfig base_config;
   std::string base_note;
-  const std::vector<BleuStats> base_stats = base.done > 0 ? pooled(base, base_config, base_note) : std::vector<BleuStats>{};
+  const std::vector<std::string>* base_refs = nullptr;
+  const std::vector<BleuStats> base_stats =
+      base.done > 0 ? pooled(base, base_config, base_note, base_refs) : std::vector<BleuStats>{};
   if (base.done == 0) base_note = "the base row has no result";
   for (ReportRow& row : report.rows) {
     if (row.is_base || row.done == 0) continue;
@@ -315,9 +425,15 @@ Report build_report(const std::string& run_dir, const ReportOptions& options) {
     }
     BleuConfig config;
     std::string note;
-    const std::vector<BleuStats> stats = pooled(row, config, note);
+    const std::vector<std::string>* refs = nullptr;
+    const std::vector<BleuStats> stats = pooled(row, config, note, refs);
     if (stats.empty()) {
       row.bootstrap_note = note;
+      continue;
+    }
+    // Rows of other sources may have been scored on other sentences: paired only on the same ones.
+    if (refs && base_refs && *refs != *base_refs) {
+      row.bootstrap_note = "scored on another dev set than the base row";
       continue;
     }
     if (stats.size() != base_stats.size()) {

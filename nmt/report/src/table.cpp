@@ -163,7 +163,11 @@ std::string noise_text(const std::optional<double>& noise, int digits) {
 }
 
 std::vector<std::string> notes(const Report& report) {
-  std::vector<std::string> out = agreement_lines(report);
+  std::vector<std::string> out;
+  for (const Report::Source& s : report.sources)
+    out.push_back(fmt::format("{}: {}{}{}", s.label, display_path(s.dir), s.name.empty() ? "" : fmt::format(", suite {}", s.name),
+                              s.file.empty() ? "" : fmt::format(" ({})", display_path(s.file))));
+  for (std::string& line : agreement_lines(report)) out.push_back(std::move(line));
   for (std::string& line : search_notes(report)) out.push_back(std::move(line));
   for (const auto& k : report.bleu_kinds) {
     std::string line = fmt::format("BLEU: {} mode, signature {}", k.mode.empty() ? "unknown" : k.mode,

@@ -1,6 +1,6 @@
 #pragma once
-// Reports of a suite run (`attnlab report RUN_DIR`): one table row per suite row (its seeds
-// grouped), with the row's settings, parameters, steps, training time, throughput, dev perplexity
+// Reports of suite runs (`attnlab report RUN_DIR...`): one table row per suite row (its seeds
+// grouped; with several sources, each row named SOURCE/ROW), with the row's settings, parameters, steps, training time, throughput, dev perplexity
 // and BLEU (mean and standard deviation over seeds), their change against the base row, a paired
 // bootstrap test of BLEU against the base row, and the paper's numbers beside ours; under a
 // search (search.json), where each row stands in it. Rendered as aligned text, Markdown, CSV,
@@ -96,8 +96,16 @@ struct ReportRow {
 
 struct Report {
   std::string name, source, reference, run_dir;
+  // With several sources (suite folders or train runs): each one's label (the prefix of its rows'
+  // names), folder, name and suite file; empty with one.
+  struct Source {
+    std::string label, dir, name, file;
+  };
+  std::vector<Source> sources;
   std::vector<ReportRow> rows;
-  std::string base_row;  // the row named "base", otherwise the first row
+  // The chosen base row (ReportOptions::base), else the first row named "base" (with several
+  // sources, SOURCE/base), otherwise the first row.
+  std::string base_row;
   // Distinct (mode, signature) pairs of the BLEU numbers, with the rows that use each.
   struct BleuKind {
     std::string mode, signature;
@@ -129,6 +137,9 @@ struct ReportOptions {
   int bootstrap_samples = 1000;
   std::uint64_t bootstrap_seed = 12345;
   std::string dev_reference;  // overrides the reference found through each row's config.toml
+  // The base row, as the table names it (ROW; SOURCE/ROW with several sources, or ROW where one
+  // source alone has it); empty: the default (Report::base_row).
+  std::string base;
 };
 
 // Reads RUN_DIR/suite.json and every row folder. Pending rows, failed rows and rows whose files
@@ -136,6 +147,11 @@ struct ReportOptions {
 // `attnlab train` (config.toml, no suite.json) gives a one-row report of that run: its training
 // from metrics.jsonl, dev and test figures from the evaluations `attnlab eval` recorded.
 Report build_report(const std::string& run_dir, const ReportOptions& options = {});
+// One table over several sources, each a suite folder or a train run (read as above): every row
+// named SOURCE/ROW, SOURCE the folder's name (with as much of its path as tells the sources
+// apart), the changes against one base row, and the paired bootstrap between the base row and
+// each row scored on the same dev sentences. Throws on an unknown base row, naming the rows.
+Report build_report(const std::vector<std::string>& sources, const ReportOptions& options = {});
 
 std::string render_report(const Report& report, ReportFormat format);
 
