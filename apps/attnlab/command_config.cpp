@@ -1,6 +1,8 @@
 // attnlab config FILE [--set KEY=VALUE ...] [--row NAME]: the resolved configuration of an
 // experiment (or of one row of a suite) as TOML, every default filled in, each value followed by
 // where it came from: the file and line that set it, the command line's --set, or "default".
+// attnlab config --keys [--format text|markdown]: every key an experiment file takes, with its type,
+// default and meaning (nmt/experiment/experiment_keys.h).
 #include <memory>
 #include <sstream>
 #include <string>
@@ -12,6 +14,7 @@
 #include "attnlab/config/plugin_options.h"
 #include "attnlab/error.h"
 #include "attnlab/nmt/experiment/experiment.h"
+#include "attnlab/nmt/experiment/experiment_keys.h"
 #include "attnlab/nmt/experiment/toml_edit.h"
 #include "attnlab/nmt/suite/suite.h"
 
@@ -19,8 +22,9 @@ namespace attnlab::app {
 namespace {
 
 struct ConfigFlags {
-  std::string file, row;
+  std::string file, row, format = "text";
   std::vector<std::string> settings;
+  bool keys = false;
 };
 
 // Where the value at `parts` of the document was written: the node's own position, or that of the
@@ -69,6 +73,12 @@ void print_table(const toml::table& resolved, const toml::table* doc, std::vecto
 }
 
 int run_config(const ConfigFlags& f) {
+  if (f.keys) {
+    if (!f.file.empty()) throw Error("--keys lists the keys of every experiment file: give no FILE with it");
+    fmt::print("{}", nmt::render_experiment_keys(nmt::experiment_keys(), f.format == "markdown"));
+    return 0;
+  }
+  if (f.file.empty()) throw Error("give the experiment's or suite's FILE (or --keys for the keys of every one)");
   const nmt::Suite suite = nmt::load_suite(f.file, f.settings);
   const nmt::SuiteRow* row = &suite.rows.front();
   if (!f.row.empty()) {
@@ -96,9 +106,14 @@ Command config_command(CLI::App& root) {
   CLI::App* app = root.add_subcommand(
       "config", "the resolved configuration of an experiment (or of a suite's row) as TOML, every default filled in, "
                 "each value followed by the file and line (or --set) that set it, or 'default'");
-  app->add_option("FILE", f->file, "an experiment's or a suite's TOML file")->required();
+  app->add_option("FILE", f->file, "an experiment's or a suite's TOML file");
   add_set_option(*app, f->settings, "the file's (a suite's: the base of every row)");
   app->add_option("--row", f->row, "the suite's row to show (default: its first, the base row)")->type_name("NAME");
+  app->add_flag("--keys", f->keys,
+                "list every key an experiment file takes (a suite's [base] and rows take the same), with its type, "
+                "default and meaning, instead of a file's configuration");
+  app->add_option("--format", f->format, "of --keys: an aligned list, or a Markdown table (docs/keys.md)")
+      ->check(CLI::IsMember({"text", "markdown"}));
   return {app, [f] { return run_config(*f); }};
 }
 

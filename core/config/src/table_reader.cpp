@@ -1,5 +1,6 @@
 #include "attnlab/config/table_reader.h"
 
+#include "attnlab/config/key_log.h"
 #include "attnlab/config/plugin_options.h"
 #include "attnlab/error.h"
 
@@ -19,6 +20,7 @@ std::string TableReader::position() const { return source_position(table_->sourc
 
 bool TableReader::has(const std::string& key) const {
   known_.insert(key);
+  KeyLog::note(path(key), "", "");
   return table_->contains(key);
 }
 
@@ -34,6 +36,7 @@ void TableReader::type_error(const std::string& key, const char* expected) const
 }
 
 std::int64_t TableReader::get_int(const std::string& key, std::int64_t fallback) {
+  KeyLog::note(path(key), "integer", fmt::format("{}", fallback));
   const toml::node* n = node(key);
   if (!n) return fallback;
   if (auto v = n->value_exact<std::int64_t>()) return *v;
@@ -41,6 +44,7 @@ std::int64_t TableReader::get_int(const std::string& key, std::int64_t fallback)
 }
 
 double TableReader::get_real(const std::string& key, double fallback) {
+  KeyLog::note(path(key), "number", fmt::format("{}", fallback));
   const toml::node* n = node(key);
   if (!n) return fallback;
   if (auto v = n->value_exact<double>()) return *v;
@@ -49,6 +53,7 @@ double TableReader::get_real(const std::string& key, double fallback) {
 }
 
 bool TableReader::get_bool(const std::string& key, bool fallback) {
+  KeyLog::note(path(key), "boolean", fallback ? "true" : "false");
   const toml::node* n = node(key);
   if (!n) return fallback;
   if (auto v = n->value_exact<bool>()) return *v;
@@ -56,6 +61,7 @@ bool TableReader::get_bool(const std::string& key, bool fallback) {
 }
 
 std::string TableReader::get_string(const std::string& key, const std::string& fallback) {
+  KeyLog::note(path(key), "string", fallback.empty() ? "" : fmt::format("\"{}\"", fallback));
   const toml::node* n = node(key);
   if (!n) return fallback;
   if (auto v = n->value_exact<std::string>()) return *v;
@@ -63,6 +69,7 @@ std::string TableReader::get_string(const std::string& key, const std::string& f
 }
 
 std::vector<std::string> TableReader::get_strings(const std::string& key) {
+  KeyLog::note(path(key), "array of strings", "[]");
   const toml::node* n = node(key);
   std::vector<std::string> out;
   if (!n) return out;
@@ -82,6 +89,7 @@ std::string TableReader::require_string(const std::string& key) {
 }
 
 std::optional<TableReader> TableReader::table(const std::string& key) {
+  KeyLog::note(path(key), "table", "");
   const toml::node* n = node(key);
   if (!n) return std::nullopt;
   const toml::table* t = n->as_table();
@@ -89,7 +97,10 @@ std::optional<TableReader> TableReader::table(const std::string& key) {
   return TableReader(*t, path(key));
 }
 
-void TableReader::accept(const std::string& key) { known_.insert(key); }
+void TableReader::accept(const std::string& key) {
+  known_.insert(key);
+  KeyLog::note(path(key), "", "");
+}
 
 void TableReader::finish() const {
   for (const auto& [key, value] : *table_) {
