@@ -1,6 +1,7 @@
 // The command line's validators and shared options (cli.h).
 #include "attnlab/cli.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "attnlab/device.h"
+#include "attnlab/suggest.h"
 #include "attnlab/nmt/experiment/experiment.h"
 
 namespace attnlab::app {
@@ -58,6 +60,24 @@ CLI::Validator device_name() {
         return {};
       },
       "cpu|cuda|cuda:N");
+}
+
+std::string hint_among(const std::string& text, const std::vector<std::string>& names) {
+  const std::string hint = suggest(text, names);
+  return hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint);
+}
+
+CLI::Validator one_of(const std::string& what, std::vector<std::string> names) {
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : "|") + n;
+  return CLI::Validator(
+      [what, names](std::string& text) -> std::string {
+        if (std::find(names.begin(), names.end(), text) != names.end()) return {};
+        std::string valid;
+        for (const std::string& n : names) valid += (valid.empty() ? "" : ", ") + n;
+        return fmt::format("unknown {} '{}' (valid: {}){}", what, text, valid, hint_among(text, names));
+      },
+      list);
 }
 
 CLI::Option* repeated(CLI::Option* option) { return option->allow_extra_args(false); }

@@ -24,7 +24,10 @@ struct Command {
 // --- validators: "--beam: expects a whole number from 1 to 1000, got 'abc'" -----------------
 CLI::Validator whole_number(std::int64_t min, std::int64_t max = std::numeric_limits<std::int64_t>::max());
 CLI::Validator real_number(double min, bool min_allowed = true);  // finite, >= min (or > min)
-// A name of `table` (or one of `aliases`), refused with the table's one wording for an unknown name.
+// "; did you mean 'md'?" when `text` is close to one of `names` (empty otherwise).
+std::string hint_among(const std::string& text, const std::vector<std::string>& names);
+// A name of `table` (or one of `aliases`), refused with the table's one wording for an unknown name
+// (its suggestion among the aliases too).
 template <typename E, std::size_t N>
 CLI::Validator choice(const NameTable<E, N>& table, std::vector<std::string> aliases = {}) {
   return CLI::Validator(
@@ -32,7 +35,8 @@ CLI::Validator choice(const NameTable<E, N>& table, std::vector<std::string> ali
         if (table.find(text)) return {};
         for (const std::string& a : aliases)
           if (a == text) return {};
-        return table.unknown(text);
+        const std::string message = table.unknown(text);
+        return message.ends_with("?") ? message : message + hint_among(text, aliases);
       },
       [&table] {
         std::string list;
@@ -41,6 +45,8 @@ CLI::Validator choice(const NameTable<E, N>& table, std::vector<std::string> ali
       }());
 }
 CLI::Validator device_name();  // cpu | cuda:N
+// One of `names`: "unknown WHAT 'x' (valid: a, b); did you mean 'a'?" otherwise.
+CLI::Validator one_of(const std::string& what, std::vector<std::string> names);
 
 // An option given several times (--ref A --ref B) takes one value each time, so a positional that
 // follows it stays a positional.

@@ -65,7 +65,7 @@ Command completion_command(CLI::App& root) {
   CLI::App* app = root.add_subcommand(
       "completion", "print a shell completion script for attnlab's commands and options, generated from them: "
                     "source <(attnlab completion bash)");
-  app->add_option("SHELL", *shell, "the shell")->check(CLI::IsMember({"bash"}));
+  app->add_option("SHELL", *shell, "the shell")->check(one_of("shell", {"bash"}));
   return {app, [shell, &root] {
             fmt::print("{}", bash_script(root));
             return 0;

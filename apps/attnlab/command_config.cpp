@@ -113,7 +113,7 @@ Command config_command(CLI::App& root) {
                 "list every key an experiment file takes (a suite's [base] and rows take the same), with its type, "
                 "default and meaning, instead of a file's configuration");
   app->add_option("--format", f->format, "of --keys: an aligned list, or a Markdown table (docs/keys.md)")
-      ->check(CLI::IsMember({"text", "markdown"}));
+      ->check(one_of("format", {"text", "markdown"}));
   return {app, [f] { return run_config(*f); }};
 }
 

@@ -1,7 +1,10 @@
 // attnlab: the command-line program. Every subcommand declares its options with CLI11 (cli.h);
 // `attnlab COMMAND --help` lists them, a bad value is refused naming the option and what it accepts.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -11,6 +14,7 @@
 #include "attnlab/env.h"
 #include "attnlab/error.h"
 #include "attnlab/nmt/dist/communicator.h"
+#include "attnlab/suggest.h"
 #include "attnlab/version.h"
 #include "wait_policy.h"
 
@@ -63,6 +67,31 @@ std::string command_path(const CLI::App& root) {
   return path;
 }
 
+// The innermost subcommand the command line chose (the root where none).
+const CLI::App* chosen_app(const CLI::App& root) {
+  const CLI::App* app = &root;
+  while (!app->get_subcommands().empty()) app = app->get_subcommands().front();
+  return app;
+}
+
+// "; did you mean '--steps'?" for the first option of `args` that `app` does not have and that is
+// close to one it has (empty when none is).
+std::string option_hint(const CLI::App& app, const std::vector<std::string>& args) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+    for (const std::string& n : o->get_snames()) names.push_back("-" + n);
+  }
+  for (const std::string& a : args) {
+    if (a.size() < 3 || a.rfind("--", 0) != 0) continue;
+    const std::string name = a.substr(0, a.find('='));
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    const std::string hint = attnlab::suggest(name, names);
+    if (!hint.empty()) return fmt::format("; did you mean '{}'?", hint);
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -103,11 +132,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const std::string where = command_path(root);
     if (where.empty() && dynamic_cast<const CLI::ExtrasError*>(&e)) {
-      fmt::print(stderr, "attnlab: unknown command '{}'\nsee: attnlab --help\n", argv[1]);
+      std::vector<std::string> names;
+      for (const CLI::App* c : root.get_subcommands({})) names.push_back(c->get_name());
+      const std::string hint = attnlab::suggest(argv[1], names);
+      fmt::print(stderr, "attnlab: unknown command '{}'{}\nsee: attnlab --help\n", argv[1],
+                 hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint));
       return 2;
     }
-    fmt::print(stderr, "attnlab{}{}: error: {}\nsee: attnlab {}--help\n", where.empty() ? "" : " ", where, e.what(),
-               where.empty() ? "" : where + " ");
+    const std::string hint = dynamic_cast<const CLI::ExtrasError*>(&e) ? option_hint(*chosen_app(root), args) : "";
+    fmt::print(stderr, "attnlab{}{}: error: {}{}\nsee: attnlab {}--help\n", where.empty() ? "" : " ", where, e.what(),
+               hint, where.empty() ? "" : where + " ");
     return 2;
   }
   const std::string where = command_path(root);

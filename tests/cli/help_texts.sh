@@ -2,7 +2,7 @@
 # Every command's --help (each listed by `attnlab --help` and `attnlab data --help`) ends with an
 # example and its exit statuses; its example parses (run in an empty folder it fails, if at all,
 # with status 1, never 2, a bad command line); options show their defaults (those named here, and
-# no empty list's "=[]").
+# no empty list's "=[]"); a misspelt command, option or choice gets a "did you mean".
 # usage: help_texts.sh ATTNLAB_PROGRAM
 source "$(dirname "$0")/scratch.sh"
 fail() { echo "FAIL: $1"; shift; for f in "$@"; do echo "--- $f"; cat "$f"; done; exit 1; }
@@ -41,4 +41,23 @@ done
 "$attnlab" translate --help | grep -q -- "--alpha .*0.6 unless set" || fail "translate --alpha hides its default"
 "$attnlab" average --help | grep -q -- "--last N:>=1=5 " || fail "average --last hides its default"
 "$attnlab" bleu --help | grep -q -- "--tokenize TEXT:[a-z0-9|-]*=13a" || fail "bleu --tokenize hides its default"
+# A misspelt command, option or choice gets a suggestion (and the bad command line's status 2).
+suggests() {
+  local want=$1
+  shift
+  set +e
+  "$attnlab" "$@" >said.txt 2>&1
+  local status=$?
+  set -e
+  ((status == 2)) || fail "attnlab $* exited $status, not 2" said.txt
+  grep -qF "did you mean '$want'?" said.txt || fail "attnlab $* suggests no '$want'" said.txt
+}
+suggests train trian x.toml
+suggests --steps train --stpes 5 x.toml
+suggests --format report --formt md runs/x
+suggests md report --format mdd runs/x
+suggests bash completion bsh
+suggests markdown check --format markdwn x.toml
+"$attnlab" check --format jsn x.toml >said.txt 2>&1 || true
+! grep -q "did you mean" said.txt || fail "check --format jsn suggests a name three letters from it" said.txt
 echo "help: ${#commands[@]} commands, each with an example that parses, exit statuses and defaults"

@@ -3,6 +3,7 @@
 
 #include "attnlab/error.h"
 #include "attnlab/name_table.h"
+#include "attnlab/suggest.h"
 
 using namespace attnlab;
 
@@ -25,4 +26,18 @@ TEST_CASE("a name table round trips its names and lists them, in order, for an u
   CHECK(kShades.names() == "light, dark, none");
   CHECK(kShades.unknown("grey") == "unknown shade 'grey' (valid: light, dark, none)");
   CHECK_THROWS_WITH_AS(kShades.parse("grey"), "unknown shade 'grey' (valid: light, dark, none)", Error);
+  // A close name gets a suggestion.
+  CHECK(kShades.unknown("drak") == "unknown shade 'drak' (valid: light, dark, none); did you mean 'dark'?");
+}
+
+TEST_CASE("suggest finds a plausible typo, a swapped pair counting as one, and nothing further") {
+  const std::vector<std::string> commands{"train", "translate", "eval", "report"};
+  CHECK(suggest("trian", commands) == "train");      // swapped neighbours: one typo
+  CHECK(suggest("tain", commands) == "train");       // a letter missing
+  CHECK(suggest("evl", commands) == "eval");
+  CHECK(suggest("reprot", commands) == "report");
+  CHECK(suggest("translte", commands) == "translate");
+  CHECK(suggest("fp16", {"fp32", "tf32", "bf16"}).empty());  // two of four letters: another name
+  CHECK(suggest("xyz", commands).empty());
+  CHECK(suggest("train", {}).empty());
 }

@@ -6,7 +6,8 @@
 //   enum class Color { red, green };
 //   inline constexpr auto kColors = name_table<Color>("color", {{Color::red, "red"}, {Color::green, "green"}});
 //   kColors.name(Color::green) == "green"; kColors.find("blue") == std::nullopt;
-//   kColors.unknown("blue") == "unknown color 'blue' (valid: red, green)".
+//   kColors.unknown("blue") == "unknown color 'blue' (valid: red, green)";
+//   kColors.unknown("gren") == "unknown color 'gren' (valid: red, green); did you mean 'green'?".
 //
 // name_table is evaluated at compile time and refuses (does not compile) a table that misses a
 // value of the enum, names one twice or gives two values one name: adding a value to an enum
@@ -18,6 +19,9 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
+
+#include "attnlab/suggest.h"
 
 namespace attnlab {
 
@@ -83,8 +87,13 @@ struct NameTable {
 
   // What is said of a name that is not in the table, the one wording for every choice:
   // "unknown color 'blue' (valid: red, green)".
+  // A name close to one of the table's gets "; did you mean 'red'?" (attnlab/suggest.h).
   std::string unknown(std::string_view got) const {
-    return "unknown " + std::string(what) + " '" + std::string(got) + "' (valid: " + names() + ")";
+    std::vector<std::string> valid;
+    for (const auto& [v, n] : entries) valid.emplace_back(n);
+    const std::string hint = suggest(std::string(got), valid);
+    return "unknown " + std::string(what) + " '" + std::string(got) + "' (valid: " + names() + ")" +
+           (hint.empty() ? "" : "; did you mean '" + hint + "'?");
   }
 
   // The value called `name`; an Error saying unknown(name) otherwise.
