@@ -174,7 +174,14 @@ int run_check(const CheckFlags& f) {
     std::size_t others;
   };
   std::vector<Missing> missing;
-  std::vector<std::string> notices, unavailable;  // unavailable: rows whose device this machine lacks
+  // Rows whose device this machine lacks: one warning per reason, naming its first row.
+  struct Unavailable {
+    std::string why, row;
+    std::size_t others;
+  };
+  std::vector<Unavailable> unavailable;
+  std::size_t unavailable_rows = 0;
+  std::vector<std::string> notices;
   for (const auto& row : suite.rows) {
     const auto& c = row.config;
     std::vector<std::string> settings;
@@ -189,7 +196,10 @@ int run_check(const CheckFlags& f) {
     try {
       check_device_available(Device::parse(c.device));
     } catch (const DeviceError& e) {
-      unavailable.push_back(fmt::format("row {}: {}", row.name, e.what()));
+      ++unavailable_rows;
+      auto it = std::find_if(unavailable.begin(), unavailable.end(), [&](const Unavailable& u) { return u.why == e.what(); });
+      if (it == unavailable.end()) unavailable.push_back({e.what(), row.name, 0});
+      else ++it->others;
     }
     std::string run = "own", threads = "-", device = "-";
     if (!row.same_as.empty()) {
@@ -256,10 +266,12 @@ int run_check(const CheckFlags& f) {
     for (const auto& m : missing)
       fmt::print(prose, "warning: missing data file: {} (row {}, {}{})\n", m.path, m.row, m.key,
                  m.others ? fmt::format("; and {} more row(s)", m.others) : std::string());
-    for (const auto& u : unavailable) fmt::print(prose, "warning: {}\n", u);
+    for (const auto& u : unavailable)
+      fmt::print(prose, "warning: row {}: {}{}\n", u.row, u.why,
+                 u.others ? fmt::format("; and {} more row(s)", u.others) : std::string());
     std::vector<std::string> why;
     if (!missing.empty()) why.push_back(fmt::format("{} data file(s) are missing", missing.size()));
-    if (!unavailable.empty()) why.push_back(fmt::format("{} row(s) need a device this machine lacks", unavailable.size()));
+    if (!unavailable.empty()) why.push_back(fmt::format("{} row(s) need a device this machine lacks", unavailable_rows));
     fmt::print(prose, "the suite is valid, but it cannot run here: {}\n", fmt::join(why, "; "));
     return 3;
   }

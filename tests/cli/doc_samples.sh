@@ -2,7 +2,9 @@
 # The program's output shown in the docs is the program's output: docs/keys.md's table is what
 # `attnlab config --keys --format markdown` prints, and the README's sample of `attnlab plugins` is
 # what this build prints (its plugin folder written as build/lib/attnlab/plugins), where the build
-# has every in-tree plugin the sample lists (cudnn needs cuDNN).
+# has every in-tree plugin the sample lists (cudnn needs cuDNN); docs/experiments.md's sample of
+# `attnlab check experiments/table3.toml` is what it prints, outside the columns and lines that
+# depend on the machine.
 # usage: doc_samples.sh ATTNLAB_PROGRAM REPOSITORY
 root=$2
 source "$(dirname "$0")/scratch.sh"
@@ -30,4 +32,28 @@ else
     fail "README.md's sample of attnlab plugins differs from the program's output (regenerate it)" plugins.diff
   echo "README's plugins sample: $(wc -l <plugins-doc.txt) lines, as the program prints them"
 fi
+# docs/experiments.md's `attnlab check experiments/table3.toml`: its table up to the columns that
+# depend on the machine (threads, device, run) and its missing-data warnings, from the repository's
+# root (the paths relative to it), without WMT14_TRAIN_DIR.
+awk '/^`attnlab check experiments\/table3.toml` \(the training data not supplied/{f=1} f&&/^```$/{n++; if(n==2){exit}; next} f&&n==1' \
+  "$root/docs/experiments.md" >check-doc.txt
+[[ -s check-doc.txt ]] || fail "docs/experiments.md has no sample of attnlab check experiments/table3.toml"
+set +e
+(cd "$root" && env -u WMT14_TRAIN_DIR "$attnlab" check experiments/table3.toml) >check-program.txt 2>&1
+status=$?
+set -e
+((status == 3)) || fail "attnlab check experiments/table3.toml exited $status, not 3 (data missing)" check-program.txt
+sed -i "s|$root/||g" check-program.txt
+# The machine-independent part: the lines before the first empty one, each cut before the header's
+# "threads" column, and the missing-data warnings.
+stable() {
+  awk 'NR == 2 {cut = index($0, "  threads")} /^$/ {table_done = 1}
+       !table_done {print (cut ? substr($0, 1, cut - 1) : $0); next}
+       /^warning: missing data file/ {print}' "$1" | sed 's/ *$//'
+}
+stable check-doc.txt >check-doc.stable
+stable check-program.txt >check-program.stable
+diff -u check-doc.stable check-program.stable >check.diff ||
+  fail "docs/experiments.md's sample of attnlab check differs from the program's output" check.diff
+echo "docs/experiments.md's check sample: $(wc -l <check-doc.stable) lines, as the program prints them"
 echo "doc samples: equal to the program's output"
