@@ -150,10 +150,19 @@ Command run_command(CLI::App& root) {
 
 namespace {
 
-// run --dry-run: what each row (of --rows, when given) would do, nothing run.
+// run --dry-run: what each row (of --rows, when given) would do, nothing run. Under a search (and
+// without --no-prune) a row trains only to the rung the search lets it reach: a row not yet
+// measured, to the first rung.
 int print_plan(const nmt::Suite& suite, const nmt::SuiteRunOptions& options) {
   fmt::print("suite {}: {} row(s) in {}; {} at a time (dry run: nothing is trained)\n", suite.name, suite.rows.size(),
              suite.run_dir, options.jobs);
+  const bool pruned = suite.search && !options.no_prune;
+  std::int64_t first_rung = 0;
+  if (pruned) {
+    const std::vector<std::int64_t> rungs = nmt::search_rungs(*suite.search);
+    first_rung = rungs.front();
+    fmt::print("search: rows go on past each rung (steps {}) only as the search promotes them\n", fmt::join(rungs, ", "));
+  }
   std::int64_t to_train = 0;
   for (const nmt::SuiteRow& row : suite.rows) {
     if (!options.rows.empty() &&
@@ -165,7 +174,9 @@ int print_plan(const nmt::Suite& suite, const nmt::SuiteRunOptions& options) {
     if (!row.skipped.empty()) action = "skip (unsupported = \"skip\"): " + row.skipped;
     else if (!row.same_as.empty()) action = "nothing: the same run as row " + row.same_as;
     else if (std::filesystem::exists(std::filesystem::path(row.config.run_dir) / "result.json")) action = "nothing: finished";
+    else if (last > 0 && pruned) action = fmt::format("resume at step {}, up to the rung the search allows", last), ++to_train;
     else if (last > 0) action = fmt::format("resume at step {} of {}", last, steps), ++to_train;
+    else if (pruned) action = fmt::format("train to the first rung, {} of {} steps", first_rung, steps), ++to_train;
     else action = fmt::format("train {} steps", steps), ++to_train;
     fmt::print("  {} (seed {}) -> {}: {}\n", row.name, row.seed, row.config.run_dir, action);
   }

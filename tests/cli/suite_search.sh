@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Successive halving over a 3 x 3 grid (9 runs: its point equal to the base row is that row;
 # rungs 10, 30, 90 steps, eta 3) on the tiny synthetic suite:
+#  0. run --dry-run plans every row to the first rung (to the end with --no-prune);
 #  1. run serially: every row is measured at rung 0, at most a third of the exhaustive grid's
 #     steps are trained, at least one row finishes, every row ends finished or stopped;
 #  2. the same suite killed (kill -9) in the middle and run again ends with the same decisions,
@@ -22,6 +23,12 @@ suite runs/a >a.toml
 suite runs/b >b.toml
 suite runs/c >c.toml
 
+
+# 0. the dry run's plan: every row to the first rung, the rungs named; with --no-prune to the end
+"$attnlab" run a.toml --dry-run >plan.txt 2>&1 || { cat plan.txt; exit 1; }
+grep -q "^search: rows go on past each rung (steps 10, 30, 90) only as the search promotes them$" plan.txt &&
+  [ "$(grep -c ": train to the first rung, 10 of 90 steps$" plan.txt)" -eq 9 ] || { echo "the dry run's plan"; cat plan.txt; exit 1; }
+"$attnlab" run a.toml --dry-run --no-prune | grep -q ": train 90 steps$" || { echo "the dry run with --no-prune"; exit 1; }
 
 # 1. serially
 "$attnlab" run a.toml --quiet >a.log 2>&1 || { cat a.log; exit 1; }
