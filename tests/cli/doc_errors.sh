@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The error messages the docs show are the program's: each sample line below must be in its doc
+# word for word, and the program, given a file that makes that mistake, must say it. The sample's
+# leading place (file:line:column, of the file the doc imagines) is not compared, and "..." in a
+# sample stands for what the doc leaves out.
+# usage: doc_errors.sh ATTNLAB_PROGRAM REPOSITORY
+root=$2
+source "$(dirname "$0")/scratch.sh"
+fail() { echo "FAIL: $1"; shift; for f in "$@"; do echo "--- $f"; cat "$f"; done; exit 1; }
+checked=0
+
+# said DOC SAMPLE OUTPUT: SAMPLE is a line of DOC, and OUTPUT says it (its place aside).
+said() {
+  grep -qxF -- "$2" "$root/$1" || fail "$1 has no line: $2"
+  python3 - "$2" "$3" <<'PY' || fail "$1's sample is not what the program says: $2" "$3"
+import re, sys
+sample, output = sys.argv[1], open(sys.argv[2]).read()
+tail = re.split(r"^(?:[\w.-]+\.toml:\d+:\d+: )+", sample)[-1]
+pattern = ".*".join(re.escape(part) for part in tail.split("..."))
+sys.exit(0 if re.search(pattern, output) else 1)
+PY
+  checked=$((checked + 1))
+}
+# check_says DOC SAMPLE FILE: attnlab check FILE fails, saying SAMPLE.
+check_says() {
+  set +e
+  "$attnlab" check "$3" >said.txt 2>&1
+  local status=$?
+  set -e
+  ((status == 1)) || fail "attnlab check $3 exited $status, not 1" said.txt
+  said "$1" "$2" said.txt
+}
+
+printf '[data.synthetic]\n' >base.toml
+suite() { printf '[suite]\nname = "t"\nbase = "base.toml"\n'; printf "$@"; }
+
+# docs/experiments.md
+printf '[data.synthetic]\n[training]\nmax_step = 5\n' >e.toml
+check_says docs/experiments.md "exp.toml:21:1: training.max_step: unknown key (valid keys here: accumulate, ..., weight_decay_exclude); did you mean 'max_steps'?" e.toml
+printf '[data.synthetic]\n[training]\nmax_steps = "abc"\n' >e.toml
+check_says docs/experiments.md "exp.toml:3:13: training.max_steps: expected an integer, got string 'abc'" e.toml
+printf '[data.synthetic]\n[model.attention]\nname = "performer"\n' >e.toml
+check_says docs/experiments.md "exp.toml:15:1: model.attention: unknown attention plugin 'performer' (valid: additive, ..., scaled_dot)" e.toml
+printf '[data.synthetic]\n[training]\nprecision = "fp16"\n' >e.toml
+check_says docs/experiments.md 'exp.toml:14:13: training.precision: expected "fp32", "tf32" or "bf16", got "fp16"' e.toml
+suite '[rows.A1]\n"model.headz" = 4\n' >s.toml
+check_says docs/experiments.md "table3.toml:40:1: rows.A1: model.headz: unknown key (valid keys here: attention, ..., positional); did you mean 'heads'?" s.toml
+printf '[suite]\nname = "t"\nbsae = "base.toml"\n' >s.toml
+check_says docs/experiments.md "table3.toml:3:1: suite.bsae: unknown key (valid keys here: base, name, reference, run_dir, seeds, slurm, unsupported); did you mean 'base'?" s.toml
+suite '[rows.A1]\n"model.heads" = "x"\n' >s.toml
+check_says docs/experiments.md "table3.toml:41:17: rows.A1: model.heads: expected an integer, got string 'x'" s.toml
+suite '[vars]\nshared = "a"\nwmt = "b"\n[rows.x]\n"data.dev_source" = "${nope}"\n' >s.toml
+check_says docs/experiments.md "table3.toml:18:24: rows.x.data.dev_source: undefined variable 'nope' (define it in [vars] or the environment; [vars] has: shared, ...)" s.toml
+suite '[grids.g]\naxes = [ { "model.heads" = [1, 2], "model.d_k" = [8, 16, 32] } ]\n' >s.toml
+check_says docs/experiments.md "grid.toml:6:50: grids.g.axes[0].model.d_k: 3 values, but 'model.heads' has 2 (keys of one axis are tied: ...)" s.toml
+
+# docs/plugins.md
+printf '[data.synthetic]\n[model.attention]\nname = "additive"\n[model.positional]\nname = "rope"\n' >e.toml
+check_says docs/plugins.md "attention plugin 'additive' does not support position rotation (positional plugin 'rope' uses them) on cpu (it supports on cpu: f32, f64; head sizes any; padding mask, causal, incremental, attention dropout; positions: score terms, value terms)" e.toml
+
+# docs/score-expressions.md
+cat >e.toml <<'TOML'
+[data.synthetic]
+[model.attention]
+name = "flash"
+score_mod = "20 * tanh(score / 20) + bias[h, clamp(kvidx - q_idx, -8, 8) + 8]"
+[model.attention.tensors.bias]
+shape = ["heads", 17]
+TOML
+check_says docs/score-expressions.md "exp.toml:31:33: model.attention.score_mod: unknown name 'kvidx' (names: score, b, h, q_idx, kv_idx, q_len, kv_len, bias, inf; functions: abs, ...); did you mean 'kv_idx'?" e.toml
+said docs/score-expressions.md "  20 * tanh(score / 20) + bias[h, clamp(kvidx - q_idx, -8, 8) + 8]" said.txt
+
+echo "doc errors: $checked samples, each what the program says"
