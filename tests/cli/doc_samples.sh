@@ -5,8 +5,11 @@
 # has every in-tree plugin the sample lists (cudnn needs cuDNN); docs/experiments.md's sample of
 # `attnlab check experiments/table3.toml` is what it prints, outside the columns and lines that
 # depend on the machine.
-# usage: doc_samples.sh ATTNLAB_PROGRAM REPOSITORY
+# docs/evaluation.md's score string is attnlab bleu's for uedin-nmt's WMT17 system (with the shared
+# data; said and skipped without it).
+# usage: doc_samples.sh ATTNLAB_PROGRAM REPOSITORY [SHARED_DATA]
 root=$2
+shared=${3:-}
 source "$(dirname "$0")/scratch.sh"
 fail() { echo "FAIL: $1"; shift; for f in "$@"; do echo "--- $f"; cat "$f"; done; exit 1; }
 
@@ -56,4 +59,16 @@ stable check-program.txt >check-program.stable
 diff -u check-doc.stable check-program.stable >check.diff ||
   fail "docs/experiments.md's sample of attnlab check differs from the program's output" check.diff
 echo "docs/experiments.md's check sample: $(wc -l <check-doc.stable) lines, as the program prints them"
+# docs/evaluation.md: the score string under "The signature and the score string".
+systems=$shared/wmt17_ende_systems
+if [[ -f $systems/newstest2017-ende-ref.de ]]; then
+  awk '/^## The signature and the score string$/{f=1} f&&/^```$/{n++; if(n==2){exit}; next} f&&n==1' \
+    "$root/docs/evaluation.md" >bleu-doc.txt
+  "$attnlab" bleu --ref "$systems/newstest2017-ende-ref.de" "$systems/newstest2017.uedin-nmt.4722.en-de" >bleu-program.txt
+  diff -u bleu-doc.txt bleu-program.txt >bleu.diff ||
+    fail "docs/evaluation.md's score string differs from attnlab bleu's" bleu.diff
+  echo "docs/evaluation.md's score string: as the program prints it"
+else
+  echo "docs/evaluation.md's score string: not compared (no shared WMT17 data at '$systems')"
+fi
 echo "doc samples: equal to the program's output"
