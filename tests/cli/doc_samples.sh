@@ -7,6 +7,9 @@
 # depend on the machine.
 # docs/evaluation.md's score string is attnlab bleu's for uedin-nmt's WMT17 system (with the shared
 # data; said and skipped without it).
+# The samples of attnlab config (experiments.md), of check's expression summary (score-expressions.md)
+# and of check's plan line (experiments.md, on two cores) are lines the program prints for files
+# that make them.
 # usage: doc_samples.sh ATTNLAB_PROGRAM REPOSITORY [SHARED_DATA]
 root=$2
 shared=${3:-}
@@ -59,6 +62,56 @@ stable check-program.txt >check-program.stable
 diff -u check-doc.stable check-program.stable >check.diff ||
   fail "docs/experiments.md's sample of attnlab check differs from the program's output" check.diff
 echo "docs/experiments.md's check sample: $(wc -l <check-doc.stable) lines, as the program prints them"
+# block DOC FIRST_LINE: the lines of the first code block of DOC that starts with FIRST_LINE.
+block() {
+  awk -v first="$2" '/^```/ {if (inb) exit; inb = 1; n = 0; next} inb && n == 0 && index($0, first) != 1 {inb = 0}
+                     inb {n++; print}' "$root/$1"
+}
+# holds DOC FIRST_LINE OUTPUT [SKIP...]: every line of that block but those containing a SKIP
+# string is a line of OUTPUT.
+holds() {
+  local doc=$1 first=$2 output=$3 line skip missing=0
+  shift 3
+  block "$doc" "$first" >held.txt
+  [[ -s held.txt ]] || fail "$doc has no block starting with: $first"
+  while IFS= read -r line; do
+    for skip in "$@"; do [[ $line == *"$skip"* ]] && continue 2; done
+    grep -qxF -- "$line" "$output" || { echo "not in the output: $line"; missing=1; }
+  done <held.txt
+  ((missing == 0)) || fail "$doc's sample starting with '$first' is not what the program prints" "$output"
+}
+
+# docs/experiments.md: attnlab config's sources, for a file with d_ff at line 16, column 8.
+{ printf '[experiment]\nname = "x"\n[data.synthetic]\n[model]\n'; for i in $(seq 1 11); do printf '# %s\n' "$i"; done
+  printf 'd_ff = 64\nd_model = 32\nheads = 4\n'; } >exp.toml
+"$attnlab" config exp.toml --set model.dropout=0.2 >config.txt 2>&1 || fail "attnlab config exp.toml" config.txt
+holds docs/experiments.md "[model]" config.txt
+# docs/score-expressions.md: check's summary of a site's expressions (the cache's folder and state
+# depend on the machine), for a 3 + 3-layer model of 4 heads.
+cat >expr.toml <<'TOML'
+[data.synthetic]
+[model]
+encoder_layers = 3
+decoder_layers = 3
+d_model = 64
+heads = 4
+[model.attention]
+name = "flash"
+score_mod = "20 * tanh(score / 20) + bias[h, clamp(kv_idx - q_idx, -8, 8) + 8]"
+mask_mod = "kv_idx == 0 || abs(q_idx - kv_idx) <= 6"
+[model.attention.tensors.bias]
+shape = ["heads", 17]
+learned = true
+TOML
+"$attnlab" check expr.toml >expr.txt 2>&1 || fail "attnlab check expr.toml" expr.txt
+holds docs/score-expressions.md "score expressions (kernel cache" expr.txt "kernel cache" "kernels:" "..."
+# docs/experiments.md: check's plan line for --jobs 2, as on two cores.
+if [[ $(nproc) == 2 ]]; then
+  "$attnlab" check exp.toml --jobs 2 >plan.txt 2>&1 || fail "attnlab check exp.toml --jobs 2" plan.txt
+  holds docs/experiments.md "attnlab run --jobs 2:" plan.txt
+fi
+echo "docs' config, expression and plan samples: lines the program prints"
+
 # docs/evaluation.md: the score string under "The signature and the score string".
 systems=$shared/wmt17_ende_systems
 if [[ -f $systems/newstest2017-ende-ref.de ]]; then
