@@ -1,8 +1,8 @@
 // attnlab config FILE [--set KEY=VALUE ...] [--row NAME]: the resolved configuration of an
 // experiment (or of one row of a suite) as TOML, every default filled in, each value followed by
 // where it came from: the file and line that set it, the command line's --set, or "default".
-// attnlab config --keys [--format text|markdown]: every key an experiment file takes, with its type,
-// default and meaning (nmt/experiment/experiment_keys.h).
+// attnlab config --keys [--format text|markdown]: every key an experiment or suite file takes, with
+// its type, default and meaning (experiment_keys.h, suite_keys.h).
 #include <memory>
 #include <sstream>
 #include <string>
@@ -17,6 +17,7 @@
 #include "attnlab/nmt/experiment/experiment_keys.h"
 #include "attnlab/nmt/experiment/toml_edit.h"
 #include "attnlab/nmt/suite/suite.h"
+#include "attnlab/nmt/suite/suite_keys.h"
 
 namespace attnlab::app {
 namespace {
@@ -75,7 +76,11 @@ void print_table(const toml::table& resolved, const toml::table* doc, std::vecto
 int run_config(const ConfigFlags& f) {
   if (f.keys) {
     if (!f.file.empty()) throw Error("--keys lists the keys of every experiment file: give no FILE with it");
-    fmt::print("{}", nmt::render_experiment_keys(nmt::experiment_keys(), f.format == "markdown"));
+    const bool md = f.format == "markdown";
+    fmt::print("{}Experiment files (a suite's [base] and its rows take the same keys)\n\n{}", md ? "## " : "",
+               nmt::render_experiment_keys(nmt::experiment_keys(), md));
+    fmt::print("\n{}Suite files: their own tables\n\n{}", md ? "## " : "",
+               nmt::render_experiment_keys(nmt::suite_keys(), md));
     return 0;
   }
   if (f.file.empty()) throw Error("give the experiment's or suite's FILE (or --keys for the keys of every one)");
@@ -110,8 +115,8 @@ Command config_command(CLI::App& root) {
   add_set_option(*app, f->settings, "the file's (a suite's: the base of every row)");
   app->add_option("--row", f->row, "the suite's row to show (default: its first, the base row)")->type_name("NAME");
   app->add_flag("--keys", f->keys,
-                "list every key an experiment file takes (a suite's [base] and rows take the same), with its type, "
-                "default and meaning, instead of a file's configuration");
+                "list every key an experiment file takes (a suite's [base] and rows take the same) and those of a "
+                "suite file's own tables, with type, default and meaning, instead of a file's configuration");
   app->add_option("--format", f->format, "of --keys: an aligned list, or a Markdown table (docs/keys.md)")
       ->check(one_of("format", {"text", "markdown"}));
   return {app, [f] { return run_config(*f); }};

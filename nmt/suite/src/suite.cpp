@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "attnlab/config/plugin_options.h"
+#include "attnlab/config/key_log.h"
 #include "attnlab/config/table_reader.h"
 #include "attnlab/error.h"
 #include "search_toml.h"
@@ -231,6 +232,7 @@ class SuiteReader {
 
   // seeds = [1, 2]: of the suite, or of one row (its own seeds instead of the suite's).
   static std::vector<std::uint64_t> parse_seeds(const toml::node& n, const std::string& where) {
+    config::KeyLog::note(where, "array of integers", "[1]");
     const toml::array* arr = n.as_array();
     std::vector<std::uint64_t> seeds;
     if (arr)
@@ -342,6 +344,7 @@ class SuiteReader {
   }
 
   PaperReference read_paper(const toml::node& node, const std::string& where) {
+    config::KeyLog::note(where, "table", "");
     const toml::table* t = node.as_table();
     if (!t)
       throw Error(fmt::format("{}: {}: expected a table {{ ppl = ..., bleu = ..., params_m = ... }}",

@@ -1,6 +1,7 @@
-// The list of an experiment file's keys (attnlab config --keys): the reader's key log records each
-// key with the type and default the reader gives it, and the list is what the reader takes: every
-// key it lists is accepted in a file, and one it does not list is refused as unknown.
+// The lists of an experiment file's and a suite file's keys (attnlab config --keys): the reader's
+// key log records each key with the type and default the reader gives it, and the list is what the
+// reader takes: every key it lists is accepted in a file, and one it does not list is refused as
+// unknown.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "attnlab/error.h"
 #include "attnlab/nmt/experiment/experiment.h"
 #include "attnlab/nmt/experiment/experiment_keys.h"
+#include "attnlab/nmt/suite/suite_keys.h"
 
 namespace attnlab::nmt {
 namespace {
@@ -101,6 +103,23 @@ TEST_CASE("every listed leaf key is accepted by the reader, and an unlisted one 
   CHECK_NOTHROW(parse_experiment(file, "every-key.toml"));
   CHECK_THROWS_WITH_AS(parse_experiment(file + "max_stepz = 3\n", "every-key.toml"),
                        doctest::Contains("unknown key"), Error);
+}
+
+TEST_CASE("suite keys are the suite reader's own tables, with a meaning each") {
+  const std::vector<ExperimentKey> keys = suite_keys();
+  CHECK(keys.size() >= 35);
+  for (const ExperimentKey& k : keys) {
+    INFO(k.path);
+    CHECK_FALSE(k.meaning.empty());
+    CHECK_FALSE(k.type.empty());
+    CHECK_FALSE(k.path.starts_with("training."));  // the rows' experiments are listed as experiment keys
+  }
+  CHECK(key_named(keys, "search.eta").default_value == "3");
+  CHECK(key_named(keys, "search.metric").default_value == "\"dev_ppl\"");
+  CHECK(key_named(keys, "search.first_rung").default_value.empty());  // required: no default
+  CHECK(key_named(keys, "suite.seeds").type == "array of integers");  // read raw, logged by the reader
+  CHECK(key_named(keys, "rows.NAME.paper.bleu").type == "number");
+  CHECK(key_named(keys, "suite.slurm.max_running").type == "integer");
 }
 
 }  // namespace attnlab::nmt
