@@ -32,27 +32,36 @@ check_says() {
 }
 
 printf '[data.synthetic]\n' >base.toml
-suite() { printf '[suite]\nname = "t"\nbase = "base.toml"\n'; printf "$@"; }
-
-# docs/experiments.md
-printf '[data.synthetic]\n[training]\nmax_step = 5\n' >e.toml
-check_says docs/experiments.md "exp.toml:21:1: training.max_step: unknown key (valid keys here: accumulate, ..., weight_decay_exclude); did you mean 'max_steps'?" e.toml
-printf '[data.synthetic]\n[training]\nmax_steps = "abc"\n' >e.toml
-check_says docs/experiments.md "exp.toml:3:13: training.max_steps: expected an integer, got string 'abc'" e.toml
-printf '[data.synthetic]\n[model.attention]\nname = "performer"\n' >e.toml
-check_says docs/experiments.md "exp.toml:15:1: model.attention: unknown attention plugin 'performer' (valid: additive, ..., scaled_dot)" e.toml
-printf '[data.synthetic]\n[training]\nprecision = "fp16"\n' >e.toml
-check_says docs/experiments.md 'exp.toml:14:13: training.precision: expected "fp32", "tf32" or "bf16", got "fp16"' e.toml
-suite '[rows.A1]\n"model.headz" = 4\n' >s.toml
-check_says docs/experiments.md "table3.toml:40:1: rows.A1: model.headz: unknown key (valid keys here: attention, ..., positional); did you mean 'heads'?" s.toml
-printf '[suite]\nname = "t"\nbsae = "base.toml"\n' >s.toml
-check_says docs/experiments.md "table3.toml:3:1: suite.bsae: unknown key (valid keys here: base, name, reference, run_dir, seeds, slurm, unsupported); did you mean 'base'?" s.toml
-suite '[rows.A1]\n"model.heads" = "x"\n' >s.toml
-check_says docs/experiments.md "table3.toml:41:17: rows.A1: model.heads: expected an integer, got string 'x'" s.toml
-suite '[vars]\nshared = "a"\nwmt = "b"\n[rows.x]\n"data.dev_source" = "${nope}"\n' >s.toml
-check_says docs/experiments.md "table3.toml:18:24: rows.x.data.dev_source: undefined variable 'nope' (define it in [vars] or the environment; [vars] has: shared, ...)" s.toml
-suite '[grids.g]\naxes = [ { "model.heads" = [1, 2], "model.d_k" = [8, 16, 32] } ]\n' >s.toml
-check_says docs/experiments.md "grid.toml:6:50: grids.g.axes[0].model.d_k: 3 values, but 'model.heads' has 2 (keys of one axis are tied: ...)" s.toml
+# Each case: the doc, its sample, and the file (printf's format) that makes the mistake; a suite's
+# "S:" stands for its [suite] table with base.toml as its base.
+cases=(
+  docs/experiments.md "exp.toml:21:1: training.max_step: unknown key (valid keys here: accumulate, ..., weight_decay_exclude); did you mean 'max_steps'?"
+  '[data.synthetic]\n[training]\nmax_step = 5\n'
+  docs/experiments.md "exp.toml:3:13: training.max_steps: expected an integer, got string 'abc'"
+  '[data.synthetic]\n[training]\nmax_steps = "abc"\n'
+  docs/experiments.md "exp.toml:15:1: model.attention: unknown attention plugin 'performer' (valid: additive, ..., scaled_dot)"
+  '[data.synthetic]\n[model.attention]\nname = "performer"\n'
+  docs/experiments.md 'exp.toml:14:13: training.precision: expected "fp32", "tf32" or "bf16", got "fp16"'
+  '[data.synthetic]\n[training]\nprecision = "fp16"\n'
+  docs/experiments.md "table3.toml:40:1: rows.A1: model.headz: unknown key (valid keys here: attention, ..., positional); did you mean 'heads'?"
+  'S:[rows.A1]\n"model.headz" = 4\n'
+  docs/experiments.md "table3.toml:3:1: suite.bsae: unknown key (valid keys here: base, name, reference, run_dir, seeds, slurm, unsupported); did you mean 'base'?"
+  '[suite]\nname = "t"\nbsae = "base.toml"\n'
+  docs/experiments.md "table3.toml:41:17: rows.A1: model.heads: expected an integer, got string 'x'"
+  'S:[rows.A1]\n"model.heads" = "x"\n'
+  docs/experiments.md "table3.toml:18:24: rows.x.data.dev_source: undefined variable 'nope' (define it in [vars] or the environment; [vars] has: shared, ...)"
+  'S:[vars]\nshared = "a"\nwmt = "b"\n[rows.x]\n"data.dev_source" = "${nope}"\n'
+  docs/experiments.md "grid.toml:6:50: grids.g.axes[0].model.d_k: 3 values, but 'model.heads' has 2 (keys of one axis are tied: ...)"
+  'S:[grids.g]\naxes = [ { "model.heads" = [1, 2], "model.d_k" = [8, 16, 32] } ]\n'
+  docs/plugins.md "attention plugin 'additive' does not support position rotation (positional plugin 'rope' uses them) on cpu (it supports on cpu: f32, f64; head sizes any; padding mask, causal, incremental, attention dropout; positions: score terms, value terms)"
+  '[data.synthetic]\n[model.attention]\nname = "additive"\n[model.positional]\nname = "rope"\n'
+)
+for ((i = 0; i < ${#cases[@]}; i += 3)); do
+  file=${cases[i + 2]}
+  # shellcheck disable=SC2059  # the case's file is the format
+  { [[ $file == S:* ]] && printf '[suite]\nname = "t"\nbase = "base.toml"\n'; printf "${file#S:}"; } >case.toml
+  check_says "${cases[i]}" "${cases[i + 1]}" case.toml
+done
 
 # A row flash cannot serve on CUDA (the check needs no GPU): refused, and with a fallback, noted.
 printf '[experiment]\ndevice = "cuda:0"\n[data.synthetic]\n[model]\nd_model = 512\n[model.attention]\nname = "flash"\n' >f.toml
@@ -61,10 +70,6 @@ check_says docs/plugins.md 'attnlab check: error: suite.toml:23:1: row A1: suite
 printf 'fallback = "scaled_dot"\n' >>f.toml
 "$attnlab" check s.toml >noted.txt 2>&1 || true
 said docs/experiments.md 'note: row A1: suite.toml:20:1: model.attention: attention plugin '\''flash'\'' does not support head size d_k = 512, head size d_v = 512 on cuda (it supports on cuda: f32, bf16; head sizes 16, 32, 64, 128; padding mask, causal, incremental, attention dropout, score expressions; positions: rotation, score terms, value terms (kernel form)): using its fallback '\''scaled_dot'\''' noted.txt
-
-# docs/plugins.md
-printf '[data.synthetic]\n[model.attention]\nname = "additive"\n[model.positional]\nname = "rope"\n' >e.toml
-check_says docs/plugins.md "attention plugin 'additive' does not support position rotation (positional plugin 'rope' uses them) on cpu (it supports on cpu: f32, f64; head sizes any; padding mask, causal, incremental, attention dropout; positions: score terms, value terms)" e.toml
 
 # docs/score-expressions.md
 cat >e.toml <<'TOML'

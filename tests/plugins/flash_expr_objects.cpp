@@ -58,20 +58,42 @@ std::string headers_hash(const std::string& root) {
   return expr::hash_hex(all);
 }
 
+// A shared object of emulated kernels: `prelude` (its includes), the structs generated for every
+// variant (VariantN), `body` (shared memory and the runners), and per (name, call) of `calls` an
+// entry point `extern "C" void name(const ExprEmulationArgs* a)` that calls call(*a); compiled
+// with the tests', flash's and the core's headers, and `flags` besides.
+std::vector<void*> load_object(std::string source, const std::string& body,
+                               const std::vector<std::pair<std::string, std::string>>& calls,
+                               std::vector<std::string> flags) {
+  const auto vs = variants();
+  for (std::size_t v = 0; v < vs.size(); ++v)
+    source += expr::cuda_expressions_source(*build(vs[v]), fmt::format("Variant{}", v));
+  source += body;
+  std::vector<std::string> symbols;
+  for (const auto& [name, call] : calls) {
+    source += fmt::format("extern \"C\" __attribute__((visibility(\"default\"))) void {}(const ExprEmulationArgs* a) "
+                          "{{ {}(*a); }}\n",
+                          name, call);
+    symbols.push_back(name);
+  }
+  const std::string root = ATTNLAB_TEST_SOURCE_DIR;
+  source += "// the headers: " + headers_hash(root) + "\n";
+  for (const std::string dir : {"/tests", "/plugins/attention/flash", "/core/include"}) flags.push_back("-I" + root + dir);
+  flags.insert(flags.begin(), "-O1");
+  return expr::compile_and_load(source, flags, symbols);
+}
+
 }  // namespace
 
 // The shared object's entry points: variant v on the FMA kernels in f32 at 3 v, in bf16 at 3 v + 1,
 // on the tensor-core kernels (bf16) at 3 v + 2.
 const std::vector<void*>& entries() {
   static const std::vector<void*> loaded = [] {
-    std::string source =
+    const std::string prelude =
         "#include \"support/cuda_host_emulation.h\"\n#include \"flash_backward_kernels.cuh\"\n"
         "#include \"flash_forward_kernels.cuh\"\n#include \"flash_tc_backward_kernels.cuh\"\n"
         "#include \"flash_tc_forward_kernels.cuh\"\n#include \"support/flash_expr_emulation.h\"\n";
-    const auto vs = variants();
-    for (std::size_t v = 0; v < vs.size(); ++v)
-      source += expr::cuda_expressions_source(*build(vs[v]), fmt::format("Variant{}", v));
-    source += R"(
+    const std::string body = R"(
 namespace attnlab::flash::cuda::kernels {
 float smem[1 << 16];
 }
@@ -129,23 +151,13 @@ void run_tc(const ExprEmulationArgs& a) {
 }
 }  // namespace
 )";
-    std::vector<std::string> symbols;
-    for (std::size_t v = 0; v < vs.size(); ++v)
-      for (const char* kind : {"f32", "bf16", "tc"}) {
-        const std::string name = fmt::format("emulate_{}_{}", v, kind);
-        const std::string call = kind == std::string("tc") ? fmt::format("run_tc<Variant{}>", v)
-                                 : fmt::format("run<{}, Variant{}>", kind == std::string("f32") ? "float" : "__nv_bfloat16", v);
-        source += fmt::format("extern \"C\" __attribute__((visibility(\"default\"))) void {}(const ExprEmulationArgs* a) "
-                              "{{ {}(*a); }}\n",
-                              name, call);
-        symbols.push_back(name);
-      }
-    const std::string root = ATTNLAB_TEST_SOURCE_DIR;
-    source += "// the headers: " + headers_hash(root) + "\n";
-    return expr::compile_and_load(source,
-                                  {"-O1", "-I" + root + "/tests", "-I" + root + "/plugins/attention/flash",
-                                   "-I" + root + "/core/include"},
-                                  symbols);
+    std::vector<std::pair<std::string, std::string>> calls;
+    for (std::size_t v = 0; v < variants().size(); ++v) {
+      calls.emplace_back(fmt::format("emulate_{}_f32", v), fmt::format("run<float, Variant{}>", v));
+      calls.emplace_back(fmt::format("emulate_{}_bf16", v), fmt::format("run<__nv_bfloat16, Variant{}>", v));
+      calls.emplace_back(fmt::format("emulate_{}_tc", v), fmt::format("run_tc<Variant{}>", v));
+    }
+    return load_object(prelude, body, calls, {});
   }();
   return loaded;
 }
@@ -158,14 +170,11 @@ void run_tc(const ExprEmulationArgs& a) {
 const std::vector<void*>& hopper_entries() {
 #if defined(ATTNLAB_TEST_HOPPER_INCLUDES)
   static const std::vector<void*> loaded = [] {
-    std::string source =
+    const std::string prelude =
         "#include \"support/cuda_sm90_host_emulation.h\"\n#include \"flash_backward_kernels.cuh\"\n"
         "#include \"flash_sm90_forward_kernel.cuh\"\n#include \"flash_sm90_backward_kernels.cuh\"\n"
         "#include \"support/flash_expr_emulation.h\"\n";
-    const auto vs = variants();
-    for (std::size_t v = 0; v < vs.size(); ++v)
-      source += expr::cuda_expressions_source(*build(vs[v]), fmt::format("Variant{}", v));
-    source += R"(
+    const std::string body = R"(
 namespace attnlab::flash::cuda::kernels {
 float smem[1 << 16];
 }
@@ -200,25 +209,17 @@ void run_hopper(const ExprEmulationArgs& a) {
 }
 }  // namespace
 )";
-    std::vector<std::string> symbols;
-    for (std::size_t v = 0; v < vs.size(); ++v) {
-      const std::string name = fmt::format("emulate_hopper_{}", v);
-      source += fmt::format("extern \"C\" __attribute__((visibility(\"default\"))) void {}(const ExprEmulationArgs* a) "
-                            "{{ run_hopper<Variant{}>(*a); }}\n",
-                            name, v);
-      symbols.push_back(name);
-    }
-    const std::string root = ATTNLAB_TEST_SOURCE_DIR;
-    source += "// the headers: " + headers_hash(root) + "\n";
-    std::vector<std::string> flags = {"-O1", "-I" + root + "/tests", "-I" + root + "/plugins/attention/flash",
-                                      "-I" + root + "/core/include"};
+    std::vector<std::pair<std::string, std::string>> calls;
+    for (std::size_t v = 0; v < variants().size(); ++v)
+      calls.emplace_back(fmt::format("emulate_hopper_{}", v), fmt::format("run_hopper<Variant{}>", v));
+    std::vector<std::string> flags;
     const std::string dirs = ATTNLAB_TEST_HOPPER_INCLUDES;
     for (std::size_t at = 0; at <= dirs.size();) {
       const std::size_t end = std::min(dirs.find('|', at), dirs.size());
       if (end > at) flags.push_back("-isystem" + dirs.substr(at, end - at));
       at = end + 1;
     }
-    return expr::compile_and_load(source, flags, symbols);
+    return load_object(prelude, body, calls, flags);
   }();
   return loaded;
 #else

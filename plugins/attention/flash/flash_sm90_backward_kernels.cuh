@@ -106,21 +106,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   const __nv_bfloat16* k_head = in.k + bh * in.tk * D;
   const __nv_bfloat16* v_head = in.v + bh * in.tk * D;
   const __nv_bfloat16* mask_b = kernels::mask_row(in, b);
-  // Key tile `tile`'s class under mask_mod, and the first tile from `tile` on that it does not
-  // remove (block-uniform).
-  auto class_of = [&](int tile) {
-    return E::kMask ? kernels::covering_tile_class<kBlockM, kBwdN>(in.expr, b, head, i0,
-                                                                   static_cast<std::int64_t>(tile) * kBwdN)
-                    : expr::kTileKept;
-  };
-  auto visited_from = [&](int tile) {
-    if constexpr (E::kMask)
-      while (tile < tiles && class_of(tile) == expr::kTileRemoved) ++tile;
-    return tile;
-  };
+  // The key tiles mask_mod leaves (every tile without it).
+  const auto visits = masked_walk<E, kBlockM, kBwdN>(
+      in.expr, b, head, tiles, [i0](int t) { return TileCorner{i0, static_cast<std::int64_t>(t) * kBwdN}; });
 
   smem.load_rows(in.q + bh * in.tq * D, in.dout + bh * in.tq * D, i0, in.tq);
-  int tile = visited_from(0);
+  int tile = visits.from(0);
   if (tile < tiles) smem.load_walked(0, k_head, v_head, static_cast<std::int64_t>(tile) * kBwdN, key_end);
   ops::commit();
 
@@ -175,8 +166,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int visit = 0; tile < tiles; ++visit) {  // visit n takes stage n % kStages
     const int stage = visit % kStages;
     const std::int64_t j0 = static_cast<std::int64_t>(tile) * kBwdN;
-    [[maybe_unused]] const unsigned char cls = class_of(tile);
-    const int next = visited_from(tile + 1);
+    [[maybe_unused]] const unsigned char cls = visits.class_of(tile);
+    const int next = visits.from(tile + 1);
     ops::wait_all();
     __syncthreads();  // this tile's K and V are in; every warpgroup is done with the other stage
     if (next < tiles)
@@ -304,21 +295,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   first = first < 0 ? 0 : first;
   const std::int64_t q_begin = first / kBwdN * kBwdN;
   const int tiles = q_begin < in.tq ? static_cast<int>((in.tq - q_begin + kBwdN - 1) / kBwdN) : 0;
-  // Query tile `tile`'s class under mask_mod, and the first tile from `tile` on that it does not
-  // remove (block-uniform).
-  auto class_of = [&](int tile) {
-    return E::kMask ? kernels::covering_tile_class<kBwdN, kBlockM>(in.expr, block.b, head,
-                                                                   q_begin + static_cast<std::int64_t>(tile) * kBwdN, j0)
-                    : expr::kTileKept;
-  };
-  auto visited_from = [&](int tile) {
-    if constexpr (E::kMask)
-      while (tile < tiles && class_of(tile) == expr::kTileRemoved) ++tile;
-    return tile;
-  };
+  // The query tiles mask_mod leaves (every tile without it).
+  const auto visits = masked_walk<E, kBwdN, kBlockM>(in.expr, block.b, head, tiles, [q_begin, j0](int t) {
+    return TileCorner{q_begin + static_cast<std::int64_t>(t) * kBwdN, j0};
+  });
 
   smem.load_rows(in.k + bh * in.tk * D, in.v + bh * in.tk * D, j0, length);
-  int tile = visited_from(0);
+  int tile = visits.from(0);
   if (tile < tiles) smem.load_walked(0, q_head, do_head, q_begin + static_cast<std::int64_t>(tile) * kBwdN, in.tq);
   ops::commit();
 
@@ -357,8 +340,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int visit = 0; tile < tiles; ++visit) {  // visit n takes stage n % kStages
     const int stage = visit % kStages;
     const std::int64_t i0 = q_begin + static_cast<std::int64_t>(tile) * kBwdN;
-    [[maybe_unused]] const unsigned char cls = class_of(tile);
-    const int next = visited_from(tile + 1);
+    [[maybe_unused]] const unsigned char cls = visits.class_of(tile);
+    const int next = visits.from(tile + 1);
     ops::wait_all();
     __syncthreads();  // this tile's Q and dO are in; every warpgroup is done with the other stage
     if (next < tiles)

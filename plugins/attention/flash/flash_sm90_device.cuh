@@ -30,6 +30,44 @@ __device__ __forceinline__ float pair_terms(float add, const kernels::PositionTe
   return add;
 }
 
+// The first query and key of a walked tile (MaskedWalk's corners).
+struct TileCorner {
+  std::int64_t i0, j0;
+};
+
+// A block's walk over its partner tiles under score expressions E: `tiles` tiles, tile t covering
+// QueryRows queries from corner(t).i0 and KeyCols keys from corner(t).j0. class_of(t) is the tile's
+// class under mask_mod (kernels::covering_tile_class) and from(t) the first tile from t on that
+// mask_mod does not remove (`tiles` when none); both the same for the whole block. Without a mask
+// every tile is kept, and from(t) is t.
+template <typename E, int QueryRows, int KeyCols, class Corner>
+struct MaskedWalk {
+  const expr::DeviceArgs& expr;
+  std::int64_t b, head;
+  int tiles;
+  Corner corner;  // int -> TileCorner
+
+  __device__ __forceinline__ unsigned char class_of(int tile) const {
+    if constexpr (!E::kMask) {
+      return expr::kTileKept;
+    } else {
+      const TileCorner c = corner(tile);
+      return kernels::covering_tile_class<QueryRows, KeyCols>(expr, b, head, c.i0, c.j0);
+    }
+  }
+  __device__ __forceinline__ int from(int tile) const {
+    if constexpr (E::kMask)
+      while (tile < tiles && class_of(tile) == expr::kTileRemoved) ++tile;
+    return tile;
+  }
+};
+template <typename E, int QueryRows, int KeyCols, class Corner>
+__device__ __forceinline__ MaskedWalk<E, QueryRows, KeyCols, Corner> masked_walk(const expr::DeviceArgs& expr,
+                                                                                std::int64_t b, std::int64_t head,
+                                                                                int tiles, Corner corner) {
+  return {expr, b, head, tiles, corner};
+}
+
 // Copies rows [row0, row0 + rows) of a [*, D] bf16 head matrix into a swizzled shared-memory
 // tile, 16 bytes per asynchronous copy; rows at or past `valid_rows` are zero-filled. `at(r, c)`
 // is the shared-memory address of element (row r, column c): eight consecutive columns from a

@@ -64,18 +64,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   const __nv_bfloat16* v_head = in.v + bh * in.tk * D;
   const __nv_bfloat16* mask_b = in.mask ? in.mask + b * in.tk : nullptr;
 
-  // The class of key tile `tile` under mask_mod, and the first tile from `tile` on that it does not
-  // remove (`tiles` when none): the same for the whole block.
-  auto class_of = [&](int tile) {
-    return E::kMask ? kernels::covering_tile_class<kBlockM, kBlockN>(in.expr, b, head, i0,
-                                                                     static_cast<std::int64_t>(tile) * kBlockN)
-                    : expr::kTileKept;
-  };
-  auto visited_from = [&](int tile) {
-    if constexpr (E::kMask)
-      while (tile < tiles && class_of(tile) == expr::kTileRemoved) ++tile;
-    return tile;
-  };
+  // The key tiles mask_mod leaves (every tile without it).
+  const auto visits = masked_walk<E, kBlockM, kBlockN>(
+      in.expr, b, head, tiles, [i0](int t) { return TileCorner{i0, static_cast<std::int64_t>(t) * kBlockN}; });
   auto load_kv = [&](int tile, int stage) {
     const std::int64_t j0 = static_cast<std::int64_t>(tile) * kBlockN;
     auto k = sK(stage);
@@ -84,7 +75,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     load_tile<kBlockN, D>([&](int r, int c) { return &v(c, r); }, v_head, j0, key_end);
   };
   load_tile<kBlockM, D>([&](int r, int c) { return &sQ(r, c); }, in.q + bh * in.tq * D, i0, in.tq);
-  int tile = visited_from(0);
+  int tile = visits.from(0);
   if (tile < tiles) load_kv(tile, 0);
   ops::commit();
 
@@ -126,8 +117,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int visit = 0; tile < tiles; ++visit) {
     const int stage = visit % kStages;
     const std::int64_t j0 = static_cast<std::int64_t>(tile) * kBlockN;
-    [[maybe_unused]] const unsigned char cls = class_of(tile);
-    const int next = visited_from(tile + 1);
+    [[maybe_unused]] const unsigned char cls = visits.class_of(tile);
+    const int next = visits.from(tile + 1);
     ops::wait_all();
     __syncthreads();  // this tile's K and V are in; every warpgroup is done with the other stage
     if (next < tiles) load_kv(next, (visit + 1) % kStages);
