@@ -62,11 +62,6 @@ CLI::Validator device_name() {
       "cpu|cuda|cuda:N");
 }
 
-std::string hint_among(const std::string& text, const std::vector<std::string>& names) {
-  const std::string hint = suggest(text, names);
-  return hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint);
-}
-
 CLI::Validator one_of(const std::string& what, std::vector<std::string> names) {
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : "|") + n;
@@ -75,7 +70,7 @@ CLI::Validator one_of(const std::string& what, std::vector<std::string> names) {
         if (std::find(names.begin(), names.end(), text) != names.end()) return {};
         std::string valid;
         for (const std::string& n : names) valid += (valid.empty() ? "" : ", ") + n;
-        return fmt::format("unknown {} '{}' (valid: {}){}", what, text, valid, hint_among(text, names));
+        return fmt::format("unknown {} '{}' (valid: {}){}", what, text, valid, did_you_mean(text, names));
       },
       list);
 }

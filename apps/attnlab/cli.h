@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "attnlab/name_table.h"
+#include "attnlab/suggest.h"
 
 namespace attnlab::app {
 
@@ -24,8 +25,6 @@ struct Command {
 // --- validators: "--beam: expects a whole number from 1 to 1000, got 'abc'" -----------------
 CLI::Validator whole_number(std::int64_t min, std::int64_t max = std::numeric_limits<std::int64_t>::max());
 CLI::Validator real_number(double min, bool min_allowed = true);  // finite, >= min (or > min)
-// "; did you mean 'md'?" when `text` is close to one of `names` (empty otherwise).
-std::string hint_among(const std::string& text, const std::vector<std::string>& names);
 // A name of `table` (or one of `aliases`), refused with the table's one wording for an unknown name
 // (its suggestion among the aliases too).
 template <typename E, std::size_t N>
@@ -36,7 +35,7 @@ CLI::Validator choice(const NameTable<E, N>& table, std::vector<std::string> ali
         for (const std::string& a : aliases)
           if (a == text) return {};
         const std::string message = table.unknown(text);
-        return message.ends_with("?") ? message : message + hint_among(text, aliases);
+        return message.ends_with("?") ? message : message + did_you_mean(text, aliases);
       },
       [&table] {
         std::string list;

@@ -106,9 +106,8 @@ void keep_rows(nmt::Suite& suite, const std::vector<std::string>& names) {
     if (std::find(all.begin(), all.end(), row.name) == all.end()) all.push_back(row.name);
   for (const auto& name : names)
     if (std::find(all.begin(), all.end(), name) == all.end()) {
-      const std::string hint = suggest(name, all);
       throw Error(fmt::format("--rows: suite {} has no row '{}' (valid: {}){}", suite.name, name, fmt::join(all, ", "),
-                              hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+                              did_you_mean(name, all)));
     }
   std::erase_if(suite.rows, [&](const nmt::SuiteRow& row) {
     return std::find(names.begin(), names.end(), row.name) == names.end();

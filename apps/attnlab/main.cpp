@@ -86,8 +86,8 @@ std::string option_hint(const CLI::App& app, const std::vector<std::string>& arg
     if (a.size() < 3 || a.rfind("--", 0) != 0) continue;
     const std::string name = a.substr(0, a.find('='));
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
-    const std::string hint = attnlab::suggest(name, names);
-    if (!hint.empty()) return fmt::format("; did you mean '{}'?", hint);
+    const std::string hint = attnlab::did_you_mean(name, names);
+    if (!hint.empty()) return hint;
   }
   return "";
 }
@@ -134,9 +134,8 @@ int main(int argc, char** argv) {
     if (where.empty() && dynamic_cast<const CLI::ExtrasError*>(&e)) {
       std::vector<std::string> names;
       for (const CLI::App* c : root.get_subcommands({})) names.push_back(c->get_name());
-      const std::string hint = attnlab::suggest(argv[1], names);
       fmt::print(stderr, "attnlab: unknown command '{}'{}\nsee: attnlab --help\n", argv[1],
-                 hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint));
+                 attnlab::did_you_mean(argv[1], names));
       return 2;
     }
     const std::string hint = dynamic_cast<const CLI::ExtrasError*>(&e) ? option_hint(*chosen_app(root), args) : "";

@@ -65,10 +65,8 @@ Options plugin_options_from_toml(const std::vector<OptionSpec>& specs, const tom
     if (std::find(reserved.begin(), reserved.end(), name) != reserved.end()) continue;
     auto spec = std::find_if(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.name == name; });
     if (spec == specs.end()) {
-      const std::string hint = suggest(name, valid);
       throw Error(fmt::format("{}: {}.{}: unknown key for {} (valid keys: {}){}", source_position(key.source()),
-                              where, name, plugin, fmt::join(valid, ", "),
-                              hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+                              where, name, plugin, fmt::join(valid, ", "), did_you_mean(name, valid)));
     }
     auto value = convert(node, spec->type);
     if (!value)

@@ -107,10 +107,9 @@ void TableReader::finish() const {
     const std::string name(key.str());
     if (known_.count(name)) continue;
     std::vector<std::string> valid(known_.begin(), known_.end());
-    const std::string hint = suggest(name, valid);
     throw Error(fmt::format("{}: {}: unknown key (valid keys here: {}){}", source_position(key.source()), path(name),
                             valid.empty() ? std::string("none") : fmt::format("{}", fmt::join(valid, ", ")),
-                            hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+                            did_you_mean(name, valid)));
   }
 }
 

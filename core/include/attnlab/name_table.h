@@ -91,9 +91,8 @@ struct NameTable {
   std::string unknown(std::string_view got) const {
     std::vector<std::string> valid;
     for (const auto& [v, n] : entries) valid.emplace_back(n);
-    const std::string hint = suggest(std::string(got), valid);
     return "unknown " + std::string(what) + " '" + std::string(got) + "' (valid: " + names() + ")" +
-           (hint.empty() ? "" : "; did you mean '" + hint + "'?");
+           did_you_mean(std::string(got), valid);
   }
 
   // The value called `name`; an Error saying unknown(name) otherwise.

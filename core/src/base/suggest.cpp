@@ -32,4 +32,9 @@ std::string suggest(const std::string& word, const std::vector<std::string>& can
   return best;
 }
 
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::string hint = suggest(word, candidates);
+  return hint.empty() ? std::string() : "; did you mean '" + hint + "'?";
+}
+
 }  // namespace attnlab

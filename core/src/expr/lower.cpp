@@ -123,11 +123,10 @@ class Lowering {
   [[noreturn]] void unknown(const Ast& a, const char* what) const {
     std::vector<std::string> valid = names();
     for (const Function& f : kFunctions) valid.push_back(f.name);
-    const std::string hint = suggest(a.text, valid);
     std::vector<std::string> functions;
     for (const Function& f : kFunctions) functions.push_back(f.name);
     fail(a, fmt::format("unknown {} '{}' (names: {}; functions: {}){}", what, a.text, fmt::join(names(), ", "),
-                        fmt::join(functions, ", "), hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+                        fmt::join(functions, ", "), did_you_mean(a.text, valid)));
   }
 
   int index(const Ast& a) {

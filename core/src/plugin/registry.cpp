@@ -61,9 +61,8 @@ const Registry::Entry& Registry::entry(PluginFamily family, const std::string& n
                             "search path: ATTNLAB_PLUGIN_PATH or the experiment's plugin_paths)",
                             family_name(family), name, family_name(family)));
   // The names only (`attnlab plugins` says which file each came from), and the closest one.
-  const std::string hint = suggest(name, known);
   throw Error(fmt::format("unknown {} plugin '{}' (valid: {}){}", family_name(family), name, fmt::join(known, ", "),
-                          hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+                          did_you_mean(name, known)));
 }
 
 const PluginInfo& Registry::find(PluginFamily family, const std::string& name) const {

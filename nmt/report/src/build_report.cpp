@@ -309,9 +309,7 @@ std::vector<ReportRow>::iterator choose_base(Report& report, const std::string& 
   if (matches.size() > 1)
     throw Error(fmt::format("--base {}: {} sources have a row {}; name one as SOURCE/ROW (rows: {})", base, matches.size(),
                             base, list));
-  const std::string hint = suggest(base, names);
-  throw Error(fmt::format("--base {}: no such row{} (rows: {})", base, hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
-                          list));
+  throw Error(fmt::format("--base {}: no such row{} (rows: {})", base, did_you_mean(base, names), list));
 }
 
 }  // namespace

@@ -69,10 +69,9 @@ std::string Variables::lookup(const std::string& name, const std::string& where,
   if (fallback) return expand(*fallback, where, stack);
   std::vector<std::string> names;
   for (const auto& [n, e] : vars_) names.push_back(n);
-  const std::string hint = config::suggest(name, names);
   throw Error(fmt::format("{}: undefined variable '{}' (define it in [vars] or the environment{}){}", where, name,
                           names.empty() ? "" : fmt::format("; [vars] has: {}", fmt::join(names, ", ")),
-                          hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+                          did_you_mean(name, names)));
 }
 
 void Variables::expand_all(toml::node& node, const std::string& path) const {
