@@ -10,6 +10,8 @@ thread_local KeyLog* active = nullptr;
 KeyLog::KeyLog() : outer_(active) { active = this; }
 KeyLog::~KeyLog() { active = outer_; }
 
+bool KeyLog::recording() { return active != nullptr; }
+
 void KeyLog::note(const std::string& path, const std::string& type, const std::string& default_value) {
   if (!active) return;
   auto& records = active->records_;

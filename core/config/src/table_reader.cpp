@@ -5,6 +5,18 @@
 #include "attnlab/error.h"
 
 namespace attnlab::config {
+namespace {
+
+// Records key `key` of `t` in the key log when one is alive on this thread; its path and default
+// are written out only then (`fallback` gives the default), so reading a file without a log does
+// no more than before.
+template <typename Fallback>
+void log_key(const TableReader& t, const std::string& key, const char* type, Fallback fallback) {
+  if (KeyLog::recording()) KeyLog::note(t.path(key), type, fallback());
+}
+std::string none() { return {}; }
+
+}  // namespace
 
 TableReader::TableReader(const toml::table& table, std::string where)
     : table_(&table), where_(std::move(where)) {}
@@ -20,7 +32,7 @@ std::string TableReader::position() const { return source_position(table_->sourc
 
 bool TableReader::has(const std::string& key) const {
   known_.insert(key);
-  KeyLog::note(path(key), "", "");
+  log_key(*this, key, "", none);
   return table_->contains(key);
 }
 
@@ -36,7 +48,7 @@ void TableReader::type_error(const std::string& key, const char* expected) const
 }
 
 std::int64_t TableReader::get_int(const std::string& key, std::int64_t fallback) {
-  KeyLog::note(path(key), "integer", fmt::format("{}", fallback));
+  log_key(*this, key, "integer", [&] { return fmt::format("{}", fallback); });
   const toml::node* n = node(key);
   if (!n) return fallback;
   if (auto v = n->value_exact<std::int64_t>()) return *v;
@@ -44,7 +56,7 @@ std::int64_t TableReader::get_int(const std::string& key, std::int64_t fallback)
 }
 
 double TableReader::get_real(const std::string& key, double fallback) {
-  KeyLog::note(path(key), "number", fmt::format("{}", fallback));
+  log_key(*this, key, "number", [&] { return fmt::format("{}", fallback); });
   const toml::node* n = node(key);
   if (!n) return fallback;
   if (auto v = n->value_exact<double>()) return *v;
@@ -53,7 +65,7 @@ double TableReader::get_real(const std::string& key, double fallback) {
 }
 
 bool TableReader::get_bool(const std::string& key, bool fallback) {
-  KeyLog::note(path(key), "boolean", fallback ? "true" : "false");
+  log_key(*this, key, "boolean", [&] { return std::string(fallback ? "true" : "false"); });
   const toml::node* n = node(key);
   if (!n) return fallback;
   if (auto v = n->value_exact<bool>()) return *v;
@@ -61,7 +73,7 @@ bool TableReader::get_bool(const std::string& key, bool fallback) {
 }
 
 std::string TableReader::get_string(const std::string& key, const std::string& fallback) {
-  KeyLog::note(path(key), "string", fallback.empty() ? "" : fmt::format("\"{}\"", fallback));
+  log_key(*this, key, "string", [&] { return fallback.empty() ? std::string() : fmt::format("\"{}\"", fallback); });
   const toml::node* n = node(key);
   if (!n) return fallback;
   if (auto v = n->value_exact<std::string>()) return *v;
@@ -69,7 +81,7 @@ std::string TableReader::get_string(const std::string& key, const std::string& f
 }
 
 std::vector<std::string> TableReader::get_strings(const std::string& key) {
-  KeyLog::note(path(key), "array of strings", "[]");
+  log_key(*this, key, "array of strings", [] { return std::string("[]"); });
   const toml::node* n = node(key);
   std::vector<std::string> out;
   if (!n) return out;
@@ -89,7 +101,7 @@ std::string TableReader::require_string(const std::string& key) {
 }
 
 std::optional<TableReader> TableReader::table(const std::string& key) {
-  KeyLog::note(path(key), "table", "");
+  log_key(*this, key, "table", none);
   const toml::node* n = node(key);
   if (!n) return std::nullopt;
   const toml::table* t = n->as_table();
@@ -99,7 +111,7 @@ std::optional<TableReader> TableReader::table(const std::string& key) {
 
 void TableReader::accept(const std::string& key) {
   known_.insert(key);
-  KeyLog::note(path(key), "", "");
+  log_key(*this, key, "", none);
 }
 
 void TableReader::finish() const {

@@ -36,16 +36,8 @@ shape = ["heads"]
 )";
 
 
-// What each key means; `type` and `fallback` only where the reader cannot say (a key it takes only
-// when present, or reads elsewhere). Every key the reader asks for has one entry, and no other.
-struct Meaning {
-  const char* path;
-  const char* meaning;
-  const char* type = "";
-  const char* fallback = "";
-};
-
-const Meaning kMeanings[] = {
+// What each key of an experiment file means (KeyMeaning).
+const KeyMeaning kMeanings[] = {
     {"experiment", "the run: its name, seed, device and threads"},
     {"experiment.name", "names the run folder runs/NAME"},
     {"experiment.seed", "initial weights, dropout masks and batch order"},
@@ -161,18 +153,25 @@ const Meaning kMeanings[] = {
 std::vector<ExperimentKey> experiment_keys() {
   config::KeyLog log;
   parse_experiment(kProbe, "probe.toml");
-  std::map<std::string, const Meaning*> meanings;
-  for (const Meaning& m : kMeanings) meanings.emplace(m.path, &m);
+  return with_meanings(log.records(), kMeanings, "experiment keys");
+}
+
+std::vector<ExperimentKey> with_meanings(const std::vector<config::KeyRecord>& records,
+                                         std::span<const KeyMeaning> catalog, const char* what,
+                                         bool (*take)(const std::string&)) {
+  std::map<std::string, const KeyMeaning*> meanings;
+  for (const KeyMeaning& m : catalog) meanings.emplace(m.path, &m);
   std::vector<ExperimentKey> keys;
-  for (const config::KeyRecord& r : log.records()) {
+  for (const config::KeyRecord& r : records) {
+    if (take && !take(r.path)) continue;
     const auto it = meanings.find(r.path);
-    ATTNLAB_CHECK(it != meanings.end(), "experiment keys: the reader takes {}, which has no meaning in the catalog",
-                  r.path);
-    const Meaning& m = *it->second;
-    keys.push_back({r.path, r.type.empty() ? m.type : r.type, r.type.empty() ? m.fallback : r.default_value, m.meaning});
+    ATTNLAB_CHECK(it != meanings.end(), "{}: the reader takes {}, which has no meaning in the catalog", what, r.path);
+    const KeyMeaning& m = *it->second;
+    const bool own = m.replace || r.type.empty();
+    keys.push_back({r.path, r.type.empty() ? m.type : r.type, own ? m.fallback : r.default_value, m.meaning});
     meanings.erase(it);
   }
-  ATTNLAB_CHECK(meanings.empty(), "experiment keys: the catalog names {}, which the reader does not take",
+  ATTNLAB_CHECK(meanings.empty(), "{}: the catalog names {}, which the reader does not take", what,
                 meanings.begin()->first);
   return keys;
 }

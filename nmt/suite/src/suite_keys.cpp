@@ -3,13 +3,11 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <map>
 
 #include <fmt/core.h>
 #include <unistd.h>
 
 #include "attnlab/config/key_log.h"
-#include "attnlab/error.h"
 #include "attnlab/nmt/suite/suite.h"
 
 namespace attnlab::nmt {
@@ -46,18 +44,9 @@ bool experiment_key(const std::string& path) {
   return false;
 }
 
-// What each key means; `type` and `fallback` where the reader cannot say (a key read only when
-// present, or read raw), and `replace` where the default the reader falls back to is the probe's own
-// (the file's name) or a stand-in the key's meaning explains.
-struct Meaning {
-  const char* path;
-  const char* meaning;
-  const char* type = "";
-  const char* fallback = "";
-  bool replace = false;
-};
-
-const Meaning kMeanings[] = {
+// What each key of a suite's own tables means (KeyMeaning; `replace` where the reader's default is
+// the probe's own, the file's name, or a stand-in the meaning explains).
+const KeyMeaning kMeanings[] = {
     {"vars", "values substituted for ${NAME} in the suite's strings (the environment's too: ${NAME:-default})"},
     {"vars.NAME", "one variable", "string, number or boolean"},
     {"suite", "the suite: its name, base experiment, seeds and run folder"},
@@ -118,21 +107,9 @@ std::vector<ExperimentKey> suite_keys() {
   std::ofstream(dir / "suite.toml") << kProbeSuite;
   config::KeyLog log;
   (void)load_suite((dir / "suite.toml").string());
-  std::map<std::string, const Meaning*> meanings;
-  for (const Meaning& m : kMeanings) meanings.emplace(m.path, &m);
-  std::vector<ExperimentKey> keys;
-  for (const config::KeyRecord& r : log.records()) {
-    if (experiment_key(r.path)) continue;
-    const auto it = meanings.find(r.path);
-    ATTNLAB_CHECK(it != meanings.end(), "suite keys: the reader takes {}, which has no meaning in the catalog", r.path);
-    const Meaning& m = *it->second;
-    const bool mine = m.replace || r.type.empty();
-    keys.push_back({r.path, r.type.empty() ? m.type : r.type, mine ? m.fallback : r.default_value, m.meaning});
-    meanings.erase(it);
-  }
-  ATTNLAB_CHECK(meanings.empty(), "suite keys: the catalog names {}, which the reader does not take",
-                meanings.begin()->first);
-  return keys;
+  return with_meanings(log.records(), kMeanings, "suite keys", [](const std::string& path) {
+    return !experiment_key(path);
+  });
 }
 
 }  // namespace attnlab::nmt

@@ -24,7 +24,10 @@ class KeyLog {
   // reading fills them in where the first did not know them: has() before a get).
   const std::vector<KeyRecord>& records() const { return records_; }
 
-  // Called by TableReader: records the key when a log is alive on this thread.
+  // Whether a log is alive on this thread (TableReader asks before it writes out a default).
+  static bool recording();
+  // Called by TableReader and the readers of raw values: records the key when a log is alive on this
+  // thread.
   static void note(const std::string& path, const std::string& type, const std::string& default_value);
 
  private:
