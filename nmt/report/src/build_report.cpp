@@ -137,7 +137,7 @@ std::string find_dev_reference(const std::string& row_dir) {
 namespace {
 
 // The rows and runs of a suite folder, before summaries.
-Report collect_suite(const std::string& run_dir, const ReportOptions& options) {
+Report collect_suite(const std::string& run_dir) {
   const SuiteState state = read_suite_state((fs::path(run_dir) / "suite.json").string());
   Report report;
   report.name = state.name;
@@ -180,7 +180,6 @@ Report collect_suite(const std::string& run_dir, const ReportOptions& options) {
       if (!run.result) run.status = RowStatus::kPending;
     }
     read_run_files(run, report);
-    run.dev_reference = options.dev_reference.empty() ? find_dev_reference(run.dir) : options.dev_reference;
     row.runs.push_back(std::move(run));
   }
   read_search(report);
@@ -214,13 +213,12 @@ void compare_manifests(Report& report, const ReportRow& base) {
   }
 }
 
-// The rows of a suite folder or a train run, before summaries.
+// The rows of a suite folder or a train run, before summaries, each run with its dev reference.
 Report collect(const std::string& dir, const ReportOptions& options) {
-  Report report = is_train_run_folder(dir) ? collect_train_run(dir) : collect_suite(dir, options);
+  Report report = is_train_run_folder(dir) ? collect_train_run(dir) : collect_suite(dir);
   for (ReportRow& row : report.rows)
     for (ReportRun& run : row.runs)
-      if (run.dev_reference.empty())
-        run.dev_reference = options.dev_reference.empty() ? find_dev_reference(run.dir) : options.dev_reference;
+      run.dev_reference = options.dev_reference.empty() ? find_dev_reference(run.dir) : options.dev_reference;
   return report;
 }
 
