@@ -92,7 +92,8 @@ const std::vector<void*>& entries() {
     const std::string prelude =
         "#include \"support/cuda_host_emulation.h\"\n#include \"flash_backward_kernels.cuh\"\n"
         "#include \"flash_forward_kernels.cuh\"\n#include \"flash_tc_backward_kernels.cuh\"\n"
-        "#include \"flash_tc_forward_kernels.cuh\"\n#include \"support/flash_expr_emulation.h\"\n";
+        "#include \"flash_tc_forward_kernels.cuh\"\n#include \"support/flash_expr_emulation.h\"\n"
+        "#include \"support/flash_expr_runner.h\"\n";
     const std::string body = R"(
 namespace attnlab::flash::cuda::kernels {
 float smem[1 << 16];
@@ -103,21 +104,17 @@ alignas(128) unsigned char tc_smem[128 * 1024];
 namespace {
 namespace k = attnlab::flash::cuda::kernels;
 namespace tc = attnlab::flash::cuda::tc;
+namespace runner = flash_expr_runner;
 template <typename T, typename E>
 void run(const ExprEmulationArgs& a) {
   constexpr int DK = kEmulatedDk, DV = kEmulatedDv;
-  const cuda_host_emulation::ThreadOrderGuard order(static_cast<cuda_host_emulation::ThreadOrder>(a.order), a.seed);
-  const k::Inputs<T> in{static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
-                        static_cast<const T*>(a.mask), a.lengths, a.heads, a.tq, a.tk, a.causal, a.scale, {}, {}, a.expr};
-  const std::int64_t bh = static_cast<std::int64_t>(a.batch) * a.heads, rows = bh * a.tq;
+  const auto order = runner::thread_order(a);
+  const k::Inputs<T> in = runner::inputs<T>(a);
+  const std::int64_t bh = static_cast<std::int64_t>(a.batch) * a.heads;
   const k::Grid gq = k::query_tile_grid(bh, a.tq);
   cuda_host_emulation::launch(dim3(gq.x, gq.y), k::kThreads,
                               [&] { k::forward_kernel<T, DK, DV, E>(in, static_cast<T*>(a.out), a.lse); });
-  const k::Grid gd = k::delta_grid(rows);
-  cuda_host_emulation::launch(dim3(gd.x, gd.y), k::kThreads, [&] {
-    k::delta_kernel<T>(static_cast<const T*>(a.out), static_cast<const T*>(a.dout), rows, DV, a.delta);
-  });
-  const k::BackwardInputs<T> bin{in, static_cast<const T*>(a.dout), a.lse, a.delta};
+  const k::BackwardInputs<T> bin = runner::backward_inputs(a, in, DV);
   cuda_host_emulation::launch(dim3(gq.x, gq.y), k::kThreads,
                               [&] { k::dq_kernel<T, DK, DV, E>(bin, static_cast<T*>(a.dq), nullptr); });
   const k::Grid gk = k::key_tile_grid(bh, a.tk);
@@ -130,18 +127,13 @@ template <typename E>
 void run_tc(const ExprEmulationArgs& a) {
   using T = __nv_bfloat16;
   constexpr int D = kTcHead;
-  const cuda_host_emulation::ThreadOrderGuard order(static_cast<cuda_host_emulation::ThreadOrder>(a.order), a.seed);
-  const k::Inputs<T> in{static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
-                        static_cast<const T*>(a.mask), a.lengths, a.heads, a.tq, a.tk, a.causal, a.scale, {}, {}, a.expr};
-  const std::int64_t bh = static_cast<std::int64_t>(a.batch) * a.heads, rows = bh * a.tq;
+  const auto order = runner::thread_order(a);
+  const k::Inputs<T> in = runner::inputs<T>(a);
+  const std::int64_t bh = static_cast<std::int64_t>(a.batch) * a.heads;
   const k::Grid gq = tc::query_tile_grid(bh, a.tq);
   cuda_host_emulation::launch(dim3(gq.x, gq.y), tc::kThreads,
                               [&] { tc::forward_kernel<D, D, E>(in, static_cast<T*>(a.out), a.lse); });
-  const k::Grid gd = k::delta_grid(rows);
-  cuda_host_emulation::launch(dim3(gd.x, gd.y), k::kThreads, [&] {
-    k::delta_kernel<T>(static_cast<const T*>(a.out), static_cast<const T*>(a.dout), rows, D, a.delta);
-  });
-  const k::BackwardInputs<T> bin{in, static_cast<const T*>(a.dout), a.lse, a.delta};
+  const k::BackwardInputs<T> bin = runner::backward_inputs(a, in, D);
   cuda_host_emulation::launch(dim3(gq.x, gq.y), tc::kThreads,
                               [&] { tc::dq_kernel<D, D, E>(bin, static_cast<T*>(a.dq)); });
   const k::Grid gk = tc::key_tile_grid(bh, a.tk);
@@ -173,7 +165,8 @@ const std::vector<void*>& hopper_entries() {
     const std::string prelude =
         "#include \"support/cuda_sm90_host_emulation.h\"\n#include \"flash_backward_kernels.cuh\"\n"
         "#include \"flash_sm90_forward_kernel.cuh\"\n#include \"flash_sm90_backward_kernels.cuh\"\n"
-        "#include \"support/flash_expr_emulation.h\"\n";
+        "#include \"support/flash_expr_emulation.h\"\n"
+        "#include \"support/flash_expr_runner.h\"\n";
     const std::string body = R"(
 namespace attnlab::flash::cuda::kernels {
 float smem[1 << 16];
@@ -184,23 +177,19 @@ char sm90_smem[kEmulatedSmemBytes];
 namespace {
 namespace k = attnlab::flash::cuda::kernels;
 namespace sm90 = attnlab::flash::cuda::sm90;
+namespace runner = flash_expr_runner;
 template <typename E>
 void run_hopper(const ExprEmulationArgs& a) {
   using T = __nv_bfloat16;
   constexpr int D = kTcHead;
-  const cuda_host_emulation::ThreadOrderGuard order(static_cast<cuda_host_emulation::ThreadOrder>(a.order), a.seed);
-  const k::Inputs<T> in{static_cast<const T*>(a.q), static_cast<const T*>(a.k), static_cast<const T*>(a.v),
-                        static_cast<const T*>(a.mask), a.lengths, a.heads, a.tq, a.tk, a.causal, a.scale, {}, {}, a.expr};
-  const std::int64_t bh = static_cast<std::int64_t>(a.batch) * a.heads, rows = bh * a.tq;
+  const auto order = runner::thread_order(a);
+  const k::Inputs<T> in = runner::inputs<T>(a);
+  const std::int64_t bh = static_cast<std::int64_t>(a.batch) * a.heads;
   const dim3 queries(static_cast<unsigned>(bh), static_cast<unsigned>((a.tq + sm90::kBlockM - 1) / sm90::kBlockM));
   const dim3 keys(static_cast<unsigned>(bh), static_cast<unsigned>((a.tk + sm90::kBlockM - 1) / sm90::kBlockM));
   cuda_host_emulation::launch(queries, sm90::kThreads,
                               [&] { sm90::forward_kernel<D, true, false, E>(in, static_cast<T*>(a.out), a.lse); });
-  const k::Grid gd = k::delta_grid(rows);
-  cuda_host_emulation::launch(dim3(gd.x, gd.y), k::kThreads, [&] {
-    k::delta_kernel<T>(static_cast<const T*>(a.out), static_cast<const T*>(a.dout), rows, D, a.delta);
-  });
-  const k::BackwardInputs<T> bin{in, static_cast<const T*>(a.dout), a.lse, a.delta};
+  const k::BackwardInputs<T> bin = runner::backward_inputs(a, in, D);
   cuda_host_emulation::launch(queries, sm90::kThreads,
                               [&] { sm90::dq_kernel<D, true, false, E>(bin, static_cast<T*>(a.dq), nullptr); });
   cuda_host_emulation::launch(keys, sm90::kThreads, [&] {
