@@ -28,6 +28,7 @@ struct EvalFlags {
   bool test = false, lowercase = false;
   BeamFlags beam;
   std::optional<std::int64_t> average;
+  std::int64_t until = 0;
   std::optional<std::string> bleu;
 };
 
@@ -59,6 +60,11 @@ Command eval_command(CLI::App& root) {
                               nmt::EvalConfig{}.average_last))
       ->check(whole_number(0))
       ->type_name("N");
+  app->add_option("--until", f->until,
+                  "only the run's checkpoints up to this step: what a run of that many steps would have evaluated "
+                  "(with averaging, the last N of those; without, the newest of them)")
+      ->check(whole_number(1))
+      ->type_name("STEP");
   app->add_option("--hypotheses", f->hyp_out, "also write the translations to FILE")->type_name("FILE");
   add_device_option(*app, f->device);
   return {app, [f] { return run_eval(*f); }};
@@ -90,10 +96,14 @@ int run_eval(const EvalFlags& f) {
     std::string checkpoint = p;
     if (fs::is_directory(p) && eval.average_last > 1) {
       const auto n = static_cast<std::size_t>(eval.average_last);
-      checkpoint = nmt::average_last_path(p, n).string();
-      const auto files = nmt::average_last(p, n, checkpoint);
+      checkpoint = nmt::average_last_path(p, n, f.until).string();
+      const auto files = nmt::average_last(p, n, checkpoint, f.until);
       fmt::print("averaged the last {} checkpoints of {} ({} .. {})\n", files.size(), p,
                  files.front().filename().string(), files.back().filename().string());
+    } else if (fs::is_directory(p) && f.until > 0) {
+      checkpoint = nmt::last_checkpoints(p, 1, f.until).front().string();
+    } else if (f.until > 0) {
+      throw Error(fmt::format("eval: --until selects among a run's checkpoints; {} is one checkpoint file", p));
     }
     checkpoints.push_back(checkpoint);
   }

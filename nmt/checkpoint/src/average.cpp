@@ -7,12 +7,15 @@
 
 namespace attnlab::nmt {
 
-std::vector<std::filesystem::path> last_checkpoints(const std::filesystem::path& run_dir, std::size_t n) {
+std::vector<std::filesystem::path> last_checkpoints(const std::filesystem::path& run_dir, std::size_t n,
+                                                    std::int64_t until) {
   CheckpointStore store(run_dir, 1 << 30);
-  const auto steps = store.list();
+  auto steps = store.list();
   ATTNLAB_CHECK(n >= 1, "average: need at least one checkpoint");
-  ATTNLAB_CHECK(steps.size() >= n, "average: {} holds {} checkpoint(s), {} requested (keep_checkpoints in the experiment "
-                "decides how many are kept)", store.folder().string(), steps.size(), n);
+  const std::string up_to = until > 0 ? fmt::format(" up to step {}", until) : "";
+  if (until > 0) std::erase_if(steps, [until](std::int64_t step) { return step > until; });
+  ATTNLAB_CHECK(steps.size() >= n, "average: {} holds {} checkpoint(s){}, {} requested (keep_checkpoints in the "
+                "experiment decides how many are kept)", store.folder().string(), steps.size(), up_to, n);
   std::vector<std::filesystem::path> out;
   for (std::size_t i = steps.size() - n; i < steps.size(); ++i) out.push_back(store.path_for(steps[i]));
   return out;
@@ -53,13 +56,15 @@ Checkpoint average_checkpoints(const std::vector<std::filesystem::path>& files) 
   return result;
 }
 
-std::filesystem::path average_last_path(const std::filesystem::path& run_dir, std::size_t n) {
-  return run_dir / "checkpoints" / fmt::format("average-last-{}.safetensors", n);
+std::filesystem::path average_last_path(const std::filesystem::path& run_dir, std::size_t n, std::int64_t until) {
+  const std::string name = until > 0 ? fmt::format("average-last-{}-until-{}.safetensors", n, until)
+                                     : fmt::format("average-last-{}.safetensors", n);
+  return run_dir / "checkpoints" / name;
 }
 
 std::vector<std::filesystem::path> average_last(const std::filesystem::path& run_dir, std::size_t n,
-                                                const std::filesystem::path& out) {
-  auto files = last_checkpoints(run_dir, n);
+                                                const std::filesystem::path& out, std::int64_t until) {
+  auto files = last_checkpoints(run_dir, n, until);
   save_checkpoint(out, average_checkpoints(files));
   return files;
 }

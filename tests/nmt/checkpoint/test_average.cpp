@@ -42,3 +42,30 @@ TEST_CASE("averaging the last checkpoints gives the element-wise mean") {
                        doctest::Contains("was trained with another configuration"), Error);
   fs::remove_all(run);
 }
+
+TEST_CASE("averaging up to a step takes the last checkpoints at or before it, as a run of that length would") {
+  const fs::path run = fs::temp_directory_path() / fmt::format("attnlab-average-until-{}", ::getpid());
+  fs::remove_all(run);
+  CheckpointStore store(run, 10);
+  for (int i = 1; i <= 6; ++i) store.save(i * 100, make(i * 100, i));
+  // Up to step 450: the checkpoints of steps 200, 300 and 400 (a 450-step run's last three).
+  const auto files = last_checkpoints(run, 3, 450);
+  REQUIRE(files.size() == 3);
+  CHECK(files.front().filename() == "step-00000200.safetensors");
+  CHECK(files.back().filename() == "step-00000400.safetensors");
+  const fs::path out = average_last_path(run, 3, 450);
+  CHECK(out.filename() == "average-last-3-until-450.safetensors");
+  CHECK(average_last_path(run, 3).filename() == "average-last-3.safetensors");
+  average_last(run, 3, out, 450);
+  const Checkpoint avg = load_checkpoint(out);
+  CHECK(avg.step == 400);
+  CHECK(avg.parameters[0].tensor.to_vector<double>() == std::vector<double>(6, 3.0));
+  // An exact step is included; 0 means no limit.
+  CHECK(last_checkpoints(run, 1, 300).front().filename() == "step-00000300.safetensors");
+  CHECK(last_checkpoints(run, 1, 0).front().filename() == "step-00000600.safetensors");
+  // The averaged file is not a training checkpoint: the newest step is still 600.
+  CHECK(store.list().back() == 600);
+  CHECK_THROWS_WITH_AS(last_checkpoints(run, 3, 250), doctest::Contains("holds 2 checkpoint(s) up to step 250, 3 requested"),
+                       Error);
+  fs::remove_all(run);
+}

@@ -359,3 +359,32 @@ TEST_CASE("the shipped search suites are 27-row grids with the rungs they docume
     CHECK(state.rows.size() == 27);  // the base row and 26 other grid points: the 27th is the base
   }
 }
+
+TEST_CASE("the Multi30k recipe search prunes no dropout row; its companion trains dropout 0.35 and 0.4 to the end") {
+  const std::string dir = ATTNLAB_TEST_EXPERIMENTS_DIR;
+  const Suite s = load_suite(dir + "/search-multi30k-recipe.toml");
+  REQUIRE(s.search.has_value());
+  CHECK(s.search->metric == SearchMetric::dev_bleu);
+  CHECK(search_rungs(*s.search) == std::vector<std::int64_t>{1200, 3600, 10000});
+  CHECK(s.rows.size() == 28);
+  CHECK(make_search_state(s).rows.size() == 27);  // the grid's ls 0.1 / wd 0.1 point is the base row's run
+  const ExperimentConfig& recipe = s.rows.front().config;
+  for (const SuiteRow& row : s.rows) {
+    CAPTURE(row.name);
+    // The residual dropout's curves cross late (the suite file says why): it is the companion's.
+    CHECK(row.config.model.dropout.residual == recipe.model.dropout.residual);
+    CHECK(row.config.model.dropout.embedding == recipe.model.dropout.embedding);
+    CHECK(row.config.training.warmup_steps <= s.search->first_rung);
+    CHECK(row.config.training.keep_checkpoints == 20);  // the 10 ending at step 9000 stay
+  }
+  const Suite d = load_suite(dir + "/search-multi30k-dropout.toml");
+  CHECK_FALSE(d.search.has_value());
+  REQUIRE(d.rows.size() == 2);
+  CHECK(d.rows[0].config.model.dropout.residual == doctest::Approx(0.35));
+  CHECK(d.rows[1].config.model.dropout.residual == doctest::Approx(0.4));
+  for (const SuiteRow& row : d.rows) {
+    CAPTURE(row.name);
+    CHECK(row.config.training.max_steps == recipe.training.max_steps);
+    CHECK(row.config.training.keep_checkpoints == 20);
+  }
+}

@@ -1,5 +1,6 @@
 #pragma once
 // Checkpoint averaging (paper, sec. 6.1: the last 5 checkpoints for base models, 20 for big).
+#include <cstdint>
 #include <filesystem>
 #include <vector>
 
@@ -8,8 +9,11 @@
 namespace attnlab::nmt {
 
 // The newest `n` valid checkpoints of a run folder, oldest first; fewer than n is an Error naming
-// how many there are.
-std::vector<std::filesystem::path> last_checkpoints(const std::filesystem::path& run_dir, std::size_t n);
+// how many there are. With `until` > 0, the newest n of those at or before step `until` (what a
+// run with max_steps = until would have averaged, the schedules but the cosine and linear ones not
+// depending on max_steps).
+std::vector<std::filesystem::path> last_checkpoints(const std::filesystem::path& run_dir, std::size_t n,
+                                                    std::int64_t until = 0);
 
 // The element-wise mean of the checkpoints' weights (accumulated in double). Every file must come
 // from the same configuration and vocabulary with the same parameter names and shapes, else an
@@ -17,11 +21,12 @@ std::vector<std::filesystem::path> last_checkpoints(const std::filesystem::path&
 // metadata and carries no optimizer state.
 Checkpoint average_checkpoints(const std::vector<std::filesystem::path>& files);
 
-// Averages the run's newest `n` checkpoints and saves the result to `out` (default
-// RUN_DIR/checkpoints/average-last-N.safetensors, which the checkpoint store never mistakes for a
-// training checkpoint). Returns the files averaged, oldest first.
+// Averages the run's newest `n` checkpoints (at or before step `until` when it is > 0) and saves
+// the result to `out` (default RUN_DIR/checkpoints/average-last-N.safetensors, or
+// average-last-N-until-STEP.safetensors, which the checkpoint store never mistakes for a training
+// checkpoint). Returns the files averaged, oldest first.
 std::vector<std::filesystem::path> average_last(const std::filesystem::path& run_dir, std::size_t n,
-                                                const std::filesystem::path& out);
-std::filesystem::path average_last_path(const std::filesystem::path& run_dir, std::size_t n);
+                                                const std::filesystem::path& out, std::int64_t until = 0);
+std::filesystem::path average_last_path(const std::filesystem::path& run_dir, std::size_t n, std::int64_t until = 0);
 
 }  // namespace attnlab::nmt
