@@ -2,6 +2,7 @@
 // checkpoints (of those up to step STEP).
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -14,7 +15,7 @@ Command average_command(CLI::App& root) {
   struct Flags {
     std::string run_dir, out;
     std::int64_t last = 5;
-    std::int64_t until = 0;
+    std::optional<std::int64_t> until;
   };
   auto f = std::make_shared<Flags>();
   CLI::App* app = root.add_subcommand(
@@ -30,8 +31,8 @@ Command average_command(CLI::App& root) {
   return {app, [f] {
             const auto last = static_cast<std::size_t>(f->last);
             const std::string out =
-                f->out.empty() ? nmt::average_last_path(f->run_dir, last, f->until).string() : f->out;
-            const auto files = nmt::average_last(f->run_dir, last, out, f->until);
+                f->out.empty() ? nmt::average_last_path(f->run_dir, last, f->until.value_or(0)).string() : f->out;
+            const auto files = nmt::average_last(f->run_dir, last, out, f->until.value_or(0));
             fmt::print("averaged {} checkpoints (steps {} .. {}) into {}\n", files.size(),
                        files.front().filename().string(), files.back().filename().string(), out);
             return 0;

@@ -28,7 +28,7 @@ struct EvalFlags {
   bool test = false, lowercase = false;
   BeamFlags beam;
   std::optional<std::int64_t> average;
-  std::int64_t until = 0;
+  std::optional<std::int64_t> until;
   std::optional<std::string> bleu;
 };
 
@@ -82,6 +82,7 @@ int run_eval(const EvalFlags& f) {
   // The run's evaluation settings, then the flags.
   const bool is_run = fs::is_directory(path);
   const fs::path run_dir = is_run ? fs::path(path) : fs::path(path).parent_path().parent_path();
+  const std::int64_t until = f.until.value_or(0);
   const std::optional<nmt::EvalConfig> kept = nmt::read_run_eval(run_dir.string());
   nmt::EvalConfig eval = kept.value_or(nmt::EvalConfig{});
   if (f.beam.beam) eval.beam = *f.beam.beam;
@@ -96,13 +97,13 @@ int run_eval(const EvalFlags& f) {
     std::string checkpoint = p;
     if (fs::is_directory(p) && eval.average_last > 1) {
       const auto n = static_cast<std::size_t>(eval.average_last);
-      checkpoint = nmt::average_last_path(p, n, f.until).string();
-      const auto files = nmt::average_last(p, n, checkpoint, f.until);
+      checkpoint = nmt::average_last_path(p, n, until).string();
+      const auto files = nmt::average_last(p, n, checkpoint, until);
       fmt::print("averaged the last {} checkpoints of {} ({} .. {})\n", files.size(), p,
                  files.front().filename().string(), files.back().filename().string());
-    } else if (fs::is_directory(p) && f.until > 0) {
-      checkpoint = nmt::last_checkpoints(p, 1, f.until).front().string();
-    } else if (f.until > 0) {
+    } else if (fs::is_directory(p) && until > 0) {
+      checkpoint = nmt::last_checkpoints(p, 1, until).front().string();
+    } else if (until > 0) {
       throw Error(fmt::format("eval: --until selects among a run's checkpoints; {} is one checkpoint file", p));
     }
     checkpoints.push_back(checkpoint);
