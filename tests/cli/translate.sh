@@ -24,6 +24,19 @@ grep -q "(step $until)" eval-until.txt || { echo "eval --until did not evaluate 
 "$attnlab" eval runs/tiny/checkpoints/$(printf 'step-%08d' "$until").safetensors --until "$until" >file-until.txt 2>&1 &&
   { echo "eval --until accepted a checkpoint file"; exit 1; }
 grep -q "is one checkpoint file" file-until.txt || { cat file-until.txt; exit 1; }
+# A decoding grid: every combination once, the run's records untouched, each line as one eval gives.
+record=$(md5sum <runs/tiny/eval/dev.json)
+"$attnlab" eval runs/tiny --average 0,2 --beam 1,2 --alpha 0.6 >grid.txt 2>&1 || { cat grid.txt; exit 1; }
+[ "$(wc -l <runs/tiny/eval/dev-decoding.tsv)" -eq 5 ] || { echo "expected 4 decodings"; cat grid.txt; exit 1; }
+grep -q "^best: average [02], beam [12], alpha 0.6" grid.txt || { echo "no best line"; cat grid.txt; exit 1; }
+[ "$(md5sum <runs/tiny/eval/dev.json)" = "$record" ] || { echo "the grid changed the run's dev record"; exit 1; }
+"$attnlab" eval runs/tiny --average 2 --beam 2 --alpha 0.6 >one.txt 2>&1 || { cat one.txt; exit 1; }
+one=$(sed -n 's/.*"bleu": *\([0-9.]*\).*/\1/p' runs/tiny/eval/dev.json | head -1)
+grid=$(awk -F'\t' '$1 == 2 && $2 == 2 {print $4}' runs/tiny/eval/dev-decoding.tsv)
+awk -v a="$one" -v b="$grid" 'BEGIN { exit !(a - b < 1e-4 && b - a < 1e-4) }' ||
+  { echo "the grid's average 2 / beam 2 scored $grid, one eval $one"; exit 1; }
+"$attnlab" eval runs/tiny --beam 1,2 --hypotheses h.txt >hyp-grid.txt 2>&1 && { echo "a grid wrote one hypotheses file"; exit 1; }
+grep -q "give one value" hyp-grid.txt || { cat hyp-grid.txt; exit 1; }
 "$attnlab" score --checkpoint runs/tiny --source $src --target hyp.txt --output scores.txt 2>/dev/null
 awk -F'\t' 'NF != 2 || $1 > 0 { bad = 1 } END { exit bad }' scores.txt
 echo "translate, average and score ran on a trained model"
