@@ -22,10 +22,12 @@ t1=$SECONDS
 # plain build, and its code paths (training, evaluation, beam search) are the shorter training
 # tests' too. Nor the long-process ones (whole runs killed and resumed: tests/CMakeLists.txt),
 # whose checkpoint and resume code the in-process resume tests run here, nor the build ones,
-# which configure other trees and run no code of ours. The plain build's job runs them all.
+# which configure other trees and run no code of ours, nor the reference one, which compares the
+# training's numbers with PyTorch's (the same code paths run in shorter tests here). The plain
+# build's job runs them all.
 ctest_costs_restore "$asan_build_dir" sanitize
 ctest --test-dir "$asan_build_dir" --output-on-failure -j "$jobs" \
-  -LE '^(training-outcome|long-process|build)$'
+  -LE '^(training-outcome|long-process|build|reference)$'
 ctest_costs_save "$asan_build_dir" sanitize
 t2=$SECONDS
 
