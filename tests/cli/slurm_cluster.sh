@@ -13,11 +13,20 @@ mkdir -p "$cluster"/{munge,state,spool,log}
 chmod 700 "$cluster/munge"
 head -c 1024 /dev/urandom >"$cluster/munge/munge.key"
 chmod 400 "$cluster/munge/munge.key"
-stop_cluster() {
-  for pidfile in "$cluster"/slurmd.pid "$cluster"/slurmctld.pid "$cluster"/munge/munged.pid; do
-    [ -s "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
+stop_daemons() {  # stop_daemons PIDFILE...: SIGTERM, then SIGKILL after 2 s (a slurmd that cannot
+  local pids=() pid          # reach its controller does not end on SIGTERM)
+  for pidfile in "$@"; do [ -s "$pidfile" ] && pids+=("$(cat "$pidfile")"); done
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for _ in $(seq 20); do
+    local alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    ((alive)) || return 0
+    sleep 0.1
   done
-  sleep 0.5
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+}
+stop_cluster() {
+  stop_daemons "$cluster"/slurmd.pid "$cluster"/slurmctld.pid "$cluster"/munge/munged.pid
   rm -rf "$work"
 }
 trap stop_cluster EXIT
@@ -25,9 +34,16 @@ munged --force --socket="$cluster/munge/socket" --key-file="$cluster/munge/munge
   --pid-file="$cluster/munge/munged.pid" --seed-file="$cluster/munge/seed" --log-file="$cluster/log/munged.log"
 node=$(hostname -s)
 user=$(id -un)
-port=$((20000 + RANDOM % 20000))
 export SLURM_CONF=$cluster/slurm.conf
-cat >"$SLURM_CONF" <<CONF
+# start_cluster: slurmctld and slurmd on a random pair of ports, until the node is idle (0), or 1
+# when a daemon could not bind its port (taken by another program, or by another test's cluster):
+# both daemons fork before they bind, so a taken port shows only in their logs, and a controller
+# that never listens would leave sinfo retrying for minutes.
+start_cluster() {
+  port=$((20000 + RANDOM % 20000))
+  : >"$cluster/log/slurmctld.log"
+  : >"$cluster/log/slurmd.log"
+  cat >"$SLURM_CONF" <<CONF
 ClusterName=attnlabtest
 SlurmctldHost=$node(127.0.0.1)
 SlurmctldPort=$port
@@ -55,11 +71,24 @@ KillWait=10
 NodeName=$node NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
-# A daemon that cannot start says why in its log (slurmd needs cgroups mounted at /sys/fs/cgroup).
-slurmctld -f "$SLURM_CONF" || { echo "slurmctld did not start:"; tail -5 "$cluster/log/slurmctld.log"; exit 1; }
-slurmd -f "$SLURM_CONF" || { echo "slurmd did not start:"; tail -5 "$cluster/log/slurmd.log"; exit 1; }
-for _ in $(seq 100); do sinfo --noheader -o %T 2>/dev/null | grep -qx idle && break; sleep 0.2; done
-sinfo --noheader -o %T | grep -qx idle || { echo "the node did not come up"; tail "$cluster"/log/*.log; exit 1; }
+  # A daemon that cannot start says why in its log (slurmd needs cgroups mounted at /sys/fs/cgroup).
+  slurmctld -f "$SLURM_CONF" || { echo "slurmctld did not start:"; tail -5 "$cluster/log/slurmctld.log"; exit 1; }
+  slurmd -f "$SLURM_CONF" || { echo "slurmd did not start:"; tail -5 "$cluster/log/slurmd.log"; exit 1; }
+  for _ in $(seq 100); do
+    timeout 5 sinfo --noheader -o %T 2>/dev/null | grep -qx idle && return 0
+    grep -qs "Address already in use" "$cluster/log/slurmctld.log" "$cluster/log/slurmd.log" && return 1
+    sleep 0.2
+  done
+  echo "the node did not come up"
+  tail "$cluster"/log/*.log
+  exit 1
+}
+for attempt in 1 2 3 4 5; do
+  start_cluster && break
+  echo "port $port or $((port + 1)) is taken; trying another pair"
+  stop_daemons "$cluster"/slurmd.pid "$cluster"/slurmctld.pid
+  [ "$attempt" -lt 5 ] || { echo "no free pair of ports in 5 tries"; exit 1; }
+done
 echo "one-node Slurm cluster up: $(sinfo --version)"
 
 wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
