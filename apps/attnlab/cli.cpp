@@ -106,10 +106,14 @@ void add_beam_options(CLI::App& app, BeamFlags& flags) {
                              d.alpha))
       ->check(real_number(0.0))
       ->type_name("A");
-  app.add_option("--max-length-offset", flags.max_length_offset,
+  add_max_length_offset_option(app, flags.max_length_offset);
+}
+
+void add_max_length_offset_option(CLI::App& app, std::optional<std::int64_t>& offset) {
+  app.add_option("--max-length-offset", offset,
                  fmt::format("a translation is at most source length + this (default: the run's "
                              "eval.max_length_offset, {} unless set)",
-                             d.max_length_offset))
+                             nmt::EvalConfig{}.max_length_offset))
       ->check(whole_number(0))
       ->type_name("N");
 }

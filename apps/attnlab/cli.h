@@ -65,6 +65,8 @@ struct BeamFlags {
   std::optional<std::int64_t> max_length_offset;
 };
 void add_beam_options(CLI::App& app, BeamFlags& flags);
+// --max-length-offset alone (eval, whose --beam and --alpha take lists, has it so).
+void add_max_length_offset_option(CLI::App& app, std::optional<std::int64_t>& offset);
 
 // sacreBLEU's short spellings of attnlab bleu's options (-tok 13a, -lc) as the long ones.
 std::vector<std::string> sacrebleu_spellings(std::vector<std::string> args);

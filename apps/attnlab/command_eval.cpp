@@ -69,12 +69,7 @@ Command eval_command(CLI::App& root) {
       ->delimiter(',')
       ->check(real_number(0.0))
       ->type_name("A");
-  app->add_option("--max-length-offset", f->max_length_offset,
-                  fmt::format("a translation is at most source length + this (default: the run's "
-                              "eval.max_length_offset, {} unless set)",
-                              d.max_length_offset))
-      ->check(whole_number(0))
-      ->type_name("N");
+  add_max_length_offset_option(*app, f->max_length_offset);
   app->add_option("--bleu", f->bleu, fmt::format("BLEU mode (default: the run's eval.bleu, {} unless set)",
                                                  nmt::EvalConfig{}.bleu))
       ->check(choice(nmt::kBleuModes));
@@ -170,24 +165,29 @@ int run_grid(const EvalFlags& f, const nmt::EvalConfig& eval, const fs::path& ru
                  "beam", "alpha", "BLEU", "BP", "ratio", "PPL", "seconds");
       header = true;
     }
+    // The set is read and scored for perplexity once per window, then decoded once per beam and alpha.
+    std::vector<nmt::BeamOptions> decodings;
     for (const std::int64_t beam : beams)
       for (const double alpha : alphas) {
-        nmt::EvalConfig point = eval;
-        point.average_last = average;
-        point.beam = beam;
-        point.alpha = alpha;
-        const nmt::Evaluation e = nmt::evaluate_model(members, source, target, point);
-        fmt::print("{:>7}  {:>4}  {:>5}  {:>6.2f}  {:>5.3f}  {:>6.3f}  {:>7.3f}  {:>7.1f}\n", average, beam, alpha,
-                   e.bleu.score, e.bleu.bp, e.bleu.ratio(), e.scores.perplexity(), e.decode_seconds);
-        std::fflush(stdout);
-        lines.push_back(fmt::format("{}\t{}\t{}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.2f}", average, beam, alpha,
-                                    e.bleu.score, e.bleu.bp, e.bleu.ratio(), e.scores.perplexity(), e.decode_seconds));
-        if (e.bleu.score > best_bleu) {
-          best_bleu = e.bleu.score;
-          best = fmt::format("average {}, beam {}, alpha {}: {} BLEU {:.2f}", average, beam, alpha, e.bleu_mode,
-                             e.bleu.score);
-        }
+        nmt::BeamOptions& d = decodings.emplace_back(nmt::beam_options_for(eval));
+        d.beam = beam;
+        d.alpha = alpha;
       }
+    // Each line is printed as its decoding ends.
+    nmt::evaluate_decodings(members, source, target, eval, decodings, [&](std::size_t i, const nmt::Evaluation& e) {
+      const std::int64_t beam = decodings[i].beam;
+      const double alpha = decodings[i].alpha;
+      fmt::print("{:>7}  {:>4}  {:>5}  {:>6.2f}  {:>5.3f}  {:>6.3f}  {:>7.3f}  {:>7.1f}\n", average, beam, alpha,
+                 e.bleu.score, e.bleu.bp, e.bleu.ratio(), e.scores.perplexity(), e.decode_seconds);
+      std::fflush(stdout);
+      lines.push_back(fmt::format("{}\t{}\t{}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.4f}\t{:.2f}", average, beam, alpha,
+                                  e.bleu.score, e.bleu.bp, e.bleu.ratio(), e.scores.perplexity(), e.decode_seconds));
+      if (e.bleu.score > best_bleu) {
+        best_bleu = e.bleu.score;
+        best = fmt::format("average {}, beam {}, alpha {}: {} BLEU {:.2f}", average, beam, alpha, e.bleu_mode,
+                           e.bleu.score);
+      }
+    });
   }
   const fs::path table = run_dir / "eval" / (set_name + "-decoding.tsv");
   fs::create_directories(table.parent_path());

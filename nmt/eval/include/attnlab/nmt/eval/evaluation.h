@@ -1,6 +1,7 @@
 #pragma once
 // Evaluating a trained model on a parallel set: per-wordpiece perplexity (teacher forcing, with
 // and without label smoothing) and BLEU of beam-search translations in the configured mode.
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -29,11 +30,22 @@ struct Evaluation {
 // The BLEU settings of an evaluation mode.
 BleuConfig bleu_config_for(const EvalConfig& eval);
 
+// The beam search settings of an evaluation (beam, alpha, max_length_offset).
+BeamOptions beam_options_for(const EvalConfig& eval);
+
 // Scores `loaded` on source/reference files. BLEU compares the decoded translations with the
 // reference lines as they are in the file.
 // Several members are evaluated as one ensemble (ensemble.h).
 Evaluation evaluate_model(std::span<LoadedModel> members, const std::string& source_file,
                           const std::string& reference_file, const EvalConfig& eval);
+// Several decodings of one set (a decoding grid): the set read, encoded and scored for perplexity
+// once, then decoded and scored with BLEU once per element of `decodings`, in their order (the
+// evaluation's beam, alpha and max_length_offset give way to each element's); `done`, when given,
+// is called with each one's index and evaluation as it ends.
+std::vector<Evaluation> evaluate_decodings(
+    std::span<LoadedModel> members, const std::string& source_file, const std::string& reference_file,
+    const EvalConfig& eval, std::span<const BeamOptions> decodings,
+    const std::function<void(std::size_t, const Evaluation&)>& done = {});
 inline Evaluation evaluate_model(LoadedModel& loaded, const std::string& source_file, const std::string& reference_file,
                                  const EvalConfig& eval) {
   return evaluate_model(std::span<LoadedModel>(&loaded, 1), source_file, reference_file, eval);
