@@ -42,8 +42,13 @@ std::vector<Evaluation> evaluate_decodings(std::span<LoadedModel> members, const
     const auto src = encoded.src(i);
     sources.emplace_back(src.begin(), src.end());
   }
+  // What every decoding shares: the perplexities above and the BLEU settings.
   const BleuConfig bleu = bleu_config_for(eval);
   const BleuConfig standard = BleuConfig::sacrebleu();
+  const bool standard_mode = kBleuModes.parse(eval.bleu) == BleuMode::sacrebleu;
+  scored.bleu_mode = eval.bleu;
+  scored.bleu_signature = bleu_signature(bleu, 1);
+  scored.sacrebleu_signature = bleu_signature(standard, 1);
   std::vector<Evaluation> out;
   for (const BeamOptions& beam : decodings) {
     Evaluation e = scored;
@@ -55,10 +60,7 @@ std::vector<Evaluation> evaluate_decodings(std::span<LoadedModel> members, const
       e.hypotheses.push_back(loaded.vocab.decode(std::vector<std::int32_t>(t.begin(), t.end())));
     }
     e.bleu = corpus_bleu(e.hypotheses, {corpus.tgt}, bleu);
-    e.bleu_mode = eval.bleu;
-    e.bleu_signature = bleu_signature(bleu, 1);
-    e.sacrebleu = kBleuModes.parse(eval.bleu) == BleuMode::sacrebleu ? e.bleu : corpus_bleu(e.hypotheses, {corpus.tgt}, standard);
-    e.sacrebleu_signature = bleu_signature(standard, 1);
+    e.sacrebleu = standard_mode ? e.bleu : corpus_bleu(e.hypotheses, {corpus.tgt}, standard);
     if (done) done(out.size(), e);
     out.push_back(std::move(e));
   }
