@@ -270,7 +270,7 @@ Report collect_sources(const std::vector<std::string>& sources, const ReportOpti
   Report report;
   for (std::size_t i = 0; i < sources.size(); ++i) {
     Report one = collect(sources[i], options);
-    report.sources.push_back({labels[i], sources[i], one.name, one.source});
+    report.sources.push_back({labels[i], sources[i], one.name, one.source, one.search});
     report.name += (i ? " + " : "") + (one.name.empty() ? labels[i] : one.name);
     if (report.reference.empty()) report.reference = one.reference;
     for (ReportRow& row : one.rows) {

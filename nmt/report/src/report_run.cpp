@@ -3,7 +3,9 @@
 #include "report_sources.h"
 
 #include <filesystem>
+#include <fstream>
 
+#include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
 #include "attnlab/error.h"
@@ -21,12 +23,26 @@ bool is_train_run_folder(const std::string& dir) {
 
 namespace {
 
+// The threads the run trained on, as its manifest records them (0: no manifest, or none named).
+std::int64_t manifest_threads(const fs::path& manifest) {
+  std::ifstream in(manifest, std::ios::binary);
+  const auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("machine") || !j["machine"].is_object()) return 0;
+  const auto& threads = j["machine"].value("threads", nlohmann::json());
+  return threads.is_number_integer() ? threads.get<std::int64_t>() : 0;
+}
+
 // read_run_files with the training summary it read, for the train folder's own figures.
 TrainingSummary read_run_files_and_summary(ReportRun& run, Report& report) {
   TrainingSummary t = read_training_summary(fs::path(run.dir) / "metrics.jsonl");
   run.train_loss = t.train_loss;
   run.dev_ppl = t.dev_ppl;
-  if (const fs::path m = fs::path(run.dir) / kManifestFile; fs::exists(m)) run.manifest = m.string();
+  run.trained_steps = t.last_step;
+  run.trained_seconds = t.seconds;
+  if (const fs::path m = fs::path(run.dir) / kManifestFile; fs::exists(m)) {
+    run.manifest = m.string();
+    run.threads = manifest_threads(m);
+  }
   try {
     run.evals = read_eval_records(run.dir);
   } catch (const std::exception& e) {

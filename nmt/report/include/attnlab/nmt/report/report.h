@@ -54,6 +54,11 @@ struct ReportRun {
   std::string error;
   std::optional<RowResult> result;  // result.json when present
   std::vector<CurvePoint> train_loss, dev_ppl;  // from metrics.jsonl
+  // Its training so far (metrics.jsonl: the last step logged, the time summed over invocations)
+  // and the threads it trained on (manifest.json; 0 when unknown): what a search spent on it.
+  std::int64_t trained_steps = 0;
+  double trained_seconds = 0.0;
+  std::int64_t threads = 0;
   std::string dev_reference;                    // resolved path ("" when unknown)
   std::map<std::string, EvalRecord> evals;      // what attnlab eval recorded in the folder, by set
   std::string manifest;                         // its manifest.json ("" when the folder has none)
@@ -100,6 +105,7 @@ struct Report {
   // names), folder, name and suite file; empty with one.
   struct Source {
     std::string label, dir, name, file;
+    std::optional<SearchState> search;  // the source's search.json, when it has one
   };
   std::vector<Source> sources;
   std::vector<ReportRow> rows;
