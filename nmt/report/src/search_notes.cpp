@@ -2,9 +2,11 @@
 // what a standing means; with several sources, one set per source that has a search.
 #include <algorithm>
 #include <filesystem>
+#include <string>
 #include <string_view>
+#include <vector>
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "table.h"
 
@@ -87,14 +89,27 @@ std::vector<std::string> search_notes(const Report& report) {
     out.push_back(fmt::format("{}search: {}", prefix, search_summary(*s)));
     out.push_back(prefix + search_cost_text(*s, search_runs(report, *s, label)));
   }
-  const SearchState& s = *searches.front().second;
+  // The metrics a standing quotes: one search's, or each different one of several searches'.
+  const auto measured = [](SearchMetric m) {
+    return m == SearchMetric::dev_bleu ? std::string("BLEU of the dev set decoded with the rung's checkpoint")
+                                       : std::string("the trainer's dev evaluation there, not a final evaluation");
+  };
+  std::vector<SearchMetric> metrics;
+  for (const auto& entry : searches)
+    if (std::find(metrics.begin(), metrics.end(), entry.second->metric) == metrics.end())
+      metrics.push_back(entry.second->metric);
+  std::string quoted;
+  if (metrics.size() == 1) {
+    quoted = fmt::format("its {} at that rung ({})", search_metric_name(metrics.front()), measured(metrics.front()));
+  } else {
+    std::vector<std::string> each;
+    for (const SearchMetric m : metrics) each.push_back(fmt::format("{}: {}", search_metric_name(m), measured(m)));
+    quoted = fmt::format("its search's metric at that rung ({})", fmt::join(each, "; "));
+  }
   out.push_back(fmt::format(
       "search: a run not done shows its standing: promoted to rung k (it trains to rung k next), waiting at rung k "
-      "(it may yet be promoted), stopped at rung k (ranked out for good), with its {} at that rung ({}); its result "
-      "columns stay empty",
-      search_metric_name(s.metric),
-      s.metric == SearchMetric::dev_bleu ? "BLEU of the dev set decoded with the rung's checkpoint"
-                                         : "the trainer's dev evaluation there, not a final evaluation"));
+      "(it may yet be promoted), stopped at rung k (ranked out for good), with {}; its result columns stay empty",
+      quoted));
   for (const ReportRow& row : report.rows)
     for (const ReportRun& run : row.runs)
       if (run.search && run.search->no_prune)

@@ -45,13 +45,14 @@ void write_manifest_threads(const std::string& dir, int threads) {
 //   lr@1    200 steps in 150 s on 2 threads, waiting at rung 0 (wide may reach it)
 //   deep@1  200 steps in 300 s on one thread (no thread count recorded), waiting at rung 0
 //   wide@1  not started
-// `same`: a fifth row, the same run as base (its folder), which counts once.
-void build_bleu_search(const TempDir& dir, bool same) {
+// `same`: a fifth row, the same run as base (its folder), which counts once. `metric`: what the
+// rungs rank by (the values above read as that metric's).
+void build_bleu_search(const TempDir& dir, bool same, SearchMetric metric = SearchMetric::dev_bleu) {
   SuiteState suite;
   suite.name = "search-cost";
   suite.source = "experiments/search-cost.toml";
   SearchState search;
-  search.metric = SearchMetric::dev_bleu;
+  search.metric = metric;
   search.eta = 2;
   search.rungs = {200, 600};
   const auto add = [&](const std::string& name, std::vector<std::pair<std::int64_t, double>> runs,
@@ -125,6 +126,22 @@ TEST_CASE("a report of several sources gives each source's search its own summar
   CHECK(contains(md, fmt::format("- {}: search cost: 14m10s of training in 3 runs (23m20s of threads", label)));
   CHECK(count_of(md, "search cost:") == 1);
   CHECK(contains(md, fmt::format("| {}/lr | model.heads=lr | waiting at rung 0: dev_bleu 28 |", label)));
+}
+
+TEST_CASE("a report of searches by different metrics says what each metric is at a rung") {
+  TempDir a("report_search_metric_a"), b("report_search_metric_b");
+  build_bleu_search(a, /*same=*/false, SearchMetric::dev_bleu);
+  build_bleu_search(b, /*same=*/false, SearchMetric::dev_ppl);
+  const std::string both = render_report(build_report({a.path().string(), b.path().string()}), ReportFormat::kMarkdown);
+  MESSAGE(both);
+  CHECK(contains(both, "with its search's metric at that rung (dev_bleu: BLEU of the dev set decoded with the rung's "
+                       "checkpoint; dev_ppl: the trainer's dev evaluation there, not a final evaluation)"));
+  // One search, or two by the same metric: that metric alone.
+  const std::string one = render_report(build_report(b.path().string()), ReportFormat::kMarkdown);
+  CHECK(contains(one, "with its dev_ppl at that rung (the trainer's dev evaluation there, not a final evaluation)"));
+  CHECK_FALSE(contains(one, "dev_bleu: BLEU"));
+  const std::string same = render_report(build_report({b.path().string(), b.path().string()}), ReportFormat::kMarkdown);
+  CHECK(contains(same, "with its dev_ppl at that rung ("));
 }
 
 }  // namespace attnlab::nmt
