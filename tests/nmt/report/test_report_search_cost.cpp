@@ -40,14 +40,14 @@ void write_manifest_threads(const std::string& dir, int threads) {
   write_text(dir + "/manifest.json", fmt::format("{{\"machine\":{{\"cpu\":\"test\",\"threads\":{}}}}}", threads));
 }
 
-// A dev_bleu search, eta 2, rungs 200 and 600 steps, four rows:
+// A search (dev_bleu unless `metric` says otherwise), eta 2, rungs 200 and 600 steps, four rows:
 //   base@1  200 steps in 100 s + 400 in 300 s on 2 threads (finished; two invocations)
 //   lr@1    200 steps in 150 s on 2 threads, waiting at rung 0 (wide may reach it)
 //   deep@1  200 steps in 300 s on one thread (no thread count recorded), waiting at rung 0
 //   wide@1  not started
 // `same`: a fifth row, the same run as base (its folder), which counts once. `metric`: what the
 // rungs rank by (the values above read as that metric's).
-void build_bleu_search(const TempDir& dir, bool same, SearchMetric metric = SearchMetric::dev_bleu) {
+void build_search(const TempDir& dir, bool same, SearchMetric metric = SearchMetric::dev_bleu) {
   SuiteState suite;
   suite.name = "search-cost";
   suite.source = "experiments/search-cost.toml";
@@ -86,7 +86,7 @@ void build_bleu_search(const TempDir& dir, bool same, SearchMetric metric = Sear
 
 TEST_CASE("a search's report says what it spent beside the full grid at each run's pace") {
   TempDir dir("report_search_cost");
-  build_bleu_search(dir, /*same=*/true);
+  build_search(dir, /*same=*/true);
   const Report report = build_report(dir.path().string());
   REQUIRE(report.search.has_value());
   const ReportRun& base = row_named(report, "base").runs.at(0);
@@ -111,8 +111,8 @@ TEST_CASE("a search's report says what it spent beside the full grid at each run
 
 TEST_CASE("a report of several sources gives each source's search its own summary and cost") {
   TempDir a("report_search_cost_a"), b("report_search_cost_b");
-  build_bleu_search(a, /*same=*/false);
-  build_bleu_search(b, /*same=*/false);
+  build_search(a, /*same=*/false);
+  build_search(b, /*same=*/false);
   std::filesystem::remove(b.file("search.json"));  // b: a suite without a search
   const Report report = build_report({a.path().string(), b.path().string()});
   REQUIRE(report.sources.size() == 2);
@@ -130,8 +130,8 @@ TEST_CASE("a report of several sources gives each source's search its own summar
 
 TEST_CASE("a report of searches by different metrics says what each metric is at a rung") {
   TempDir a("report_search_metric_a"), b("report_search_metric_b");
-  build_bleu_search(a, /*same=*/false, SearchMetric::dev_bleu);
-  build_bleu_search(b, /*same=*/false, SearchMetric::dev_ppl);
+  build_search(a, /*same=*/false, SearchMetric::dev_bleu);
+  build_search(b, /*same=*/false, SearchMetric::dev_ppl);
   const std::string both = render_report(build_report({a.path().string(), b.path().string()}), ReportFormat::kMarkdown);
   MESSAGE(both);
   CHECK(contains(both, "with its search's metric at that rung (dev_bleu: BLEU of the dev set decoded with the rung's "
